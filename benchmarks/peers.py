@@ -1,0 +1,106 @@
+"""Adapters for peer engines, so benchmarks can time them next to leapgram.
+
+Each adapter exposes the same small surface as the leapgram side of a benchmark:
+``compile(regex)``, ``new_matcher(compiled)``, ``consume(matcher, token)``,
+``fill(matcher, bitmask)`` and ``allocate_bitmask()``. Peers are imported lazily,
+so importing this module never requires them.
+
+What llguidance caches (measured on llguidance 1.9.1 with the Llama-3 vocabulary,
+see ``benchmarks/bench_regex_masks.py``):
+
+- Per ``LLTokenizer`` (about 1 s to build): the token trie and the slicer's
+  precomputed token sets for ``LLTokenizer.general_slices()``. Shared by all matchers.
+- Per ``LLMatcher(tokenizer, grammar)``: a full compile of the grammar (about 0.8 ms
+  for a one-regex grammar). Nothing is reused between two constructions, whether the
+  grammar text is the same or not; the Python API has no compiled-grammar object.
+- The lexer DFA (derivre) is built lazily during mask computation and is shared,
+  behind a mutex, between a matcher and its ``deep_copy()`` clones. A clone of an
+  already-used matcher computes its first mask faster than a fresh matcher does.
+- Per matcher, a one-entry mask cache keyed by (lexer state, Earley row, pending
+  bytes): filling again at the same state only copies the cached mask (about 5-10 µs),
+  and so does filling after consuming tokens that leave the lexer state unchanged
+  (for example inside a string). ``deep_copy()`` copies this cache too.
+
+So a fair "fresh state" mask is the first fill of a matcher built by a fresh
+``LLMatcher`` construction; :meth:`LlguidanceEngine.compile` returns such a matcher
+(never filled) and :meth:`LlguidanceEngine.new_matcher` clones it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+class LlguidanceEngine:
+    """Regex masks from llguidance over a ``tokenizer.json``, offline."""
+
+    name = "llguidance"
+
+    def __init__(self, tokenizer_json_path: str | Path, *, use_slicer: bool = True) -> None:
+        """Load the tokenizer (trie and slicer tables); ``load_seconds`` records the time.
+
+        ``use_slicer=False`` passes ``slices=[]``, turning off llguidance's slicer so
+        every mask is a plain trie walk.
+        """
+        import llguidance
+        import llguidance.numpy
+
+        self._llg = llguidance
+        self._fill = llguidance.numpy.fill_next_token_bitmask
+        self._allocate = llguidance.numpy.allocate_token_bitmask
+        self.path = str(tokenizer_json_path)
+        self.use_slicer = use_slicer
+        start = time.perf_counter()
+        self.tokenizer = self.load_tokenizer()
+        self.load_seconds = time.perf_counter() - start
+
+    def load_tokenizer(self) -> Any:
+        """Build a fresh ``LLTokenizer`` from the tokenizer.json path (no network)."""
+        slices = None if self.use_slicer else []
+        return self._llg.LLTokenizer(self.path, slices=slices)
+
+    @property
+    def version(self) -> str:
+        """The installed llguidance version."""
+        return str(self._llg.__version__)
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of token ids, the width of a mask in bits."""
+        return int(self.tokenizer.vocab_size)
+
+    @property
+    def eos_token_ids(self) -> list[int]:
+        """The EOS token ids llguidance allows when the grammar accepts."""
+        return [int(t) for t in self.tokenizer.eos_tokens]
+
+    def compile(self, regex: str) -> Any:
+        """Compile ``regex`` (Rust regex syntax) into a fresh, never-filled matcher.
+
+        Raises ``ValueError`` with llguidance's message if the regex is invalid.
+        """
+        grammar = self._llg.LLMatcher.grammar_from_regex(regex)
+        matcher = self._llg.LLMatcher(self.tokenizer, grammar, log_level=0)
+        if matcher.is_error():
+            raise ValueError(f"llguidance rejected {regex!r}: {matcher.get_error()}")
+        return matcher
+
+    def new_matcher(self, compiled: Any) -> Any:
+        """A matcher at the start state; shares ``compiled``'s lexer DFA."""
+        return compiled.deep_copy()
+
+    def consume(self, matcher: Any, token: int) -> bool:
+        """Advance ``matcher`` by one token; False if the token is not allowed."""
+        return bool(matcher.consume_token(token))
+
+    def fill(self, matcher: Any, bitmask: np.ndarray) -> None:
+        """Write the next-token mask of ``matcher`` into row 0 of ``bitmask``."""
+        self._fill(matcher, bitmask, 0)
+
+    def allocate_bitmask(self) -> np.ndarray:
+        """An int32 array of shape ``(1, ceil(vocab_size / 32))``."""
+        return self._allocate(1, self.vocab_size)

@@ -1,0 +1,101 @@
+"""``compile()``: a grammar bound to a vocabulary, ready for matchers."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+
+import numpy as np
+
+from .grammars import Grammar
+from .limits import DEFAULT_LIMITS, Limits
+from .mask.walk import fill_dfa_mask
+from .regex.dfa import LazyDfa
+from .vocab.trie import TokenTrie
+from .vocab.vocabulary import Vocabulary
+from .bitmask import bitmask_words
+
+_TRIES: weakref.WeakKeyDictionary[Vocabulary, TokenTrie] = weakref.WeakKeyDictionary()
+_TRIES_LOCK = threading.Lock()
+_COMPILED: OrderedDict[tuple, CompiledGrammar] = OrderedDict()
+_COMPILED_MAX = 64
+
+
+def token_trie(vocab: Vocabulary) -> TokenTrie:
+    """The trie of ``vocab``, built on first use and kept while the vocabulary lives."""
+    with _TRIES_LOCK:
+        trie = _TRIES.get(vocab)
+        if trie is None:
+            trie = TokenTrie(vocab)
+            _TRIES[vocab] = trie
+        return trie
+
+
+class CompiledGrammar:
+    """A grammar bound to a vocabulary: immutable from outside and shareable across threads.
+
+    Internal tables (the lazy DFA, a bounded cache of masks) grow under a lock as matchers
+    explore new states.
+    """
+
+    def __init__(self, grammar: Grammar, vocab: Vocabulary, limits: Limits) -> None:
+        self.grammar = grammar
+        self.vocab = vocab
+        self.limits = limits
+        self.trie = token_trie(vocab)
+        self.words = bitmask_words(vocab.size)
+        self.dfa = LazyDfa(grammar.ir.pool, grammar.ir.start_expr, limits)
+        self.eos_token_ids = np.array(vocab.eos_token_ids, dtype=np.int64)
+        self._masks: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def state_mask(self, state: int) -> np.ndarray:
+        """uint32 words of the tokens (EOS excluded) allowed in DFA ``state``; do not modify."""
+        with self._lock:
+            cached = self._masks.get(state)
+            if cached is not None:
+                self._masks.move_to_end(state)
+                return cached
+        mask = np.zeros(self.words, dtype=np.uint32)
+        stack = np.zeros(self.trie.max_depth + 1, dtype=np.int32)
+        fill_dfa_mask(self.trie, self.dfa, state, mask, stack)
+        with self._lock:
+            self._masks[state] = mask
+            while len(self._masks) > self.limits.max_cached_masks:
+                self._masks.popitem(last=False)
+        return mask
+
+    def __repr__(self) -> str:
+        return f"CompiledGrammar({self.grammar!r}, vocab_size={self.vocab.size})"
+
+
+def compile(grammar: Grammar, vocab: Vocabulary, *, limits: Limits | None = None) -> CompiledGrammar:
+    """Bind ``grammar`` to ``vocab``.
+
+    Cached: a grammar with the same source and options, the same vocabulary object and the same
+    limits give the same object back (the 64 most recent are kept; :func:`clear_cache` empties it).
+    """
+    if not isinstance(grammar, Grammar):
+        raise ValueError(f"grammar must be a leapgram.Grammar, not {type(grammar).__name__}")
+    if not isinstance(vocab, Vocabulary):
+        raise ValueError(f"vocab must be a leapgram.Vocabulary, not {type(vocab).__name__}")
+    limits = limits or DEFAULT_LIMITS
+    key = (grammar.key, id(vocab), limits)
+    with _TRIES_LOCK:
+        found = _COMPILED.get(key)
+        if found is not None and found.vocab is vocab:
+            _COMPILED.move_to_end(key)
+            return found
+    compiled = CompiledGrammar(grammar, vocab, limits)
+    with _TRIES_LOCK:
+        _COMPILED[key] = compiled
+        while len(_COMPILED) > _COMPILED_MAX:
+            _COMPILED.popitem(last=False)
+    return compiled
+
+
+def clear_cache() -> None:
+    """Forget every cached compiled grammar (tries stay cached per vocabulary)."""
+    with _TRIES_LOCK:
+        _COMPILED.clear()

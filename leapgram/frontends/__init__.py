@@ -1,0 +1,1 @@
+"""Front ends: each turns one input language into :class:`leapgram.grammar.GrammarIR`."""

@@ -1,0 +1,33 @@
+"""The public :class:`Grammar` handle: what the output must look like."""
+
+from __future__ import annotations
+
+from .frontends.regex import regex_to_ir
+from .grammar.ir import GrammarIR
+from .limits import DEFAULT_LIMITS, Limits
+
+
+class Grammar:
+    """A constraint on the output, parsed and checked, not yet bound to a vocabulary.
+
+    Build one with a ``from_*`` constructor; malformed input raises
+    :class:`leapgram.GrammarError` (with line, column and a caret excerpt) and valid but
+    unsupported input raises :class:`leapgram.UnsupportedError`.
+    """
+
+    def __init__(self, ir: GrammarIR, *, kind: str, source: str, options: tuple = ()) -> None:
+        self.ir = ir
+        self.kind = kind
+        self.source = source
+        self.key = (kind, source, options)
+
+    @classmethod
+    def from_regex(cls, pattern: str, *, ignore_case: bool = False, dotall: bool = False,
+                   limits: Limits | None = None) -> Grammar:
+        """The whole output must match ``pattern`` (Python ``re.fullmatch`` semantics over UTF-8)."""
+        ir = regex_to_ir(pattern, ignore_case=ignore_case, dotall=dotall, limits=limits or DEFAULT_LIMITS)
+        return cls(ir, kind="regex", source=pattern, options=(ignore_case, dotall))
+
+    def __repr__(self) -> str:
+        text = self.source if len(self.source) <= 60 else self.source[:57] + "..."
+        return f"Grammar.from_{self.kind}({text!r})"

@@ -1,0 +1,34 @@
+"""Named budgets for every step that could grow without bound.
+
+Running out of a budget is a :class:`leapgram.errors.BudgetExceededError` at compile time and an
+error state (``Matcher.error()`` names the limit) while matching; never a hang.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Budgets, each with its default and what one unit costs.
+
+    * ``max_dfa_states`` (default 50,000): states of one lazily built lexer DFA. Each state holds a
+      256-entry int32 transition row, so the default caps the table at about 50 MB.
+    * ``max_regex_nodes`` (default 500,000): distinct hash-consed regex expressions in one pool,
+      about 200 bytes each.
+    * ``max_emptiness_steps`` (default 20,000): derivative states explored to prove that a regex
+      with intersection or complement matches nothing (about 5 µs each).
+    * ``max_repeat`` (default 10,000): the largest bound allowed in ``{m,n}``.
+    * ``max_cached_masks`` (default 1,024): token masks kept per compiled grammar, keyed by
+      lexer state; each costs ``vocab_size / 8`` bytes (16 KB for Llama-3).
+    """
+
+    max_dfa_states: int = 50_000
+    max_regex_nodes: int = 500_000
+    max_emptiness_steps: int = 20_000
+    max_repeat: int = 10_000
+    max_cached_masks: int = 1_024
+
+
+DEFAULT_LIMITS = Limits()

@@ -1,0 +1,1 @@
+"""Token masks: the trie walk driving the lexer (and, for grammars, the parser)."""

@@ -1,0 +1,123 @@
+"""A DFA over bytes built lazily from derivatives.
+
+States are expressions; state 0 is the dead state (the empty language). The transition table is a
+``(capacity, 256)`` int32 array where ``-1`` marks a transition not computed yet. Compiled kernels
+read the table directly and stop at a ``-1``; :meth:`LazyDfa.fill_row` then computes the
+missing row in Python (one derivative per byte class, not per byte) and the kernel resumes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import BudgetExceededError
+from ..limits import Limits
+from .expr import EMPTY, ExprPool
+
+DEAD = 0
+UNKNOWN = -1
+
+
+class LazyDfa:
+    """The DFA of one expression, grown on demand within ``Limits.max_dfa_states``.
+
+    Safe to share between threads: growth is serialised by a lock and a row is published only once
+    it is complete.
+    """
+
+    def __init__(self, pool: ExprPool, root: int, limits: Limits | None = None) -> None:
+        self.pool = pool
+        self.limits = limits or pool.limits
+        self._lock = pool.lock
+        self._state_expr: list[int] = []
+        self._expr_state: dict[int, int] = {}
+        self.trans = np.full((16, 256), UNKNOWN, dtype=np.int32)
+        self.accepting = np.zeros(16, dtype=np.bool_)
+        self._new_state(EMPTY)
+        self.trans[DEAD, :] = DEAD
+        self.initial = self.state_of(root)
+
+    @property
+    def num_states(self) -> int:
+        return len(self._state_expr)
+
+    def expr_of(self, state: int) -> int:
+        """The expression a state stands for."""
+        return self._state_expr[state]
+
+    def state_of(self, expr: int) -> int:
+        """The state of ``expr`` (created if new; the dead state if ``expr`` matches nothing)."""
+        with self._lock:
+            found = self._expr_state.get(expr)
+            if found is not None:
+                return found
+            if self.pool.is_empty(expr):
+                self._expr_state[expr] = DEAD
+                return DEAD
+            return self._new_state(expr)
+
+    def _new_state(self, expr: int) -> int:
+        state = len(self._state_expr)
+        if state >= self.limits.max_dfa_states:
+            raise BudgetExceededError("max_dfa_states", self.limits.max_dfa_states, "lexer DFA too large")
+        if state >= self.trans.shape[0]:
+            self._grow(state * 2)
+        self._state_expr.append(expr)
+        self._expr_state[expr] = state
+        self.accepting[state] = self.pool.nullable[expr]
+        return state
+
+    def _grow(self, capacity: int) -> None:
+        trans = np.full((capacity, 256), UNKNOWN, dtype=np.int32)
+        trans[: self.trans.shape[0]] = self.trans
+        accepting = np.zeros(capacity, dtype=np.bool_)
+        accepting[: self.accepting.shape[0]] = self.accepting
+        self.trans, self.accepting = trans, accepting
+
+    def fill_row(self, state: int) -> None:
+        """Compute every transition out of ``state``."""
+        with self._lock:
+            if self.trans[state, 0] != UNKNOWN:
+                return
+            expr = self._state_expr[state]
+            row = np.empty(256, dtype=np.int32)
+            for part in self.pool.byte_classes(expr):
+                target = self.state_of(self.pool.derivative(expr, (part & -part).bit_length() - 1))
+                row[_members(part)] = target
+            trans = self.trans
+            trans[state, 1:] = row[1:]
+            trans[state, 0] = row[0]
+
+    def step(self, state: int, byte: int) -> int:
+        """The state after ``byte``; ``DEAD`` when no string can continue."""
+        target = self.trans[state, byte]
+        if target == UNKNOWN:
+            self.fill_row(state)
+            target = self.trans[state, byte]
+        return int(target)
+
+    def run(self, state: int, data: bytes) -> int:
+        """The state after all of ``data`` (``DEAD`` as soon as it dies)."""
+        for byte in data:
+            state = self.step(state, byte)
+            if state == DEAD:
+                break
+        return state
+
+    def is_accepting(self, state: int) -> bool:
+        return bool(self.accepting[state])
+
+
+_MEMBERS: dict[int, np.ndarray] = {}
+
+
+def _members(mask: int) -> np.ndarray:
+    """The bytes of a byte class as an index array (cached: the same classes recur across states)."""
+    found = _MEMBERS.get(mask)
+    if found is None:
+        if len(_MEMBERS) > 65_536:
+            _MEMBERS.clear()
+        raw = np.frombuffer(mask.to_bytes(32, "little"), dtype=np.uint8)
+        found = np.flatnonzero(np.unpackbits(raw, bitorder="little"))
+        _MEMBERS[mask] = found
+    return found

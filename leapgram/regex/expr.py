@@ -1,0 +1,372 @@
+"""Hash-consed regular expressions over bytes, with Brzozowski derivatives.
+
+Every expression lives in an :class:`ExprPool` and is named by a small integer. Constructors
+simplify as they build (``R|∅ = R``, ``∅R = ∅``, ``εR = R``, ``(R*)* = R*``, byte classes merged in
+alternations and intersections, alternatives sorted and deduplicated), so structurally equal
+expressions get the same id and the lazily built DFA stays small (Owens, Reppy and Turon,
+"Regular-expression derivatives re-examined", 2009).
+
+A byte class is a 256-bit Python ``int``: bit ``b`` set means byte ``b`` is in the class.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ..errors import BudgetExceededError
+from ..limits import DEFAULT_LIMITS, Limits
+
+EMPTY = 0
+EPSILON = 1
+
+K_EMPTY, K_EPS, K_BYTES, K_CONCAT, K_OR, K_AND, K_NOT, K_REPEAT = range(8)
+INF = -1
+ALL_BYTES = (1 << 256) - 1
+
+
+def bits_of(mask: int) -> list[int]:
+    """The bytes in a byte class, ascending."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+class ExprPool:
+    """Interned expressions plus the caches that make derivatives cheap.
+
+    Not thread-safe by itself: whoever grows it after construction (the lazy DFAs) holds
+    ``lock``.
+    """
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.limits = limits
+        self.lock = threading.RLock()
+        self.kind: list[int] = []
+        self.args: list[tuple] = []
+        self.nullable: list[bool] = []
+        self.has_bool: list[bool] = []
+        self._ids: dict[tuple, int] = {}
+        self._deriv: dict[int, int] = {}
+        self._classes: dict[int, tuple[int, ...]] = {}
+        self._empty: dict[int, bool] = {}
+        self._intern(K_EMPTY, (), False, False)
+        self._intern(K_EPS, (), True, False)
+        any_byte = self._intern(K_BYTES, (ALL_BYTES,), False, False)
+        self._univ = self._intern(K_REPEAT, (any_byte, 0, INF), True, False)
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def _intern(self, kind: int, args: tuple, nullable: bool, has_bool: bool) -> int:
+        key = (kind, args)
+        found = self._ids.get(key)
+        if found is not None:
+            return found
+        if len(self.kind) >= self.limits.max_regex_nodes:
+            raise BudgetExceededError("max_regex_nodes", self.limits.max_regex_nodes, "too many regex expressions")
+        eid = len(self.kind)
+        self._ids[key] = eid
+        self.kind.append(kind)
+        self.args.append(args)
+        self.nullable.append(nullable)
+        self.has_bool.append(has_bool)
+        return eid
+
+    # ----- constructors -------------------------------------------------------------------
+
+    def byteset(self, mask: int) -> int:
+        """The expression matching one byte from ``mask``."""
+        if mask == 0:
+            return EMPTY
+        return self._intern(K_BYTES, (mask,), False, False)
+
+    def literal(self, data: bytes) -> int:
+        """The expression matching exactly ``data``."""
+        return self.concat_all([self.byteset(1 << b) for b in data])
+
+    def concat(self, a: int, b: int) -> int:
+        """``ab``, kept right-associated."""
+        if a == EMPTY or b == EMPTY:
+            return EMPTY
+        if a == EPSILON:
+            return b
+        if b == EPSILON:
+            return a
+        if self.kind[a] == K_CONCAT:
+            head, tail = self.args[a]
+            return self.concat(head, self.concat(tail, b))
+        return self._intern(K_CONCAT, (a, b), self.nullable[a] and self.nullable[b],
+                            self.has_bool[a] or self.has_bool[b])
+
+    def concat_all(self, items: list[int]) -> int:
+        """``items[0] items[1] ...``; ε for an empty list."""
+        out = EPSILON
+        for item in reversed(items):
+            out = self.concat(item, out)
+        return out
+
+    def alt(self, items: list[int]) -> int:
+        """``items[0] | items[1] | ...``; ∅ for an empty list."""
+        flat: set[int] = set()
+        byte_mask = 0
+        for item in items:
+            kind = self.kind[item]
+            if kind == K_OR:
+                for sub in self.args[item]:
+                    if self.kind[sub] == K_BYTES:
+                        byte_mask |= self.args[sub][0]
+                    else:
+                        flat.add(sub)
+            elif kind == K_BYTES:
+                byte_mask |= self.args[item][0]
+            elif item != EMPTY:
+                flat.add(item)
+        if byte_mask:
+            flat.add(self.byteset(byte_mask))
+        if self._universal() in flat:
+            return self._universal()
+        if EPSILON in flat and any(self.nullable[x] for x in flat if x != EPSILON):
+            flat.discard(EPSILON)
+        if not flat:
+            return EMPTY
+        if len(flat) == 1:
+            return next(iter(flat))
+        children = tuple(sorted(flat))
+        return self._intern(K_OR, children, any(self.nullable[x] for x in children),
+                            any(self.has_bool[x] for x in children))
+
+    def intersect(self, items: list[int]) -> int:
+        """``items[0] & items[1] & ...`` (intersection of languages); everything for an empty list."""
+        flat: set[int] = set()
+        byte_mask = ALL_BYTES
+        has_bytes = False
+        for item in items:
+            kind = self.kind[item]
+            subs = self.args[item] if kind == K_AND else (item,)
+            for sub in subs:
+                if sub == EMPTY:
+                    return EMPTY
+                if self.kind[sub] == K_BYTES:
+                    byte_mask &= self.args[sub][0]
+                    has_bytes = True
+                else:
+                    flat.add(sub)
+        if has_bytes:
+            flat.add(self.byteset(byte_mask))
+        flat.discard(self._universal())
+        if EMPTY in flat:
+            return EMPTY
+        if EPSILON in flat:
+            return EPSILON if all(self.nullable[x] for x in flat) else EMPTY
+        if not flat:
+            return self._universal()
+        if len(flat) == 1:
+            return next(iter(flat))
+        children = tuple(sorted(flat))
+        return self._intern(K_AND, children, all(self.nullable[x] for x in children), True)
+
+    def complement(self, a: int) -> int:
+        """``~a``: every byte string not matched by ``a``."""
+        if self.kind[a] == K_NOT:
+            return self.args[a][0]
+        if a == EMPTY:
+            return self._univ
+        if a == self._univ:
+            return EMPTY
+        return self._intern(K_NOT, (a,), not self.nullable[a], True)
+
+    def repeat(self, a: int, low: int, high: int = INF) -> int:
+        """``a{low,high}``; ``high == INF`` means unbounded."""
+        if high != INF and high < low:
+            raise ValueError(f"repeat bounds {low}>{high}")
+        if high == 0 or a == EPSILON:
+            return EPSILON
+        if a == EMPTY:
+            return EPSILON if low == 0 else EMPTY
+        if low == 1 and high == 1:
+            return a
+        if self.nullable[a]:
+            low = 0
+        if self.kind[a] == K_REPEAT and self.args[a][1] == 0 and self.args[a][2] == INF:
+            return a
+        return self._intern(K_REPEAT, (a, low, high), low == 0 or self.nullable[a], self.has_bool[a])
+
+    def star(self, a: int) -> int:
+        return self.repeat(a, 0, INF)
+
+    def _universal(self) -> int:
+        return self._univ
+
+    def universal(self) -> int:
+        """The expression matching every byte string."""
+        return self._universal()
+
+    # ----- derivatives --------------------------------------------------------------------
+
+    def derivative(self, e: int, byte: int) -> int:
+        """``d(e, byte)``: the strings ``s`` such that ``byte s`` is in ``e``. Cached."""
+        key = e * 256 + byte
+        found = self._deriv.get(key)
+        if found is None:
+            found = self._derivative(e, byte)
+            self._deriv[key] = found
+        return found
+
+    def _derivative(self, e: int, byte: int) -> int:
+        kind = self.kind[e]
+        args = self.args[e]
+        if kind == K_BYTES:
+            return EPSILON if (args[0] >> byte) & 1 else EMPTY
+        if kind == K_CONCAT:
+            head, tail = args
+            first = self.concat(self.derivative(head, byte), tail)
+            if self.nullable[head]:
+                return self.alt([first, self.derivative(tail, byte)])
+            return first
+        if kind == K_OR:
+            return self.alt([self.derivative(x, byte) for x in args])
+        if kind == K_AND:
+            return self.intersect([self.derivative(x, byte) for x in args])
+        if kind == K_NOT:
+            return self.complement(self.derivative(args[0], byte))
+        if kind == K_REPEAT:
+            inner, low, high = args
+            rest = self.repeat(inner, max(low - 1, 0), INF if high == INF else high - 1)
+            return self.concat(self.derivative(inner, byte), rest)
+        return EMPTY
+
+    def derivative_bytes(self, e: int, data: bytes) -> int:
+        """The derivative by each byte of ``data`` in turn."""
+        for byte in data:
+            if e == EMPTY:
+                break
+            e = self.derivative(e, byte)
+        return e
+
+    def byte_classes(self, e: int) -> tuple[int, ...]:
+        """A partition of the 256 bytes such that all bytes of one class give the same derivative."""
+        found = self._classes.get(e)
+        if found is not None:
+            return found
+        parts = [ALL_BYTES]
+        for mask in self._first_masks(e):
+            refined = []
+            for part in parts:
+                inside = part & mask
+                outside = part & ~mask
+                if inside:
+                    refined.append(inside)
+                if outside:
+                    refined.append(outside)
+            parts = refined
+        result = tuple(parts)
+        self._classes[e] = result
+        return result
+
+    def _first_masks(self, e: int) -> set[int]:
+        out: set[int] = set()
+        stack = [e]
+        seen: set[int] = set()
+        while stack:
+            x = stack.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            kind = self.kind[x]
+            args = self.args[x]
+            if kind == K_BYTES:
+                out.add(args[0])
+            elif kind == K_CONCAT:
+                stack.append(args[0])
+                if self.nullable[args[0]]:
+                    stack.append(args[1])
+            elif kind in (K_OR, K_AND):
+                stack.extend(args)
+            elif kind in (K_NOT, K_REPEAT):
+                stack.append(args[0])
+        return out
+
+    # ----- emptiness ----------------------------------------------------------------------
+
+    def is_empty(self, e: int) -> bool:
+        """Whether ``e`` matches no string at all.
+
+        Without intersection or complement, only ∅ itself is empty (the constructors guarantee
+        it). Otherwise search the derivatives for a nullable one, within
+        ``Limits.max_emptiness_steps``.
+        """
+        if e == EMPTY:
+            return True
+        if not self.has_bool[e]:
+            return False
+        found = self._empty.get(e)
+        if found is None:
+            found = self._search_empty(e)
+            self._empty[e] = found
+        return found
+
+    def _search_empty(self, e: int) -> bool:
+        budget = self.limits.max_emptiness_steps
+        seen = {e}
+        frontier = [e]
+        while frontier:
+            x = frontier.pop()
+            if self.nullable[x] or not self.has_bool[x] or self._empty.get(x) is False:
+                return False
+            budget -= 1
+            if budget < 0:
+                raise BudgetExceededError("max_emptiness_steps", self.limits.max_emptiness_steps,
+                                          "deciding whether an intersection or complement is empty")
+            for part in self.byte_classes(x):
+                d = self.derivative(x, (part & -part).bit_length() - 1)
+                if d != EMPTY and d not in seen:
+                    seen.add(d)
+                    frontier.append(d)
+        return True
+
+    # ----- convenience --------------------------------------------------------------------
+
+    def matches(self, e: int, data: bytes) -> bool:
+        """Whether ``e`` matches all of ``data``."""
+        return self.nullable[self.derivative_bytes(e, data)]
+
+    def describe(self, e: int) -> str:
+        """A readable form of ``e`` for debugging and error messages."""
+        kind = self.kind[e]
+        args = self.args[e]
+        if kind == K_EMPTY:
+            return "∅"
+        if kind == K_EPS:
+            return "ε"
+        if kind == K_BYTES:
+            return _describe_bytes(args[0])
+        if kind == K_CONCAT:
+            return f"{self._paren(args[0])}{self._paren(args[1])}"
+        if kind == K_OR:
+            return "(" + "|".join(self.describe(x) for x in args) + ")"
+        if kind == K_AND:
+            return "(" + "&".join(self.describe(x) for x in args) + ")"
+        if kind == K_NOT:
+            return f"~{self._paren(args[0])}"
+        inner, low, high = args
+        bound = f"{{{low},}}" if high == INF else f"{{{low},{high}}}"
+        return f"{self._paren(inner)}{bound}"
+
+    def _paren(self, e: int) -> str:
+        text = self.describe(e)
+        if self.kind[e] in (K_CONCAT,):
+            return f"({text})"
+        return text
+
+
+def _describe_bytes(mask: int) -> str:
+    members = bits_of(mask)
+    if len(members) == 1:
+        b = members[0]
+        return chr(b) if 0x21 <= b < 0x7F and chr(b) not in "()[]|&~*+?{}.\\" else f"\\x{b:02x}"
+    if mask == ALL_BYTES:
+        return "[\\x00-\\xff]"
+    return "[" + ",".join(f"{b:02x}" for b in members[:8]) + ("..." if len(members) > 8 else "") + "]"

@@ -1,0 +1,317 @@
+"""Loaders behind the ``Vocabulary.from_*`` constructors.
+
+Token strings become exact bytes the way the tokenizer's decoder would turn them into bytes,
+token by token:
+
+* byte-level BPE (decoder ``ByteLevel``: GPT-2, Llama-3, Qwen, SmolLM2): every character stands
+  for one byte through GPT-2's bytes-to-unicode table. A token holding a character outside that
+  table is taken as its UTF-8, as the ``tokenizers`` decoder does.
+* SentencePiece style (decoders ``Replace``, ``ByteFallback``, ``Fuse``, ``Strip``,
+  ``Metaspace``: Mistral, Llama-2, Gemma): ``▁`` is a space, ``<0xNN>`` is byte NN, anything
+  else is its UTF-8. ``Strip`` after ``Fuse`` trims the start of a whole decoded text, not of a
+  token, so it does not change token bytes.
+
+Added tokens are taken as their content's UTF-8; the ``special`` ones are special. Ids that
+neither the model nor the added tokens use become special placeholders with empty bytes.
+
+The ``tokenizers`` and ``regex`` packages are optional; they are imported only to encode text.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .vocabulary import Vocabulary
+
+_SP_STEPS = frozenset({"Replace", "ByteFallback", "Fuse", "Strip", "Metaspace"})
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def gpt2_unicode_to_bytes() -> dict[str, int]:
+    """GPT-2's table from the printable character standing for a byte back to the byte."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    others = [b for b in range(256) if b not in printable]
+    table = {chr(b): b for b in printable}
+    table.update({chr(256 + n): b for n, b in enumerate(others)})
+    return table
+
+
+def _translation_table() -> dict[int, int]:
+    table = {ord(char): byte for char, byte in gpt2_unicode_to_bytes().items()}
+    for code in range(256):
+        table.setdefault(code, 0x100)
+    return table
+
+
+_BYTE_LEVEL = _translation_table()
+
+
+def byte_level_bytes(text: str) -> bytes:
+    """The bytes of a byte-level BPE token string (its UTF-8 if it is not in GPT-2's table)."""
+    try:
+        return text.translate(_BYTE_LEVEL).encode("latin-1")
+    except UnicodeEncodeError:
+        return text.encode("utf-8")
+
+
+def utf8_text(data: bytes) -> str:
+    """``data`` decoded as strict UTF-8; :class:`ValueError` naming the bad byte otherwise."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"encode takes UTF-8 text; byte 0x{data[err.start]:02x} at offset {err.start} is not valid UTF-8"
+        ) from None
+
+
+def load_tokenizer_json(
+    cls: type[Vocabulary], path: str | os.PathLike[str], *, eos_token_ids: Iterable[int] | None
+) -> Vocabulary:
+    """``Vocabulary.from_tokenizer_json``: see there."""
+    file = _tokenizer_json_file(Path(path))
+    with open(file, encoding="utf-8") as f:
+        spec = json.load(f)
+    tokens, special, ids_by_text = parse_tokenizer_spec(spec, source=str(file))
+    if eos_token_ids is None:
+        eos_token_ids = _config_eos_ids(file.parent / "tokenizer_config.json", ids_by_text)
+    encoder = TokenizersEncoder(str(file))
+    return cls(tokens, special_token_ids=special, eos_token_ids=eos_token_ids, encoder=encoder, name=file.parent.name)
+
+
+def load_huggingface(cls: type[Vocabulary], tokenizer: Any, *, eos_token_ids: Iterable[int] | None) -> Vocabulary:
+    """``Vocabulary.from_huggingface``: see there."""
+    backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
+    if not callable(getattr(backend, "to_str", None)):
+        raise ValueError(
+            f"from_huggingface takes a tokenizers.Tokenizer or a transformers fast tokenizer, not "
+            f"{type(tokenizer).__name__}; load it with use_fast=True or use from_tokenizer_json"
+        )
+    tokens, special, _ = parse_tokenizer_spec(json.loads(backend.to_str()), source=type(tokenizer).__name__)
+    if eos_token_ids is None:
+        eos_token_ids = _as_ids(getattr(tokenizer, "eos_token_id", None))
+    name = getattr(tokenizer, "name_or_path", "") or ""
+    return cls(tokens, special_token_ids=special, eos_token_ids=eos_token_ids, encoder=TokenizersEncoder(backend), name=name)
+
+
+def load_tiktoken(
+    cls: type[Vocabulary],
+    path: str | os.PathLike[str],
+    *,
+    pattern: str,
+    special_tokens: dict[str, int],
+    eos_token_ids: Iterable[int] | None,
+) -> Vocabulary:
+    """``Vocabulary.from_tiktoken``: see there."""
+    if not isinstance(pattern, str) or not pattern:
+        raise ValueError("from_tiktoken needs pattern=, the encoding's pre-tokenizer regex (tiktoken's pat_str)")
+    ranks = read_tiktoken_ranks(path)
+    by_id = {rank: token for token, rank in ranks.items()}
+    for text, token_id in special_tokens.items():
+        if not isinstance(token_id, int) or token_id < 0:
+            raise ValueError(f"special token {text!r} needs a non-negative int id, not {token_id!r}")
+        if token_id in by_id:
+            raise ValueError(f"special token {text!r} has id {token_id}, which the rank file already uses")
+    size = max([*by_id, *special_tokens.values()]) + 1
+    tokens = [by_id.get(i, b"") for i in range(size)]
+    for text, token_id in special_tokens.items():
+        tokens[token_id] = text.encode("utf-8")
+    unused = set(range(size)).difference(by_id, special_tokens.values())
+    special = unused.union(special_tokens.values())
+    encoder = RankBPEEncoder(ranks, pattern)
+    return cls(tokens, special_token_ids=special, eos_token_ids=() if eos_token_ids is None else eos_token_ids, encoder=encoder, name=Path(path).stem)
+
+
+def read_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
+    """The ``{token bytes: rank}`` of a tiktoken file; :class:`ValueError` naming a bad line."""
+    ranks: dict[bytes, int] = {}
+    seen: set[int] = set()
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            token, rank = _parse_rank_line(line, number, path)
+            if token in ranks or rank in seen:
+                raise ValueError(f"{path}:{number}: token {token!r} or rank {rank} appears twice")
+            ranks[token] = rank
+            seen.add(rank)
+    if not ranks:
+        raise ValueError(f"{path} holds no ranks; expected lines of 'base64-token rank'")
+    return ranks
+
+
+def _parse_rank_line(line: bytes, number: int, path: object) -> tuple[bytes, int]:
+    parts = line.split()
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        token, rank = base64.b64decode(parts[0], validate=True), int(parts[1])
+    except (ValueError, binascii.Error):
+        raise ValueError(f"{path}:{number}: expected 'base64-token rank', got {line[:80]!r}") from None
+    if rank < 0 or not token:
+        raise ValueError(f"{path}:{number}: rank must be >= 0 and the token non-empty, got {line[:80]!r}")
+    return token, rank
+
+
+def parse_tokenizer_spec(spec: dict[str, Any], *, source: str) -> tuple[list[bytes], set[int], dict[str, int]]:
+    """Token bytes, special ids and ``{token string: id}`` of a parsed ``tokenizer.json``."""
+    model_vocab = _model_vocab(spec.get("model") or {}, source)
+    to_bytes = token_bytes_function(spec.get("decoder"), source)
+    added = spec.get("added_tokens") or []
+    size = max([-1, *model_vocab.values(), *(a["id"] for a in added)]) + 1
+    if size == 0:
+        raise ValueError(f"{source}: the tokenizer has no tokens")
+    tokens: list[bytes | None] = [None] * size
+    for text, token_id in model_vocab.items():
+        tokens[token_id] = to_bytes(text)
+    special = set()
+    for token in added:
+        tokens[token["id"]] = token["content"].encode("utf-8")
+        if token.get("special"):
+            special.add(token["id"])
+    gaps = [i for i, token in enumerate(tokens) if token is None]
+    for i in gaps:
+        tokens[i] = b""
+    ids_by_text = dict(model_vocab)
+    ids_by_text.update((token["content"], token["id"]) for token in added)
+    return tokens, special.union(gaps), ids_by_text  # type: ignore[return-value]
+
+
+def _model_vocab(model: dict[str, Any], source: str) -> dict[str, int]:
+    kind = model.get("type")
+    if kind in ("BPE", "WordLevel", None) and isinstance(model.get("vocab"), dict):
+        return model["vocab"]
+    if kind == "Unigram":
+        return {piece: i for i, (piece, _score) in enumerate(model["vocab"])}
+    raise ValueError(f"{source}: unsupported tokenizer model {kind!r}; leapgram reads BPE, WordLevel and Unigram")
+
+
+def token_bytes_function(decoder: dict[str, Any] | None, source: str = "tokenizer.json") -> Callable[[str], bytes]:
+    """The function from a token string to its bytes that the ``decoder`` of a tokenizer implies."""
+    if not decoder:
+        raise ValueError(f"{source} has no decoder, so the bytes of its tokens are unknown")
+    steps = decoder["decoders"] if decoder.get("type") == "Sequence" else [decoder]
+    kinds = [step.get("type") for step in steps]
+    _check_strip(kinds, source)
+    if "ByteLevel" in kinds:
+        if set(kinds) - {"ByteLevel", "Fuse", "Strip"}:
+            raise ValueError(f"{source}: unsupported decoder sequence {kinds}; ByteLevel mixes only with Fuse")
+        return byte_level_bytes
+    unsupported = [kind for kind in kinds if kind not in _SP_STEPS]
+    if unsupported:
+        raise ValueError(
+            f"{source}: unsupported decoder {unsupported[0]!r}; leapgram reads ByteLevel and "
+            "SentencePiece-style decoders (Replace, ByteFallback, Fuse, Strip, Metaspace)"
+        )
+    return _sentencepiece_function(steps, source)
+
+
+def _check_strip(kinds: list[str | None], source: str) -> None:
+    for i, kind in enumerate(kinds):
+        if kind == "Strip" and "Fuse" not in kinds[:i]:
+            raise ValueError(f"{source}: a Strip decoder before Fuse cuts every token; this is not supported")
+
+
+def _sentencepiece_function(steps: list[dict[str, Any]], source: str) -> Callable[[str], bytes]:
+    replacements = [_replacement(step, source) for step in steps if step["type"] in ("Replace", "Metaspace")]
+    byte_fallback = any(step["type"] == "ByteFallback" for step in steps)
+
+    def to_bytes(text: str) -> bytes:
+        if byte_fallback and len(text) == 6 and text[:3] == "<0x" and text[5] == ">" and _HEX.issuperset(text[3:5]):
+            return bytes((int(text[3:5], 16),))
+        for old, new in replacements:
+            text = text.replace(old, new)
+        return text.encode("utf-8")
+
+    return to_bytes
+
+
+def _replacement(step: dict[str, Any], source: str) -> tuple[str, str]:
+    if step["type"] == "Metaspace":
+        return step.get("replacement", "▁"), " "
+    pattern = step.get("pattern") or {}
+    if "String" not in pattern:
+        raise ValueError(f"{source}: a Replace decoder with pattern {pattern!r} is not supported (only String)")
+    return pattern["String"], step["content"]
+
+
+def _tokenizer_json_file(path: Path) -> Path:
+    file = path / "tokenizer.json" if path.is_dir() else path
+    if not file.is_file():
+        raise ValueError(f"no tokenizer.json at {path}")
+    return file
+
+
+def _config_eos_ids(config_file: Path, ids_by_text: dict[str, int]) -> tuple[int, ...]:
+    if not config_file.is_file():
+        return ()
+    with open(config_file, encoding="utf-8") as f:
+        eos = json.load(f).get("eos_token")
+    if isinstance(eos, dict):
+        eos = eos.get("content")
+    if eos is None:
+        return ()
+    if eos not in ids_by_text:
+        raise ValueError(f"{config_file}: eos_token {eos!r} is not in the vocabulary; pass eos_token_ids=")
+    return (ids_by_text[eos],)
+
+
+def _as_ids(value: object) -> tuple[int, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, int):
+        return (value,)
+    return tuple(value)  # type: ignore[arg-type]
+
+
+class TokenizersEncoder:
+    """Encodes with a private ``tokenizers.Tokenizer`` built on first use.
+
+    The copy never truncates or pads, and encodes special-token text as ordinary text, so
+    ``encode`` returns no special ids. ``source`` is a ``tokenizer.json`` path or a tokenizer.
+    """
+
+    def __init__(self, source: Any) -> None:
+        self._source = source
+        self._tokenizer: Any = None
+
+    def __call__(self, data: bytes) -> list[int]:
+        text = utf8_text(data)
+        return self._private_tokenizer().encode(text, add_special_tokens=False).ids
+
+    def _private_tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            try:
+                from tokenizers import Tokenizer
+            except ImportError:
+                raise ImportError("encoding needs the tokenizers package: pip install leapgram[hf]") from None
+            if isinstance(self._source, str):
+                tokenizer = Tokenizer.from_file(self._source)
+            else:
+                tokenizer = Tokenizer.from_str(self._source.to_str())
+            tokenizer.no_truncation()
+            tokenizer.no_padding()
+            tokenizer.encode_special_tokens = True
+            self._tokenizer = tokenizer
+        return self._tokenizer
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_source": self._source, "_tokenizer": None}
+
+
+class RankBPEEncoder:
+    """Encodes with tiktoken's rank-based BPE (see :mod:`leapgram.vocab.bpe`)."""
+
+    def __init__(self, ranks: dict[bytes, int], pattern: str) -> None:
+        from .bpe import RankBPE
+
+        self._bpe = RankBPE(ranks, pattern)
+
+    def __call__(self, data: bytes) -> list[int]:
+        return self._bpe.encode(utf8_text(data))

@@ -1,0 +1,155 @@
+"""Masks against brute force, rollback, the error model and the bitmask API."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from leapgram import (
+    Grammar,
+    Matcher,
+    Vocabulary,
+    allocate_token_bitmask,
+    allowed_tokens,
+    apply_token_bitmask,
+    compile,
+)
+from leapgram._kernels.trie_walk import walk_trie_twin
+from leapgram.compiler import token_trie
+from mask_helpers import REGEXES, check_against_brute_force, mask_set, walk_to
+
+
+
+
+@pytest.mark.parametrize("pattern", REGEXES)
+def test_small_vocab_masks_equal_brute_force(small_vocab, pattern):
+    rng = np.random.default_rng(1)
+    matcher = Matcher(compile(Grammar.from_regex(pattern), small_vocab))
+    path = walk_to(matcher, small_vocab, rng, 6)
+    check_against_brute_force(small_vocab, pattern, path)
+
+
+@pytest.mark.parametrize("pattern", REGEXES)
+def test_byte_vocab_masks_equal_brute_force(byte_vocab, pattern):
+    rng = np.random.default_rng(2)
+    matcher = Matcher(compile(Grammar.from_regex(pattern), byte_vocab))
+    check_against_brute_force(byte_vocab, pattern, walk_to(matcher, byte_vocab, rng, 5))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pattern=st.sampled_from(REGEXES), seed=st.integers(0, 10_000), steps=st.integers(0, 8))
+def test_rollback_restores_identical_mask(small_vocab, pattern, seed, steps):
+    rng = np.random.default_rng(seed)
+    matcher = Matcher(compile(Grammar.from_regex(pattern), small_vocab))
+    before = [matcher.compute_mask().copy()]
+    accepting = [matcher.is_accepting()]
+    taken = []
+    for _ in range(steps):
+        got = walk_to(matcher, small_vocab, rng, 1)
+        if not got:
+            break
+        taken += got
+        before.append(matcher.compute_mask().copy())
+        accepting.append(matcher.is_accepting())
+    for depth in range(len(taken), 0, -1):
+        matcher.rollback(1)
+        assert np.array_equal(matcher.compute_mask(), before[depth - 1])
+        assert matcher.is_accepting() == accepting[depth - 1]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pattern=st.sampled_from(REGEXES), seed=st.integers(0, 10_000))
+def test_kernel_agrees_with_twin(small_vocab, pattern, seed):
+    compiled = compile(Grammar.from_regex(pattern), small_vocab)
+    matcher = Matcher(compiled)
+    walk_to(matcher, small_vocab, np.random.default_rng(seed), 3)
+    state = matcher._states[-1]
+    expected = np.zeros(compiled.words, dtype=np.uint32)
+    walk_trie_twin(token_trie(small_vocab), compiled.dfa.step, state, expected)
+    kernel = compiled.state_mask(state)
+    assert np.array_equal(kernel, expected)
+
+
+def test_eos_allowed_exactly_when_accepting(small_vocab):
+    eos = small_vocab.eos_token_ids[0]
+    matcher = Matcher(compile(Grammar.from_regex(r"ab(c)?"), small_vocab))
+    assert eos not in mask_set(matcher, small_vocab)
+    assert matcher.consume_token(small_vocab.tokens().index(b"ab"))
+    assert matcher.is_accepting() and eos in mask_set(matcher, small_vocab)
+    assert matcher.consume_token(eos)
+    assert matcher.is_terminated() and not matcher.is_accepting()
+    assert mask_set(matcher, small_vocab) == {eos}
+
+
+def test_error_state_and_recovery(small_vocab):
+    matcher = Matcher(compile(Grammar.from_regex(r"[0-9]+"), small_vocab))
+    x = small_vocab.tokens().index(b"x")
+    assert not matcher.consume_token(x)
+    assert matcher.is_error() and "not allowed" in matcher.error() and "b'x'" in matcher.error()
+    assert not matcher.consume_token(small_vocab.tokens().index(b"1")), "stays in error"
+    assert mask_set(matcher, small_vocab) == set(small_vocab.eos_token_ids)
+    matcher.rollback(0)
+    assert not matcher.is_error()
+    assert matcher.consume_token(small_vocab.tokens().index(b"12"))
+
+
+def test_premature_eos_and_special_tokens_are_errors(small_vocab):
+    eos = small_vocab.eos_token_ids[0]
+    pad = eos + 1
+    matcher = Matcher(compile(Grammar.from_regex(r"a+"), small_vocab))
+    assert not matcher.consume_token(eos) and "EOS" in matcher.error()
+    matcher.reset()
+    assert not matcher.consume_token(pad) and "special" in matcher.error()
+    matcher.reset()
+    assert matcher.consume_tokens([0, 0]) and matcher.consume_token(eos)
+    assert not matcher.consume_token(0) and "after the end" in matcher.error()
+
+
+def test_validate_tokens_matches_consuming(small_vocab):
+    rng = np.random.default_rng(5)
+    for pattern in REGEXES:
+        compiled = compile(Grammar.from_regex(pattern), small_vocab)
+        for _ in range(20):
+            draft = rng.integers(0, small_vocab.size, size=6).tolist()
+            probe = Matcher(compiled)
+            count = probe.validate_tokens(draft)
+            assert probe.num_tokens == 0
+            stepwise = 0
+            for token in draft:
+                if not probe.consume_token(token):
+                    break
+                stepwise += 1
+            assert count == stepwise, (pattern, draft)
+
+
+def test_misuse_raises_value_error(small_vocab):
+    matcher = Matcher(compile(Grammar.from_regex("a"), small_vocab))
+    with pytest.raises(ValueError, match="out of range"):
+        matcher.consume_token(small_vocab.size)
+    with pytest.raises(ValueError, match="int32"):
+        matcher.fill_next_token_bitmask(np.zeros((1, 4), dtype=np.int64))
+    with pytest.raises(ValueError, match="shape"):
+        matcher.fill_next_token_bitmask(np.zeros((1, 1), dtype=np.int32))
+    with pytest.raises(ValueError, match="index"):
+        matcher.fill_next_token_bitmask(allocate_token_bitmask(2, small_vocab.size), 2)
+    with pytest.raises(ValueError, match="roll back"):
+        matcher.rollback(1)
+    with pytest.raises(ValueError, match="CompiledGrammar"):
+        Matcher("a")
+
+
+def test_batch_bitmask_rows_and_apply(small_vocab):
+    compiled = compile(Grammar.from_regex(r"[0-9]+"), small_vocab)
+    bitmask = allocate_token_bitmask(2, small_vocab.size)
+    Matcher(compiled).fill_next_token_bitmask(bitmask, 1)
+    assert (bitmask[0] == -1).all()
+    digits = {i for i, t in enumerate(small_vocab.tokens()) if t.isdigit() and not small_vocab.is_special(i)}
+    assert set(allowed_tokens(bitmask[1], small_vocab.size).tolist()) == digits
+    covered = bitmask.shape[1] * 32
+    logits = np.zeros((2, covered + 3), dtype=np.float32)
+    apply_token_bitmask(logits, bitmask)
+    assert np.isfinite(logits[1]).sum() == len(digits)
+    assert np.isfinite(logits[0, :covered]).all()
+    assert np.isinf(logits[0, covered:]).all(), "columns beyond the bitmask are disallowed"
