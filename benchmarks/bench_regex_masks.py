@@ -600,8 +600,25 @@ def render(results: dict[str, Any]) -> str:
     head = (f"regex masks on {meta['tokenizer']} ({meta['vocab_size']} tokens); "
             f"reps={meta['reps']}, median (min); ratio = leapgram / {peer}, below 1 means leapgram is faster")
     table = format_table(rows, ["metric", "leapgram", peer, "ratio", "target", ""])
-    notes = [f"- {line}" for line in results.get("agreement", []) + results.get("notes", [])]
-    return "\n".join([head, table, "", *notes])
+    lines = results.get("agreement", []) + startup_notes(results) + results.get("notes", []) + [READING_NOTE]
+    return "\n".join([head, table, "", *(f"- {line}" for line in lines)])
+
+
+READING_NOTE = ("first mask and TTFM are the fair comparison (fresh compile, fresh state); "
+                "warm-grammar mask and repeat fill show what each engine reuses "
+                "(cached masks, or automata built by earlier masks)")
+
+
+def startup_notes(results: dict[str, Any]) -> list[str]:
+    """The phases of leapgram's cold and warm child processes."""
+    lines = []
+    for kind in ("cold", "warm"):
+        phases = results.get("startup", {}).get("leapgram", {}).get(kind)
+        if phases:
+            lines.append(f"leapgram {kind} start: import {phases['import_s']:.3f} s, "
+                         f"vocab load {phases['vocab_s']:.3f} s, compile+first mask "
+                         f"{phases['compile_first_mask_s']:.3f} s, process wall {phases['wall_s']:.3f} s")
+    return lines
 
 
 # --------------------------------------------------------------------- agreement
@@ -632,9 +649,10 @@ def compare(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray, tokenizer: T
 def agreement_lines(results: dict[str, Any], masks: dict[str, dict[str, np.ndarray]], tokenizer: TokenizerFile) -> list[str]:
     """One line per case: popcounts and whether the masks agree."""
     lines = []
+    size = results["meta"]["vocab_size"]
     for case in CASES:
         found = masks.get(case.key, {})
-        reference = tokenizer.reference_mask(case, results["meta"]["vocab_size"])
+        reference = tokenizer.reference_mask(case, size) if size else None
         if reference is not None:
             found = {**found, "reference": reference}
         counts = ", ".join(f"{name} {int(mask.sum())}" for name, mask in found.items())

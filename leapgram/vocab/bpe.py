@@ -64,7 +64,7 @@ class RankBPE:
             try:
                 import regex
             except ImportError:
-                raise ImportError("encoding with a tiktoken vocabulary needs regex: pip install leapgram[tiktoken]") from None
+                raise ImportError("encoding with a tiktoken vocabulary needs regex: pip install regex") from None
             self._regex = regex.compile(self._pattern)
         return self._regex
 

@@ -140,7 +140,7 @@ class Vocabulary:
         ``pattern`` is the encoding's pre-tokenizer regex (``pat_str`` in tiktoken) and
         ``special_tokens`` maps special token text to its id. Unused ids become special
         placeholders with empty bytes. :meth:`encode` runs a rank-based BPE in pure Python and
-        needs the ``regex`` package (``pip install leapgram[tiktoken]``).
+        needs the ``regex`` package (``pip install regex``, part of ``leapgram[hf]``).
         """
         from .loaders import load_tiktoken
 
