@@ -18,9 +18,15 @@ prefix and times the first fill. Per case and engine it reports, as median (min)
 - ``compile``: ``compile(regex)`` alone (for llguidance, an ``LLMatcher`` construction);
 - ``first mask``: the first fill at the fresh state (the headline number);
 - ``TTFM``: compile + new matcher + prefix + first fill;
+- ``TTFM, grammar used before``: the same, for the plain regex text compiled and
+  masked just before (leapgram's compile cache returns the same compiled grammar;
+  llguidance has no such cache and compiles again);
 - ``warm-grammar mask``: first fill of a second matcher of the same compiled grammar
   (lazily built automata are warm, the matcher's own mask cache is empty);
 - ``repeat fill``: a second fill at the same state (what a cache makes of it).
+
+``first mask`` and ``TTFM`` are the fair comparison; ``peers.py`` says what llguidance
+caches.
 
 Run from the repository root::
 
@@ -157,6 +163,11 @@ class TokenizerFile:
         self.token_bytes = self.decode_byte_level()
         self.eos_id = self.read_eos_id()
 
+    @property
+    def size(self) -> int:
+        """One more than the largest token id in the file."""
+        return 1 + max([*self.vocab.values(), *self.special_ids])
+
     def is_byte_level(self) -> bool:
         """True when the decoder maps characters to bytes the GPT-2 way."""
         decoder = self.data.get("decoder") or {}
@@ -168,8 +179,7 @@ class TokenizerFile:
         if not self.is_byte_level():
             return None
         alphabet = byte_level_alphabet()
-        size = 1 + max([*self.vocab.values(), *self.special_ids])
-        table: list[bytes | None] = [None] * size
+        table: list[bytes | None] = [None] * self.size
         for text, token_id in self.vocab.items():
             if token_id not in self.special_ids:
                 table[token_id] = bytes(alphabet[c] for c in text)
@@ -373,7 +383,16 @@ def one_rep(engine: Engine, regex: str, prefix_ids: list[int], bitmask: np.ndarr
     }
 
 
-def measure_case(engine: Engine, case: MaskCase, prefix_ids: list[int], reps: int, warmup: int) -> dict[str, Any]:
+def seen_rep(engine: Engine, regex: str, prefix_ids: list[int], bitmask: np.ndarray) -> dict[str, int]:
+    """TTFM of a regex text compiled and masked just before (what a compile cache saves)."""
+    engine.fill(fresh_state(engine, engine.compile(regex), prefix_ids), bitmask)
+    start = time.perf_counter_ns()
+    engine.fill(fresh_state(engine, engine.compile(regex), prefix_ids), bitmask)
+    return {"seen_ttfm": time.perf_counter_ns() - start}
+
+
+def measure_case(engine: Engine, case: MaskCase, prefix_ids: list[int], reps: int,
+                 warmup: int) -> dict[str, Any]:
     """Time ``case`` on ``engine`` over fresh compiles; returns stats and the mask."""
     bitmask = engine.allocate_bitmask()
     for depth in range(reps + 1, reps + 1 + warmup):
@@ -387,6 +406,8 @@ def measure_case(engine: Engine, case: MaskCase, prefix_ids: list[int], reps: in
             for key, value in one_rep(engine, nested(case.regex, depth), prefix_ids, bitmask).items():
                 samples.setdefault(key, []).append(value)
             popcounts.add(int(mask_bits(bitmask, engine.vocab_size).sum()))
+            for key, value in seen_rep(engine, case.regex, prefix_ids, bitmask).items():
+                samples.setdefault(key, []).append(value)
     finally:
         gc.enable()
     matcher = fresh_state(engine, engine.compile(case.regex), prefix_ids)
@@ -537,6 +558,7 @@ CASE_METRICS = (
     ("first_mask", "first mask (µs)"),
     ("ttfm", "TTFM (µs)"),
     ("compile", "compile (µs)"),
+    ("seen_ttfm", "TTFM, grammar used before (µs)"),
     ("warm_grammar_mask", "warm-grammar mask (µs)"),
     ("repeat_fill", "repeat fill (µs)"),
 )
@@ -575,7 +597,8 @@ def startup_rows(results: dict[str, Any], peer: str) -> list[list[str]]:
     warm = ours.get("warm", {}).get("import_compile_first_mask_s")
     ours_import, peer_import = ours.get("warm_import_s"), theirs.get("warm_import_s")
     return [
-        ["vocab load + trie build (s)", fmt_s(ours_load), fmt_s(peer_load), ratio(ours_load, peer_load), "", ""],
+        ["vocab load + trie build (s)", fmt_s(ours_load), fmt_s(peer_load),
+         ratio(ours_load, peer_load), "", ""],
         ["cold: import+compile+first mask (s)", fmt_s(cold), "n/a", "", "", ""],
         ["warm: import+compile+first mask (s)", fmt_s(warm), "n/a", "", "", ""],
         ["warm import (s)", fmt_s(ours_import), fmt_s(peer_import), ratio(ours_import, peer_import),
@@ -594,12 +617,14 @@ def format_table(rows: list[list[str]], header: list[str]) -> str:
 def render(results: dict[str, Any]) -> str:
     """The whole report: header, one table, agreement lines and notes."""
     peer = results["peer"]
+    label = results.get("peer_label", peer)
     rows = [row for case in CASES for row in case_rows(results, case, peer)]
     rows += [ns_per_node_row(results), *startup_rows(results, peer)]
     meta = results["meta"]
     head = (f"regex masks on {meta['tokenizer']} ({meta['vocab_size']} tokens); "
-            f"reps={meta['reps']}, median (min); ratio = leapgram / {peer}, below 1 means leapgram is faster")
-    table = format_table(rows, ["metric", "leapgram", peer, "ratio", "target", ""])
+            f"reps={meta['reps']}, median (min); "
+            f"ratio = leapgram / {label}, below 1 means leapgram is faster")
+    table = format_table(rows, ["metric", "leapgram", label, "ratio", "target", ""])
     lines = results.get("agreement", []) + startup_notes(results) + results.get("notes", []) + [READING_NOTE]
     return "\n".join([head, table, "", *(f"- {line}" for line in lines)])
 
@@ -612,12 +637,17 @@ READING_NOTE = ("first mask and TTFM are the fair comparison (fresh compile, fre
 def startup_notes(results: dict[str, Any]) -> list[str]:
     """The phases of leapgram's cold and warm child processes."""
     lines = []
+    startup = results.get("startup", {}).get("leapgram", {})
     for kind in ("cold", "warm"):
-        phases = results.get("startup", {}).get("leapgram", {}).get(kind)
+        phases = startup.get(kind)
         if phases:
             lines.append(f"leapgram {kind} start: import {phases['import_s']:.3f} s, "
                          f"vocab load {phases['vocab_s']:.3f} s, compile+first mask "
-                         f"{phases['compile_first_mask_s']:.3f} s, process wall {phases['wall_s']:.3f} s")
+                         f"{phases['compile_first_mask_s']:.3f} s (includes the trie build), "
+                         f"process wall {phases['wall_s']:.3f} s")
+    if "cold" in startup and "warm" in startup:
+        saved = startup["cold"]["wall_s"] - startup["warm"]["wall_s"]
+        lines.append(f"leapgram numba cache saves {saved:.3f} s of process wall time (cold - warm)")
     return lines
 
 
@@ -646,7 +676,8 @@ def compare(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray, tokenizer: T
             f"{len(only_b)} only in {name_b} ({describe_ids(only_b, tokenizer)})")
 
 
-def agreement_lines(results: dict[str, Any], masks: dict[str, dict[str, np.ndarray]], tokenizer: TokenizerFile) -> list[str]:
+def agreement_lines(results: dict[str, Any], masks: dict[str, dict[str, np.ndarray]],
+                    tokenizer: TokenizerFile) -> list[str]:
     """One line per case: popcounts and whether the masks agree."""
     lines = []
     size = results["meta"]["vocab_size"]
@@ -660,7 +691,7 @@ def agreement_lines(results: dict[str, Any], masks: dict[str, dict[str, np.ndarr
         problems = [f"{a} vs {b}: {msg}" for i, a in enumerate(names) for b in names[i + 1:]
                     if (msg := compare(a, found[a], b, found[b], tokenizer))]
         status = "DISAGREE: " + "; ".join(problems) if problems else "agree"
-        lines.append(f"{case.key} popcount: {counts or 'none measured'} — {status}")
+        lines.append(f"{case.key} popcount: {counts} — {status}" if counts else f"{case.key}: no masks")
     return lines
 
 
@@ -677,7 +708,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--load-reps", type=int, default=3, help="vocabulary loads to time (default 3)")
     parser.add_argument("--only", choices=["leapgram", "llguidance"], help="run one engine only")
     parser.add_argument("--json", type=Path, help="also write all results and samples here")
-    parser.add_argument("--skip-startup", action="store_true", help="skip the subprocess import/compile timings")
+    parser.add_argument("--skip-startup", action="store_true",
+                        help="skip the subprocess import/compile timings")
     parser.add_argument("--llguidance-no-slicer", action="store_true",
                         help="run llguidance with slices=[] (plain trie walk) instead of its default slicer")
     return parser.parse_args(argv)
@@ -736,6 +768,9 @@ def run_cases(engines: dict[str, Engine], tokenizer: TokenizerFile, args: argpar
                 results["notes"].append(f"{case.key} on {name} failed: {type(err).__name__}: {err}")
                 continue
             masks.setdefault(case.key, {})[name] = measured.pop("mask")
+            if len(measured["popcounts_seen"]) > 1:
+                results["notes"].append(f"{case.key} on {name}: popcount varied across regex texts "
+                                        f"{measured['popcounts_seen']}")
             results["cases"].setdefault(case.key, {})[name] = measured
     return masks
 
@@ -769,12 +804,13 @@ def ns_per_node(engines: dict[str, Engine], results: dict[str, Any]) -> dict[str
     return out
 
 
-def machine_meta(path: Path, engines: dict[str, Engine], args: argparse.Namespace) -> dict[str, Any]:
+def machine_meta(tokenizer: TokenizerFile, engines: dict[str, Engine],
+                 args: argparse.Namespace) -> dict[str, Any]:
     """Where and how this run happened."""
     sizes = [engine.vocab_size for engine in engines.values()]
     return {
-        "tokenizer": str(path),
-        "vocab_size": max(sizes) if sizes else None,
+        "tokenizer": str(tokenizer.path),
+        "vocab_size": max(sizes) if sizes else tokenizer.size,
         "reps": args.reps,
         "warmup": args.warmup,
         "python": platform.python_version(),
@@ -798,9 +834,13 @@ def main(argv: list[str] | None = None) -> int:
     notes: list[str] = []
     engines = make_engines(args, path, notes)
     peer = "llguidance"
-    results: dict[str, Any] = {"peer": peer, "cases": {}, "loads": {}, "startup": {}, "notes": notes}
-    results["meta"] = machine_meta(path, engines, args)
+    label = "llguidance (no slicer)" if args.llguidance_no_slicer else peer
+    results: dict[str, Any] = {"peer": peer, "peer_label": label, "cases": {}, "loads": {}, "startup": {},
+                               "notes": notes}
+    results["meta"] = machine_meta(tokenizer, engines, args)
     notes.extend(engine_notes(engines, args))
+    if tokenizer.token_bytes is None or tokenizer.eos_id is None:
+        notes.append("no reference masks: the tokenizer is not byte-level or its EOS is unknown")
     masks = run_cases(engines, tokenizer, args, results)
     run_loads_and_startup(engines, path, args, results)
     results["ns_per_node"] = ns_per_node(engines, results)
