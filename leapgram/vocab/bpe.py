@@ -9,6 +9,7 @@ possessive quantifiers), imported on first use.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 _NO_RANK = 1 << 62
@@ -51,7 +52,7 @@ class RankBPE:
                 pairs[i - 1] = ranks.get(piece[starts[i - 1] : starts[i + 1]], _NO_RANK)
             if i < len(pairs):
                 pairs[i] = ranks.get(piece[starts[i] : starts[i + 2]], _NO_RANK)
-        return [self._rank_of(piece[a:b]) for a, b in zip(starts, starts[1:])]
+        return [self._rank_of(piece[a:b]) for a, b in pairwise(starts)]
 
     def _rank_of(self, token: bytes) -> int:
         rank = self._ranks.get(token)
@@ -64,7 +65,9 @@ class RankBPE:
             try:
                 import regex
             except ImportError:
-                raise ImportError("encoding with a tiktoken vocabulary needs regex: pip install regex") from None
+                raise ImportError(
+                    "encoding with a tiktoken vocabulary needs regex: pip install regex"
+                ) from None
             self._regex = regex.compile(self._pattern)
         return self._regex
 

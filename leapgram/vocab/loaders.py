@@ -36,7 +36,11 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 
 def gpt2_unicode_to_bytes() -> dict[str, int]:
     """GPT-2's table from the printable character standing for a byte back to the byte."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    printable = [
+        *range(ord("!"), ord("~") + 1),
+        *range(ord("¡"), ord("¬") + 1),
+        *range(ord("®"), ord("ÿ") + 1),
+    ]
     others = [b for b in range(256) if b not in printable]
     table = {chr(b): b for b in printable}
     table.update({chr(256 + n): b for n, b in enumerate(others)})
@@ -80,12 +84,16 @@ def load_tokenizer_json(
         spec = json.load(f)
     tokens, special, ids_by_text = parse_tokenizer_spec(spec, source=str(file))
     if eos_token_ids is None:
-        eos_token_ids = _config_eos_ids(file.parent / "tokenizer_config.json", ids_by_text)
+        eos_token_ids = _config_eos_ids(file.parent, ids_by_text)
     encoder = TokenizersEncoder(str(file))
-    return cls(tokens, special_token_ids=special, eos_token_ids=eos_token_ids, encoder=encoder, name=file.parent.name)
+    return cls(
+        tokens, special_token_ids=special, eos_token_ids=eos_token_ids, encoder=encoder, name=file.parent.name
+    )
 
 
-def load_huggingface(cls: type[Vocabulary], tokenizer: Any, *, eos_token_ids: Iterable[int] | None) -> Vocabulary:
+def load_huggingface(
+    cls: type[Vocabulary], tokenizer: Any, *, eos_token_ids: Iterable[int] | None
+) -> Vocabulary:
     """``Vocabulary.from_huggingface``: see there."""
     backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
     if not callable(getattr(backend, "to_str", None)):
@@ -97,7 +105,13 @@ def load_huggingface(cls: type[Vocabulary], tokenizer: Any, *, eos_token_ids: It
     if eos_token_ids is None:
         eos_token_ids = _as_ids(getattr(tokenizer, "eos_token_id", None))
     name = getattr(tokenizer, "name_or_path", "") or ""
-    return cls(tokens, special_token_ids=special, eos_token_ids=eos_token_ids, encoder=TokenizersEncoder(backend), name=name)
+    return cls(
+        tokens,
+        special_token_ids=special,
+        eos_token_ids=eos_token_ids,
+        encoder=TokenizersEncoder(backend),
+        name=name,
+    )
 
 
 def load_tiktoken(
@@ -110,9 +124,13 @@ def load_tiktoken(
 ) -> Vocabulary:
     """``Vocabulary.from_tiktoken``: see there."""
     if not isinstance(pattern, str) or not pattern:
-        raise ValueError("from_tiktoken needs pattern=, the encoding's pre-tokenizer regex (tiktoken's pat_str)")
+        raise ValueError(
+            "from_tiktoken needs pattern=, the encoding's pre-tokenizer regex (tiktoken's pat_str)"
+        )
     ranks = read_tiktoken_ranks(path)
     by_id = {rank: token for token, rank in ranks.items()}
+    if len(set(special_tokens.values())) != len(special_tokens):
+        raise ValueError(f"special_tokens gives two tokens the same id: {special_tokens}")
     for text, token_id in special_tokens.items():
         if not isinstance(token_id, int) or token_id < 0:
             raise ValueError(f"special token {text!r} needs a non-negative int id, not {token_id!r}")
@@ -125,7 +143,13 @@ def load_tiktoken(
     unused = set(range(size)).difference(by_id, special_tokens.values())
     special = unused.union(special_tokens.values())
     encoder = RankBPEEncoder(ranks, pattern)
-    return cls(tokens, special_token_ids=special, eos_token_ids=() if eos_token_ids is None else eos_token_ids, encoder=encoder, name=Path(path).stem)
+    return cls(
+        tokens,
+        special_token_ids=special,
+        eos_token_ids=() if eos_token_ids is None else eos_token_ids,
+        encoder=encoder,
+        name=Path(path).stem,
+    )
 
 
 def read_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
@@ -159,7 +183,9 @@ def _parse_rank_line(line: bytes, number: int, path: object) -> tuple[bytes, int
     return token, rank
 
 
-def parse_tokenizer_spec(spec: dict[str, Any], *, source: str) -> tuple[list[bytes], set[int], dict[str, int]]:
+def parse_tokenizer_spec(
+    spec: dict[str, Any], *, source: str
+) -> tuple[list[bytes], set[int], dict[str, int]]:
     """Token bytes, special ids and ``{token string: id}`` of a parsed ``tokenizer.json``."""
     model_vocab = _model_vocab(spec.get("model") or {}, source)
     to_bytes = token_bytes_function(spec.get("decoder"), source)
@@ -189,10 +215,14 @@ def _model_vocab(model: dict[str, Any], source: str) -> dict[str, int]:
         return model["vocab"]
     if kind == "Unigram":
         return {piece: i for i, (piece, _score) in enumerate(model["vocab"])}
-    raise ValueError(f"{source}: unsupported tokenizer model {kind!r}; leapgram reads BPE, WordLevel and Unigram")
+    raise ValueError(
+        f"{source}: unsupported tokenizer model {kind!r}; leapgram reads BPE, WordLevel and Unigram"
+    )
 
 
-def token_bytes_function(decoder: dict[str, Any] | None, source: str = "tokenizer.json") -> Callable[[str], bytes]:
+def token_bytes_function(
+    decoder: dict[str, Any] | None, source: str = "tokenizer.json"
+) -> Callable[[str], bytes]:
     """The function from a token string to its bytes that the ``decoder`` of a tokenizer implies."""
     if not decoder:
         raise ValueError(f"{source} has no decoder, so the bytes of its tokens are unknown")
@@ -201,7 +231,9 @@ def token_bytes_function(decoder: dict[str, Any] | None, source: str = "tokenize
     _check_strip(kinds, source)
     if "ByteLevel" in kinds:
         if set(kinds) - {"ByteLevel", "Fuse", "Strip"}:
-            raise ValueError(f"{source}: unsupported decoder sequence {kinds}; ByteLevel mixes only with Fuse")
+            raise ValueError(
+                f"{source}: unsupported decoder sequence {kinds}; ByteLevel mixes only with Fuse"
+            )
         return byte_level_bytes
     unsupported = [kind for kind in kinds if kind not in _SP_STEPS]
     if unsupported:
@@ -223,7 +255,13 @@ def _sentencepiece_function(steps: list[dict[str, Any]], source: str) -> Callabl
     byte_fallback = any(step["type"] == "ByteFallback" for step in steps)
 
     def to_bytes(text: str) -> bytes:
-        if byte_fallback and len(text) == 6 and text[:3] == "<0x" and text[5] == ">" and _HEX.issuperset(text[3:5]):
+        if (
+            byte_fallback
+            and len(text) == 6
+            and text[:3] == "<0x"
+            and text[5] == ">"
+            and _HEX.issuperset(text[3:5])
+        ):
             return bytes((int(text[3:5], 16),))
         for old, new in replacements:
             text = text.replace(old, new)
@@ -237,7 +275,9 @@ def _replacement(step: dict[str, Any], source: str) -> tuple[str, str]:
         return step.get("replacement", "▁"), " "
     pattern = step.get("pattern") or {}
     if "String" not in pattern:
-        raise ValueError(f"{source}: a Replace decoder with pattern {pattern!r} is not supported (only String)")
+        raise ValueError(
+            f"{source}: a Replace decoder with pattern {pattern!r} is not supported (only String)"
+        )
     return pattern["String"], step["content"]
 
 
@@ -248,18 +288,25 @@ def _tokenizer_json_file(path: Path) -> Path:
     return file
 
 
-def _config_eos_ids(config_file: Path, ids_by_text: dict[str, int]) -> tuple[int, ...]:
+def _config_eos_ids(folder: Path, ids_by_text: dict[str, int]) -> tuple[int, ...]:
+    for config_file in (folder / "tokenizer_config.json", folder / "special_tokens_map.json"):
+        eos = _config_eos_text(config_file)
+        if eos is None:
+            continue
+        if eos not in ids_by_text:
+            raise ValueError(
+                f"{config_file}: eos_token {eos!r} is not in the vocabulary; pass eos_token_ids="
+            )
+        return (ids_by_text[eos],)
+    return ()
+
+
+def _config_eos_text(config_file: Path) -> str | None:
     if not config_file.is_file():
-        return ()
+        return None
     with open(config_file, encoding="utf-8") as f:
         eos = json.load(f).get("eos_token")
-    if isinstance(eos, dict):
-        eos = eos.get("content")
-    if eos is None:
-        return ()
-    if eos not in ids_by_text:
-        raise ValueError(f"{config_file}: eos_token {eos!r} is not in the vocabulary; pass eos_token_ids=")
-    return (ids_by_text[eos],)
+    return eos.get("content") if isinstance(eos, dict) else eos
 
 
 def _as_ids(value: object) -> tuple[int, ...]:

@@ -10,21 +10,24 @@ in the trie.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from .vocabulary import Vocabulary
 
 
 class TokenTrie:
-    """Flat arrays over a vocabulary's token bytes; built once per vocabulary."""
+    """Flat arrays over a vocabulary's token bytes; built once per vocabulary.
 
-    def __init__(self, vocab: Vocabulary) -> None:
+    ``token_ids`` restricts the trie to some tokens (the slicer builds one trie per slice).
+    """
+
+    def __init__(self, vocab: Vocabulary, token_ids: Iterable[int] | None = None) -> None:
         self.vocab_size = vocab.size
         tokens = vocab.tokens()
-        order = sorted(
-            (tid for tid in range(vocab.size) if tokens[tid] and not vocab.is_special(tid)),
-            key=tokens.__getitem__,
-        )
+        ids = range(vocab.size) if token_ids is None else token_ids
+        order = sorted((tid for tid in ids if tokens[tid] and not vocab.is_special(tid)), key=tokens.__getitem__)
         self._build(tokens, order)
 
     def _build(self, tokens: list[bytes], order: list[int]) -> None:

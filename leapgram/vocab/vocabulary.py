@@ -80,10 +80,12 @@ class Vocabulary:
     def encode(self, data: bytes) -> list[int]:
         """The tokenizer's own tokenization of the UTF-8 text ``data``, without special tokens.
 
-        It is exactly what the tokenizer produces, normalizer included: a SentencePiece
+        Text such as ``<|im_end|>`` is encoded as ordinary text, never as the special token.
+        It is otherwise exactly what the tokenizer produces, normalizer included: a SentencePiece
         tokenizer that prepends ``▁`` (Mistral, Llama-2) returns ids whose bytes start with a
-        space that ``data`` lacks. Raises :class:`ValueError` when ``data`` is not valid UTF-8
-        or the vocabulary was built without an encoder.
+        space that ``data`` lacks, and a tokenizer with no token for some byte drops it. Raises
+        :class:`ValueError` when the vocabulary has no encoder, or when a loaded tokenizer is
+        given invalid UTF-8 (the byte vocabulary encodes any bytes).
         """
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise ValueError(f"encode takes bytes, not {type(data).__name__}; use text.encode()")
@@ -107,7 +109,7 @@ class Vocabulary:
         so that ``size`` is the largest id + 1.
 
         EOS: ``eos_token_ids`` when given; else the ``eos_token`` of a ``tokenizer_config.json``
-        beside the ``tokenizer.json``; else none (an empty tuple). :meth:`encode` needs the
+        (or ``special_tokens_map.json``) beside the ``tokenizer.json``; else none (an empty tuple). :meth:`encode` needs the
         optional ``tokenizers`` package (``pip install leapgram[hf]``).
         """
         from .loaders import load_tokenizer_json
