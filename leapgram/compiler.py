@@ -10,6 +10,7 @@ import numpy as np
 
 from .grammars import Grammar
 from .limits import DEFAULT_LIMITS, Limits
+from .mask.slicer import SlicedVocabulary, SliceChecker
 from .mask.walk import fill_dfa_mask
 from .regex.dfa import LazyDfa
 from .vocab.trie import TokenTrie
@@ -18,6 +19,7 @@ from .bitmask import bitmask_words
 
 _TRIES: weakref.WeakKeyDictionary[Vocabulary, TokenTrie] = weakref.WeakKeyDictionary()
 _TRIES_LOCK = threading.Lock()
+_SLICED: weakref.WeakKeyDictionary[Vocabulary, SlicedVocabulary] = weakref.WeakKeyDictionary()
 _COMPILED: OrderedDict[tuple, CompiledGrammar] = OrderedDict()
 _COMPILED_MAX = 64
 
@@ -32,6 +34,17 @@ def token_trie(vocab: Vocabulary) -> TokenTrie:
         return trie
 
 
+def sliced_vocabulary(vocab: Vocabulary) -> SlicedVocabulary:
+    """The slices of ``vocab`` (see :mod:`leapgram.mask.slicer`), built on first use."""
+    with _TRIES_LOCK:
+        found = _SLICED.get(vocab)
+    if found is None:
+        found = SlicedVocabulary(vocab, token_trie(vocab))
+        with _TRIES_LOCK:
+            found = _SLICED.setdefault(vocab, found)
+    return found
+
+
 class CompiledGrammar:
     """A grammar bound to a vocabulary: immutable from outside and shareable across threads.
 
@@ -39,13 +52,14 @@ class CompiledGrammar:
     explore new states.
     """
 
-    def __init__(self, grammar: Grammar, vocab: Vocabulary, limits: Limits) -> None:
+    def __init__(self, grammar: Grammar, vocab: Vocabulary, limits: Limits, *, use_slicer: bool = True) -> None:
         self.grammar = grammar
         self.vocab = vocab
         self.limits = limits
         self.trie = token_trie(vocab)
         self.words = bitmask_words(vocab.size)
         self.dfa = LazyDfa(grammar.ir.pool, grammar.ir.start_expr, limits)
+        self.slicer = SliceChecker(self.dfa, lambda: sliced_vocabulary(vocab)) if use_slicer else None
         self.eos_token_ids = np.array(vocab.eos_token_ids, dtype=np.int64)
         self._masks: OrderedDict[int, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
@@ -59,7 +73,10 @@ class CompiledGrammar:
                 return cached
         mask = np.zeros(self.words, dtype=np.uint32)
         stack = np.zeros(self.trie.max_depth + 1, dtype=np.int32)
-        fill_dfa_mask(self.trie, self.dfa, state, mask, stack)
+        if self.slicer is None:
+            fill_dfa_mask(self.trie, self.dfa, state, mask, stack)
+        else:
+            self.slicer.fill(self.trie, state, mask, stack)
         with self._lock:
             self._masks[state] = mask
             while len(self._masks) > self.limits.max_cached_masks:
@@ -70,9 +87,11 @@ class CompiledGrammar:
         return f"CompiledGrammar({self.grammar!r}, vocab_size={self.vocab.size})"
 
 
-def compile(grammar: Grammar, vocab: Vocabulary, *, limits: Limits | None = None) -> CompiledGrammar:
+def compile(grammar: Grammar, vocab: Vocabulary, *, limits: Limits | None = None,
+            use_slicer: bool = True) -> CompiledGrammar:
     """Bind ``grammar`` to ``vocab``.
 
+    ``use_slicer=False`` walks the whole trie for every mask (for comparison and tests).
     Cached: a grammar with the same source and options, the same vocabulary object and the same
     limits give the same object back (the 64 most recent are kept; :func:`clear_cache` empties it).
     """
@@ -81,13 +100,13 @@ def compile(grammar: Grammar, vocab: Vocabulary, *, limits: Limits | None = None
     if not isinstance(vocab, Vocabulary):
         raise ValueError(f"vocab must be a leapgram.Vocabulary, not {type(vocab).__name__}")
     limits = limits or DEFAULT_LIMITS
-    key = (grammar.key, id(vocab), limits)
+    key = (grammar.key, id(vocab), limits, use_slicer)
     with _TRIES_LOCK:
         found = _COMPILED.get(key)
         if found is not None and found.vocab is vocab:
             _COMPILED.move_to_end(key)
             return found
-    compiled = CompiledGrammar(grammar, vocab, limits)
+    compiled = CompiledGrammar(grammar, vocab, limits, use_slicer=use_slicer)
     with _TRIES_LOCK:
         _COMPILED[key] = compiled
         while len(_COMPILED) > _COMPILED_MAX:

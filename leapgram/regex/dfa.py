@@ -22,7 +22,7 @@ class LazyDfa:
     """The DFA of one expression, grown on demand within ``Limits.max_dfa_states``.
 
     Safe to share between threads: growth is serialised by a lock and a row is published only once
-    it is complete.
+    it is complete (byte 0, the "row known" marker, is written last).
     """
 
     def __init__(self, pool: ExprPool, root: int, limits: Limits | None = None) -> None:
@@ -48,13 +48,16 @@ class LazyDfa:
     def state_of(self, expr: int) -> int:
         """The state of ``expr`` (created if new; the dead state if ``expr`` matches nothing)."""
         with self._lock:
-            found = self._expr_state.get(expr)
-            if found is not None:
-                return found
-            if self.pool.is_empty(expr):
-                self._expr_state[expr] = DEAD
-                return DEAD
-            return self._new_state(expr)
+            return self._state_of(expr)
+
+    def _state_of(self, expr: int) -> int:
+        found = self._expr_state.get(expr)
+        if found is not None:
+            return found
+        if self.pool.is_empty(expr):
+            self._expr_state[expr] = DEAD
+            return DEAD
+        return self._new_state(expr)
 
     def _new_state(self, expr: int) -> int:
         state = len(self._state_expr)
@@ -80,10 +83,11 @@ class LazyDfa:
             if self.trans[state, 0] != UNKNOWN:
                 return
             expr = self._state_expr[state]
-            row = np.empty(256, dtype=np.int32)
-            for part in self.pool.byte_classes(expr):
-                target = self.state_of(self.pool.derivative(expr, (part & -part).bit_length() - 1))
-                row[_members(part)] = target
+            derivative = self.pool.derivative
+            parts = self.pool.byte_classes(expr)
+            targets = np.array([self._state_of(derivative(expr, (part & -part).bit_length() - 1)) for part in parts],
+                               dtype=np.int32)
+            row = targets[_class_index(parts)]
             trans = self.trans
             trans[state, 1:] = row[1:]
             trans[state, 0] = row[0]
@@ -108,16 +112,18 @@ class LazyDfa:
         return bool(self.accepting[state])
 
 
-_MEMBERS: dict[int, np.ndarray] = {}
+_CLASS_INDEX: dict[tuple[int, ...], np.ndarray] = {}
 
 
-def _members(mask: int) -> np.ndarray:
-    """The bytes of a byte class as an index array (cached: the same classes recur across states)."""
-    found = _MEMBERS.get(mask)
+def _class_index(parts: tuple[int, ...]) -> np.ndarray:
+    """For a partition of the bytes, the index of each byte's class (cached: partitions recur)."""
+    found = _CLASS_INDEX.get(parts)
     if found is None:
-        if len(_MEMBERS) > 65_536:
-            _MEMBERS.clear()
-        raw = np.frombuffer(mask.to_bytes(32, "little"), dtype=np.uint8)
-        found = np.flatnonzero(np.unpackbits(raw, bitorder="little"))
-        _MEMBERS[mask] = found
+        if len(_CLASS_INDEX) > 16_384:
+            _CLASS_INDEX.clear()
+        found = np.empty(256, dtype=np.intp)
+        for index, part in enumerate(parts):
+            raw = np.frombuffer(part.to_bytes(32, "little"), dtype=np.uint8)
+            found[np.unpackbits(raw, bitorder="little").astype(bool)] = index
+        _CLASS_INDEX[parts] = found
     return found

@@ -52,6 +52,8 @@ class ExprPool:
         self._deriv: dict[int, int] = {}
         self._classes: dict[int, tuple[int, ...]] = {}
         self._empty: dict[int, bool] = {}
+        self.char_ranges: dict[int, tuple[tuple[int, int], ...]] = {}
+        self._first: dict[int, int] = {}
         self._intern(K_EMPTY, (), False, False)
         self._intern(K_EPS, (), True, False)
         any_byte = self._intern(K_BYTES, (ALL_BYTES,), False, False)
@@ -266,6 +268,16 @@ class ExprPool:
         self._classes[e] = result
         return result
 
+    def first_bytes(self, e: int) -> int:
+        """A byte class containing every byte that can start a string of ``e`` (over-approximated)."""
+        found = self._first.get(e)
+        if found is None:
+            found = 0
+            for mask in self._first_masks(e):
+                found |= mask
+            self._first[e] = found
+        return found
+
     def _first_masks(self, e: int) -> set[int]:
         out: set[int] = set()
         stack = [e]
@@ -326,6 +338,41 @@ class ExprPool:
                     seen.add(d)
                     frontier.append(d)
         return True
+
+    def is_subset(self, a: int, b: int) -> bool:
+        """Whether every string of ``a`` is in ``b``: a search over pairs of derivatives that
+        fails at a string ``a`` accepts and ``b`` rejects. Within ``Limits.max_emptiness_steps``."""
+        budget = self.limits.max_emptiness_steps
+        seen = {(a, b)}
+        frontier = [(a, b)]
+        while frontier:
+            x, y = frontier.pop()
+            if self.nullable[x] and not self.nullable[y]:
+                return False
+            budget -= 1
+            if budget < 0:
+                raise BudgetExceededError("max_emptiness_steps", self.limits.max_emptiness_steps,
+                                          "deciding whether one regex contains another")
+            for part in self._joint_classes(x, y):
+                byte = (part & -part).bit_length() - 1
+                dx = self.derivative(x, byte)
+                if self.is_empty(dx):
+                    continue
+                dy = self.derivative(y, byte)
+                if dy == EMPTY:
+                    return False
+                if (dx, dy) not in seen:
+                    seen.add((dx, dy))
+                    frontier.append((dx, dy))
+        return True
+
+    def _joint_classes(self, x: int, y: int) -> list[int]:
+        out = []
+        for px in self.byte_classes(x):
+            for py in self.byte_classes(y):
+                if px & py:
+                    out.append(px & py)
+        return out
 
     # ----- convenience --------------------------------------------------------------------
 

@@ -40,9 +40,11 @@ UNSUPPORTED_ESCAPES = {
     "k": ("backreference \\k", "backreferences are not regular; enumerate the alternatives"),
     "X": ("grapheme cluster \\X", "use . or an explicit class"),
     "R": ("line break \\R", "use (\\r\\n|\\n|\\r)"),
+    "N": ("named character \\N{...}", "write the character itself or \\uXXXX"),
 }
 META = set("\\^$.|?*+()[]{}/-")
 QUANTIFIER_CHARS = "*+?{"
+ASCII_DIGITS = frozenset("0123456789")
 
 
 def parse_regex(
@@ -69,6 +71,7 @@ class _Parser:
         self.dotall = dotall
         self.depth = 0
         self.groups_open: list[int] = []
+        self.carets: list[int] = []
 
     # ----- errors -------------------------------------------------------------------------
 
@@ -126,20 +129,23 @@ class _Parser:
                 raise self.unsupported(f"inline flag '{flag}'",
                                        "only the i and s flags are supported", offset + i)
 
-    def parse_alternation(self, at_start: bool) -> tuple[int, bool]:
-        """Returns the expression and whether every branch ended with ``$``."""
+    def parse_alternation(self, at_start: bool) -> tuple[int, int | None]:
+        """Returns the expression and the offset of a ``$`` that some branch ends with (else None).
+
+        One such branch is enough: ``(a$|b)c`` must not quietly match ``ac``.
+        """
         branches = []
-        all_anchored = True
+        dollar_at: int | None = None
         while True:
-            expr, anchored = self.parse_sequence(at_start)
+            expr, branch_dollar_at = self.parse_sequence(at_start)
             branches.append(expr)
-            all_anchored = all_anchored and anchored
+            dollar_at = branch_dollar_at if dollar_at is None else dollar_at
             if self.peek() != "|":
                 break
             self.pos += 1
-        return self.pool.alt(branches), all_anchored
+        return self.pool.alt(branches), dollar_at
 
-    def parse_sequence(self, at_start: bool) -> tuple[int, bool]:
+    def parse_sequence(self, at_start: bool) -> tuple[int, int | None]:
         items: list[int] = []
         end_anchor_at: int | None = None
         while not self.at_end() and self.peek() not in "|)":
@@ -150,6 +156,7 @@ class _Parser:
                 if not (at_start and not items):
                     raise self.unsupported("anchor ^ inside the pattern",
                                            "^ is only supported at the start", start)
+                self.carets.append(start)
                 self.reject_quantifier()
                 continue
             if ch == "$":
@@ -160,35 +167,37 @@ class _Parser:
             if end_anchor_at is not None:
                 raise self.unsupported("anchor $ inside the pattern",
                                        "$ is only supported at the end", end_anchor_at)
-            atom, anchored = self.parse_atom(at_start and not items)
-            atom = self.parse_quantifiers(atom, start)
+            carets_before = len(self.carets)
+            atom, dollar_at = self.parse_atom(at_start and not items)
+            caret_at = self.carets[-1] if len(self.carets) > carets_before else None
+            atom = self.parse_quantifiers(atom, dollar_at if dollar_at is not None else caret_at)
             items.append(atom)
-            if anchored:
-                end_anchor_at = start
-        return self.pool.concat_all(items), end_anchor_at is not None
+            if dollar_at is not None:
+                end_anchor_at = dollar_at
+        return self.pool.concat_all(items), end_anchor_at
 
     def reject_quantifier(self) -> None:
         if self.peek() and self.peek() in "*+?":
             raise self.error("nothing to repeat")
 
-    def parse_atom(self, at_start: bool) -> tuple[int, bool]:
+    def parse_atom(self, at_start: bool) -> tuple[int, int | None]:
         ch = self.peek()
         if ch == "(":
             return self.parse_group(at_start)
         if ch == "[":
-            return self.parse_class(), False
+            return self.parse_class(), None
         if ch == ".":
             self.pos += 1
             ranges = ((0, MAX_CODE_POINT),) if self.dotall else negate(((0x0A, 0x0A),))
-            return ranges_to_expr(self.pool, normalize(list(ranges))), False
+            return ranges_to_expr(self.pool, normalize(list(ranges))), None
         if ch == "\\":
-            return self.parse_escape(), False
+            return self.parse_escape(), None
         if ch in "*+?":
             raise self.error("nothing to repeat")
         if ch == "{" and self.looks_like_quantifier():
             raise self.error("nothing to repeat")
         self.pos += 1
-        return self.char_expr(ord(ch)), False
+        return self.char_expr(ord(ch)), None
 
     def char_expr(self, cp: int) -> int:
         return ranges_to_expr(self.pool, normalize(self.fold([(cp, cp)])))
@@ -206,23 +215,23 @@ class _Parser:
 
     # ----- groups -------------------------------------------------------------------------
 
-    def parse_group(self, at_start: bool) -> tuple[int, bool]:
+    def parse_group(self, at_start: bool) -> tuple[int, int | None]:
         open_at = self.pos
         self.pos += 1
         saved_flags = (self.ignore_case, self.dotall)
         if self.peek() == "?":
             if self.parse_group_prefix(open_at):
-                return EPSILON, False
+                return EPSILON, None
         self.depth += 1
         if self.depth > 200:
             raise self.unsupported("nesting deeper than 200 groups", "flatten the pattern", open_at)
-        expr, anchored = self.parse_alternation(at_start)
+        expr, dollar_at = self.parse_alternation(at_start)
         self.depth -= 1
         if self.peek() != ")":
             raise self.error("missing ), unterminated subpattern", open_at)
         self.pos += 1
         self.ignore_case, self.dotall = saved_flags
-        return expr, anchored
+        return expr, dollar_at
 
     def parse_group_prefix(self, open_at: int) -> bool:
         """Consume ``?...`` after ``(``; True when the group was a comment (already closed)."""
@@ -284,16 +293,16 @@ class _Parser:
             return None
         body = self.src[at + 1 : close]
         low_text, comma, high_text = body.partition(",")
-        if not low_text.isdigit() or not (high_text.isdigit() or high_text == ""):
-            if not (low_text == "" and comma and high_text.isdigit()):
-                return None
+        if not (set(low_text) <= ASCII_DIGITS and set(high_text) <= ASCII_DIGITS and (comma or low_text)):
+            return None
         low = int(low_text) if low_text else 0
         high = INF if comma and not high_text else int(high_text) if comma else low
         if consume:
             self.pos = close + 1
         return low, high
 
-    def parse_quantifiers(self, atom: int, atom_start: int) -> int:
+    def parse_quantifiers(self, atom: int, anchor_at: int | None) -> int:
+        """``anchor_at``: where the atom holds a ``^`` or ``$``, which only one repetition can match."""
         quantified = False
         while not self.at_end() and self.peek() in QUANTIFIER_CHARS:
             at = self.pos
@@ -310,6 +319,9 @@ class _Parser:
             if quantified:
                 raise self.error("multiple repeat", at)
             quantified = True
+            if anchor_at is not None and (high == INF or high > 1):
+                raise self.unsupported("anchor inside a repeated group",
+                                       "move ^ and $ out of the repetition", anchor_at)
             if self.peek() == "?":
                 self.pos += 1
             elif self.peek() == "+":
@@ -359,12 +371,12 @@ class _Parser:
         if ch == "c" and self.peek().isalpha():
             cp = ord(self.take()) % 32
             return ((cp, cp),)
-        if ch.isdigit():
+        if ch in "123456789":
             raise self.unsupported(f"backreference \\{ch}", "backreferences are not regular", start)
         if ch in UNSUPPORTED_ESCAPES:
             feature, advice = UNSUPPORTED_ESCAPES[ch]
             raise self.unsupported(feature, advice, start)
-        if ch.isalnum():
+        if ch.isascii() and ch.isalnum():
             raise self.error(f"bad escape \\{ch}", start)
         return ((ord(ch), ord(ch)),)
 

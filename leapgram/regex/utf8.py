@@ -85,13 +85,27 @@ def _split_point(start: int, end: int) -> int | None:
 
 
 def ranges_to_expr(pool: ExprPool, ranges: Ranges) -> int:
-    """The expression matching the UTF-8 encoding of one code point from ``ranges``."""
+    """The expression matching the UTF-8 encoding of one code point from ``ranges``.
+
+    The pool remembers the code point set of the result (``pool.char_ranges``), so that class
+    inclusion can later be decided on ranges instead of automata.
+    """
     branches = []
     for low, high in ranges:
         for seq in byte_sequences(low, high):
             parts = [pool.byteset(_range_mask(a, b)) for a, b in seq]
             branches.append(pool.concat_all(parts))
-    return pool.alt(branches)
+    expr = pool.alt(branches)
+    pool.char_ranges.setdefault(expr, ranges)
+    return expr
+
+
+def ranges_include(outer: Ranges, inner: Ranges) -> bool:
+    """Whether every code point of ``inner`` is in ``outer`` (both normalized)."""
+    for low, high in inner:
+        if not any(a <= low and high <= b for a, b in outer):
+            return False
+    return True
 
 
 def _range_mask(low: int, high: int) -> int:

@@ -1,0 +1,167 @@
+"""The slicer: skip walking parts of the trie that are known to be allowed wholesale.
+
+Masks are either small (cheap: the walk skips dead subtrees) or nearly full, and nearly full masks
+come from unconstrained stretches such as the body of a string. A *slice* is a class of tokens
+defined by a regex ``Y{1,n}`` with ``Y`` one character class (by default the JSON string
+characters ``[^"\\\\\\x00-\\x1F\\x7F]`` up to 10, up to 30 and any number of times). Each token
+belongs to the first slice whose regex it is a prefix of (``P(Y{1,n})``), or to the rest.
+
+At a lexer state ``L``, a slice's tokens are all allowed when ``Y{1,n} ⊆ P(L)`` (every string of
+the slice can be continued into ``L``). Then its precomputed mask is OR-ed in and its trie is not
+walked. The check is the under-approximation of ``docs/design/slicer.md``: some alternative of
+``L`` has the form ``X{m,k} T`` with ``Y ⊆ X`` (decided exactly by a search over pairs of
+derivatives, :meth:`ExprPool.is_subset`) and ``n <= k``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import BudgetExceededError
+from ..regex.dfa import LazyDfa
+from ..regex.expr import INF, K_CONCAT, K_OR, K_REPEAT, ExprPool
+from ..regex.syntax import parse_regex
+from ..regex.utf8 import Ranges, ranges_include, ranges_to_expr
+from ..vocab.trie import TokenTrie
+from ..vocab.vocabulary import Vocabulary
+from .walk import fill_dfa_mask
+
+JSON_STRING_CHAR = r'[^"\\\x00-\x1F\x7F]'
+DEFAULT_SLICES: tuple[tuple[str, int], ...] = ((JSON_STRING_CHAR, 10), (JSON_STRING_CHAR, 30), (JSON_STRING_CHAR, INF))
+
+
+@dataclass(frozen=True)
+class Slice:
+    """The tokens of one slice: ``char_regex`` repeated 1 to ``max_count`` times (INF: unbounded)."""
+
+    char_regex: str
+    max_count: int
+    mask: np.ndarray
+    trie: TokenTrie
+
+
+class SlicedVocabulary:
+    """A vocabulary split into slices plus the rest, each with its own trie and mask."""
+
+    def __init__(self, vocab: Vocabulary, full_trie: TokenTrie,
+                 definitions: tuple[tuple[str, int], ...] = DEFAULT_SLICES) -> None:
+        words = (vocab.size + 31) // 32
+        claimed = np.zeros(words, dtype=np.uint32)
+        slices = []
+        for char_regex, max_count in definitions:
+            members = _prefix_mask(full_trie, char_regex, max_count, words) & ~claimed
+            claimed |= members
+            slices.append(Slice(char_regex, max_count, members, TokenTrie(vocab, _ids(members, vocab.size))))
+        self.slices = tuple(slices)
+        rest = ~claimed
+        self.rest = TokenTrie(vocab, _ids(rest, vocab.size))
+
+
+def _prefix_mask(trie: TokenTrie, char_regex: str, max_count: int, words: int) -> np.ndarray:
+    pool = ExprPool()
+    dfa = LazyDfa(pool, pool.repeat(parse_regex(char_regex, pool), 1, max_count))
+    mask = np.zeros(words, dtype=np.uint32)
+    fill_dfa_mask(trie, dfa, dfa.initial, mask, np.zeros(trie.max_depth + 1, dtype=np.int32))
+    return mask
+
+
+def _ids(mask: np.ndarray, vocab_size: int) -> np.ndarray:
+    bits = np.unpackbits(mask.view(np.uint8), bitorder="little")[:vocab_size]
+    return np.flatnonzero(bits)
+
+
+@dataclass(frozen=True)
+class SliceClass:
+    """What the containment check needs of one slice: ``Y`` as code points, the bytes that can
+    start it, and the largest repeat count ``n``."""
+
+    char: Ranges
+    first_bytes: int
+    max_count: int
+
+
+def contained_slices(pool: ExprPool, state_expr: int, slices: tuple[SliceClass, ...]) -> tuple[bool, ...]:
+    """For each slice ``Y{1,n}``, whether it is contained in the prefixes of ``state_expr``
+    (under-approximated: see the module docstring)."""
+    found = [False] * len(slices)
+    alternatives = pool.args[state_expr] if pool.kind[state_expr] == K_OR else (state_expr,)
+    for alt in alternatives:
+        head, tail = pool.args[alt] if pool.kind[alt] == K_CONCAT else (alt, None)
+        if pool.kind[head] != K_REPEAT:
+            continue
+        inner, _, high = pool.args[head]
+        starts = pool.first_bytes(inner)
+        for k, slice_ in enumerate(slices):
+            if found[k] or slice_.first_bytes & ~starts:
+                continue
+            if high != INF and (slice_.max_count == INF or slice_.max_count > high):
+                continue
+            found[k] = _is_char_subset(pool, slice_.char, inner, alt, tail)
+    return tuple(found)
+
+
+def _is_char_subset(pool: ExprPool, char: Ranges, inner: int, alt: int, tail: int | None) -> bool:
+    try:
+        if pool.is_empty(alt) or (tail is not None and pool.is_empty(tail)):
+            return False
+        outer = pool.char_ranges.get(inner)
+        if outer is not None:
+            return ranges_include(outer, char)
+        return pool.is_subset(ranges_to_expr(pool, char), inner)
+    except BudgetExceededError:
+        return False
+
+
+class SliceChecker:
+    """Per compiled grammar: which slices are contained at which DFA state (cached per state).
+
+    The sliced vocabulary is built (once per vocabulary, by ``get_sliced``) only when some state
+    first contains a slice, so grammars that never allow a slice never pay for it.
+    """
+
+    def __init__(self, dfa: LazyDfa, get_sliced: Callable[[], SlicedVocabulary],
+                 definitions: tuple[tuple[str, int], ...] = DEFAULT_SLICES) -> None:
+        self.dfa = dfa
+        self.get_sliced = get_sliced
+        self.slices = tuple(slice_class(char_regex, count) for char_regex, count in definitions)
+        self._contained: dict[int, tuple[bool, ...]] = {}
+
+    def contained(self, state: int) -> tuple[bool, ...]:
+        """For each slice, whether all its tokens are allowed at ``state``."""
+        found = self._contained.get(state)
+        if found is None:
+            pool = self.dfa.pool
+            with pool.lock:
+                found = contained_slices(pool, self.dfa.expr_of(state), self.slices)
+            self._contained[state] = found
+        return found
+
+    def fill(self, full_trie: TokenTrie, state: int, mask: np.ndarray, stack: np.ndarray) -> None:
+        """Like :func:`fill_dfa_mask` over ``full_trie``, skipping the contained slices."""
+        contained = self.contained(state)
+        if not any(contained):
+            fill_dfa_mask(full_trie, self.dfa, state, mask, stack)
+            return
+        sliced = self.get_sliced()
+        for slice_, inside in zip(sliced.slices, contained):
+            if inside:
+                mask |= slice_.mask
+            else:
+                fill_dfa_mask(slice_.trie, self.dfa, state, mask, stack)
+        fill_dfa_mask(sliced.rest, self.dfa, state, mask, stack)
+
+
+@functools.lru_cache(maxsize=64)
+def slice_class(char_regex: str, max_count: int) -> SliceClass:
+    """The :class:`SliceClass` of ``char_regex{1,max_count}``; ``char_regex`` must be one
+    character class such as ``[^"\\\\]``."""
+    pool = ExprPool()
+    expr = parse_regex(char_regex, pool)
+    ranges = pool.char_ranges.get(expr)
+    if ranges is None:
+        raise ValueError(f"slice regex {char_regex!r} is not a single character class")
+    return SliceClass(ranges, pool.first_bytes(expr), max_count)

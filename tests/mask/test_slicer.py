@@ -1,0 +1,107 @@
+"""The slicer never changes a mask; it only skips walking what it proved allowed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from leapgram import Grammar, Matcher, Vocabulary, compile
+from leapgram.compiler import sliced_vocabulary, token_trie
+from leapgram.mask.slicer import DEFAULT_SLICES, JSON_STRING_CHAR, contained_slices, slice_class
+from leapgram.regex import ExprPool, parse_regex
+from leapgram.regex.expr import INF
+
+from mask_helpers import walk_to
+
+SLICES = tuple(slice_class(char, count) for char, count in DEFAULT_SLICES)
+STRINGY = [
+    r'"[^"\\]*"',
+    r'"([^"\\]|\\["\\/bfnrt])*"',
+    r'"[^"\\\x00-\x1f]{0,20}"',
+    r'"[a-z ]*"',
+    r".*",
+    r"(.{0,12}|[0-9]+)x",
+    r"[^\n]{5,40}\n",
+    r"(?s).*",
+]
+
+
+def contained(pattern: str, prefix: bytes = b"") -> tuple[bool, ...]:
+    pool = ExprPool()
+    expr = pool.derivative_bytes(parse_regex(pattern, pool), prefix)
+    return contained_slices(pool, expr, SLICES)
+
+
+@pytest.mark.parametrize("pattern, prefix, expected", [
+    (r'"[^"\\]*"', b'"', (True, True, True)),
+    (r'"[^"\\]*"', b"", (False, False, False)),
+    (r'"[^"\\]{0,20}"', b'"', (True, False, False)),
+    (r'"[^"\\]{0,30}"', b'"abc', (True, False, False)),
+    (r'"[^"\\]{0,40}"', b'"', (True, True, False)),
+    (r".*", b"", (True, True, True)),
+    (r"[a-z]*", b"", (False, False, False)),
+    (r"[^\x00-\x08]*", b"", (True, True, True)),
+    (r"[^é]*", b"", (False, False, False)),
+    (r'(\d+|[^"]*)', b"", (True, True, True)),
+    (r"x.*", b"x", (True, True, True)),
+])
+def test_containment_decisions(pattern, prefix, expected):
+    assert contained(pattern, prefix) == expected
+
+
+def test_is_subset_exact_on_expressions():
+    pool = ExprPool()
+    dot = parse_regex(".", pool)
+    json_char = parse_regex(JSON_STRING_CHAR, pool)
+    word = parse_regex(r"\w", pool)
+    alt = parse_regex(r"(é|[a-z]|[^a-z])", pool)
+    assert pool.is_subset(json_char, dot) and not pool.is_subset(dot, json_char)
+    assert pool.is_subset(word, dot) and not pool.is_subset(json_char, word)
+    assert pool.is_subset(dot, alt) and pool.is_subset(alt, parse_regex("(?s).", pool))
+
+
+def test_slices_partition_the_vocabulary(llama3_vocab):
+    sliced = sliced_vocabulary(llama3_vocab)
+    words = (llama3_vocab.size + 31) // 32
+    total = np.zeros(words, dtype=np.uint32)
+    for slice_ in sliced.slices:
+        assert not (total & slice_.mask).any(), "slices are disjoint"
+        total |= slice_.mask
+    in_slices = int(np.unpackbits(total.view(np.uint8)).sum())
+    trie_tokens = lambda trie: int((trie.node_token >= 0).sum()) + len(trie.dup_other)  # noqa: E731
+    assert in_slices == sum(trie_tokens(s.trie) for s in sliced.slices)
+    assert in_slices + trie_tokens(sliced.rest) == trie_tokens(token_trie(llama3_vocab))
+    assert in_slices > 0.9 * llama3_vocab.size
+
+
+def masks_with_and_without_slicer(vocab: Vocabulary, pattern: str, seed: int, steps: int):
+    sliced = Matcher(compile(Grammar.from_regex(pattern), vocab, use_slicer=True))
+    plain = Matcher(compile(Grammar.from_regex(pattern), vocab, use_slicer=False))
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        yield sliced.compute_mask(), plain.compute_mask()
+        taken = walk_to(plain, vocab, rng, 1)
+        if not taken:
+            break
+        assert sliced.consume_token(taken[0])
+
+
+@pytest.mark.parametrize("pattern", STRINGY)
+def test_slicer_masks_equal_plain_masks_llama3(llama3_vocab, pattern):
+    for with_slicer, without in masks_with_and_without_slicer(llama3_vocab, pattern, 7, 5):
+        assert np.array_equal(with_slicer, without), pattern
+
+
+@pytest.mark.parametrize("pattern", STRINGY)
+def test_slicer_masks_equal_plain_masks_small(small_vocab, pattern):
+    for with_slicer, without in masks_with_and_without_slicer(small_vocab, pattern, 8, 6):
+        assert np.array_equal(with_slicer, without), pattern
+
+
+def test_bounded_string_uses_only_short_slice(llama3_vocab):
+    compiled = compile(Grammar.from_regex(r'"[^"\\]{0,15}"'), llama3_vocab)
+    matcher = Matcher(compiled)
+    assert matcher.consume_token(llama3_vocab.encode(b'"')[0])
+    state = matcher._states[-1]
+    assert compiled.slicer.contained(state) == (True, False, False)
+    assert INF == SLICES[2].max_count
