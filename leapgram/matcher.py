@@ -157,15 +157,19 @@ class Matcher:
         """Write the allowed next tokens into row ``index`` of ``bitmask`` (int32, C-contiguous,
         shape ``(batch, >= ceil(vocab_size / 32))``). EOS is allowed exactly when accepting."""
         row = self._bitmask_row(bitmask, index)
-        row[:] = 0
         words = self.compiled.words
-        if self._error is None and not self._terminated:
+        allow_eos = self._terminated or self._error is not None
+        if not allow_eos:
             try:
                 row[:words] = self.compiled.state_mask(self._states[-1])
+                allow_eos = self.compiled.dfa.is_accepting(self._states[-1])
             except LeapgramError as exc:
                 self._error = str(exc)
-                row[:] = 0
-        if self._terminated or self._error is not None or self.is_accepting():
+                allow_eos = True
+        if allow_eos and (self._terminated or self._error is not None):
+            row[:words] = 0
+        row[words:] = 0
+        if allow_eos:
             for eos in self._eos:
                 row[eos >> 5] |= np.uint32(1 << (eos & 31))
 

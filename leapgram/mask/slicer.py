@@ -88,6 +88,9 @@ def contained_slices(pool: ExprPool, state_expr: int, slices: tuple[SliceClass, 
     """For each slice ``Y{1,n}``, whether it is contained in the prefixes of ``state_expr``
     (under-approximated: see the module docstring)."""
     found = [False] * len(slices)
+    starts = pool.first_bytes(state_expr)
+    if all(slice_.first_bytes & ~starts for slice_ in slices):
+        return tuple(found)
     alternatives = pool.args[state_expr] if pool.kind[state_expr] == K_OR else (state_expr,)
     for alt in alternatives:
         head, tail = pool.args[alt] if pool.kind[alt] == K_CONCAT else (alt, None)

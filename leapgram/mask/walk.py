@@ -16,6 +16,8 @@ def fill_dfa_mask(trie: TokenTrie, dfa: LazyDfa, state: int, mask: np.ndarray, s
     rows are filled in Python between kernel calls, one row per stop.
     """
     state_stack[0] = state
+    if dfa.trans[state, 0] < 0:
+        dfa.fill_row(state)
     start = 1
     n = trie.num_nodes
     while True:
