@@ -10,8 +10,8 @@ import numpy as np
 
 from .grammars import Grammar
 from .limits import DEFAULT_LIMITS, Limits
-from .mask.slicer import SlicedVocabulary, SliceChecker
-from .mask.walk import fill_dfa_mask
+from .mask.engines import CfgEngine, RegexEngine
+from .mask.slicer import SlicedVocabulary
 from .regex.dfa import LazyDfa
 from .vocab.trie import TokenTrie
 from .vocab.vocabulary import Vocabulary
@@ -48,8 +48,9 @@ def sliced_vocabulary(vocab: Vocabulary) -> SlicedVocabulary:
 class CompiledGrammar:
     """A grammar bound to a vocabulary: immutable from outside and shareable across threads.
 
-    Internal tables (the lazy DFA, a bounded cache of masks) grow under a lock as matchers
-    explore new states.
+    Internal tables (the lazy lexer DFA, parser charts, a bounded cache of masks) grow under a
+    lock as matchers explore new states. ``engine`` is a :class:`RegexEngine` for a grammar that
+    is one regular expression and a :class:`CfgEngine` otherwise.
     """
 
     def __init__(self, grammar: Grammar, vocab: Vocabulary, limits: Limits, *, use_slicer: bool = True) -> None:
@@ -58,27 +59,36 @@ class CompiledGrammar:
         self.limits = limits
         self.trie = token_trie(vocab)
         self.words = bitmask_words(vocab.size)
-        self.dfa = LazyDfa(grammar.ir.pool, grammar.ir.start_expr, limits)
-        self.slicer = SliceChecker(self.dfa, lambda: sliced_vocabulary(vocab)) if use_slicer else None
+        slicer_source = (lambda: sliced_vocabulary(vocab)) if use_slicer else None
+        engine_class = RegexEngine if grammar.ir.is_regex else CfgEngine
+        self.engine: RegexEngine | CfgEngine = engine_class(grammar.ir, self.trie, limits, slicer_source)
         self.eos_token_ids = np.array(vocab.eos_token_ids, dtype=np.int64)
-        self._masks: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._masks: OrderedDict[object, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def state_mask(self, state: int) -> np.ndarray:
-        """uint32 words of the tokens (EOS excluded) allowed in DFA ``state``; do not modify."""
+    @property
+    def dfa(self) -> LazyDfa:
+        """The lexer DFA of a regex grammar (for tests and benchmarks)."""
+        if not isinstance(self.engine, RegexEngine):
+            raise AttributeError("only regex grammars have a single DFA")
+        return self.engine.dfa
+
+    @property
+    def slicer(self):
+        return self.engine.slicer
+
+    def state_mask(self, state) -> np.ndarray:
+        """uint32 words of the tokens (EOS excluded) allowed in ``state``; do not modify."""
+        key = self.engine.mask_key(state)
         with self._lock:
-            cached = self._masks.get(state)
+            cached = self._masks.get(key)
             if cached is not None:
-                self._masks.move_to_end(state)
+                self._masks.move_to_end(key)
                 return cached
         mask = np.zeros(self.words, dtype=np.uint32)
-        stack = np.zeros(self.trie.max_depth + 1, dtype=np.int32)
-        if self.slicer is None:
-            fill_dfa_mask(self.trie, self.dfa, state, mask, stack)
-        else:
-            self.slicer.fill(self.trie, state, mask, stack)
+        self.engine.fill_mask(state, mask)
         with self._lock:
-            self._masks[state] = mask
+            self._masks[key] = mask
             while len(self._masks) > self.limits.max_cached_masks:
                 self._masks.popitem(last=False)
         return mask

@@ -28,6 +28,22 @@ class Grammar:
         ir = regex_to_ir(pattern, ignore_case=ignore_case, dotall=dotall, limits=limits or DEFAULT_LIMITS)
         return cls(ir, kind="regex", source=pattern, options=(ignore_case, dotall))
 
+    @classmethod
+    def from_lark(cls, text: str, *, start: str = "start", limits: Limits | None = None) -> Grammar:
+        """A context-free grammar in Lark syntax (rules, terminals, ``%ignore``, ``%import common``)."""
+        from .frontends.lark import lark_to_ir
+
+        ir = lark_to_ir(text, start=start, limits=limits or DEFAULT_LIMITS)
+        return cls(ir, kind="lark", source=text, options=(start,))
+
+    @classmethod
+    def from_gbnf(cls, text: str, *, start: str = "root", limits: Limits | None = None) -> Grammar:
+        """A context-free grammar in llama.cpp's GBNF syntax."""
+        from .frontends.gbnf import gbnf_to_ir
+
+        ir = gbnf_to_ir(text, start=start, limits=limits or DEFAULT_LIMITS)
+        return cls(ir, kind="gbnf", source=text, options=(start,))
+
     def __repr__(self) -> str:
         text = self.source if len(self.source) <= 60 else self.source[:57] + "..."
         return f"Grammar.from_{self.kind}({text!r})"

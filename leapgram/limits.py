@@ -20,6 +20,8 @@ class Limits:
     * ``max_emptiness_steps`` (default 20,000): derivative states explored to prove that a regex
       with intersection or complement matches nothing (about 5 µs each).
     * ``max_repeat`` (default 10,000): the largest bound allowed in ``{m,n}``.
+    * ``max_earley_items`` (default 50,000): items in one Earley row (about 1 µs each to
+      compute); long right-recursive lists are what grows rows, so the builder uses left recursion.
     * ``max_cached_masks`` (default 1,024): token masks kept per compiled grammar, keyed by
       lexer state; each costs ``vocab_size / 8`` bytes (16 KB for Llama-3).
     """
@@ -29,6 +31,7 @@ class Limits:
     max_emptiness_steps: int = 20_000
     max_repeat: int = 10_000
     max_cached_masks: int = 1_024
+    max_earley_items: int = 50_000
 
 
 DEFAULT_LIMITS = Limits()

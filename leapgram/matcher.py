@@ -16,7 +16,9 @@ import numpy as np
 
 from .compiler import CompiledGrammar
 from .errors import LeapgramError
-from .regex.dfa import DEAD
+
+
+_TERMINATED = object()
 
 
 class Matcher:
@@ -34,7 +36,7 @@ class Matcher:
 
     def reset(self) -> None:
         """Back to the start, as if no token had been consumed."""
-        self._states: list[int] = [self.compiled.dfa.initial]
+        self._states: list[object] = [self.compiled.engine.initial]
         self._tokens: list[int] = []
         self._terminated = False
         self._error: str | None = None
@@ -57,7 +59,7 @@ class Matcher:
 
     def is_accepting(self) -> bool:
         """Whether the output so far is complete (EOS would be allowed)."""
-        return self._error is None and not self._terminated and self.compiled.dfa.is_accepting(self._states[-1])
+        return self._error is None and not self._terminated and self.compiled.engine.is_accepting(self._states[-1])
 
     # ----- consuming ----------------------------------------------------------------------
 
@@ -83,22 +85,22 @@ class Matcher:
         count = 0
         state = self._states[-1]
         terminated = self._terminated
-        dfa = self.compiled.dfa
+        engine = self.compiled.engine
         for token_id in token_ids:
             token_id = self._check_token(token_id)
             if terminated:
                 break
-            if token_id in self._eos:
-                if not dfa.is_accepting(state):
-                    break
-                terminated = True
-            else:
-                try:
+            try:
+                if token_id in self._eos:
+                    if not engine.is_accepting(state):
+                        break
+                    terminated = True
+                else:
                     state = self._next_state(state, token_id)
-                except LeapgramError:
-                    break
-                if state == DEAD:
-                    break
+                    if state is None:
+                        break
+            except LeapgramError:
+                break
             count += 1
         return count
 
@@ -109,34 +111,34 @@ class Matcher:
         if num_tokens:
             del self._tokens[-num_tokens:]
             del self._states[len(self._tokens) + 1 :]
-        self._terminated = self._states[-1] == -1
+        self._terminated = self._states[-1] is _TERMINATED
         self._error = None
 
     def _advance(self, token_id: int) -> str | None:
         if self._terminated:
             return f"token {token_id} after the end of the output (EOS was consumed)"
         state = self._states[-1]
-        if token_id in self._eos:
-            if not self.compiled.dfa.is_accepting(state):
-                return f"EOS token {token_id} before the output is complete"
-            self._tokens.append(token_id)
-            self._states.append(-1)
-            self._terminated = True
-            return None
         try:
+            if token_id in self._eos:
+                if not self.compiled.engine.is_accepting(state):
+                    return f"EOS token {token_id} before the output is complete"
+                self._tokens.append(token_id)
+                self._states.append(_TERMINATED)
+                self._terminated = True
+                return None
             new_state = self._next_state(state, token_id)
         except LeapgramError as exc:
             return str(exc)
-        if new_state == DEAD:
+        if new_state is None:
             return f"token {token_id} {self._describe(token_id)} not allowed here"
         self._tokens.append(token_id)
         self._states.append(new_state)
         return None
 
-    def _next_state(self, state: int, token_id: int) -> int:
+    def _next_state(self, state: object, token_id: int) -> object | None:
         if self.compiled.vocab.is_special(token_id):
-            return DEAD
-        return self.compiled.dfa.run(state, self.compiled.vocab.token_bytes(token_id))
+            return None
+        return self.compiled.engine.advance(state, self.compiled.vocab.token_bytes(token_id))
 
     def _describe(self, token_id: int) -> str:
         data = self.compiled.vocab.token_bytes(token_id)
@@ -162,7 +164,7 @@ class Matcher:
         if not allow_eos:
             try:
                 row[:words] = self.compiled.state_mask(self._states[-1])
-                allow_eos = self.compiled.dfa.is_accepting(self._states[-1])
+                allow_eos = self.compiled.engine.is_accepting(self._states[-1])
             except LeapgramError as exc:
                 self._error = str(exc)
                 allow_eos = True

@@ -1,5 +1,7 @@
-"""The one intermediate form every front end compiles to."""
+"""The one intermediate form every front end compiles to, and its builder."""
 
-from .ir import GrammarIR, Lexeme
+from .builder import GrammarBuilder, nullable_nonterminals, productive_nonterminals
+from .ir import GrammarIR, Lexeme, Rule, is_lexeme, lexeme_index, lexeme_symbol
 
-__all__ = ["GrammarIR", "Lexeme"]
+__all__ = ["GrammarBuilder", "GrammarIR", "Lexeme", "Rule", "is_lexeme", "lexeme_index", "lexeme_symbol",
+           "nullable_nonterminals", "productive_nonterminals"]

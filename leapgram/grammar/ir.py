@@ -1,7 +1,13 @@
-"""The grammar intermediate form: lexemes (regex expressions in one pool) and rules over them.
+"""The grammar intermediate form: lexemes (regexes in one pool) and rules over them.
 
-For now a grammar is a single lexeme that must match the whole output (a regular expression);
-rules over lexemes come with the context-free front ends.
+Every front end (regex, Lark, GBNF, JSON Schema) produces a :class:`GrammarIR` through
+:class:`leapgram.grammar.builder.GrammarBuilder`; the parser and the mask code see nothing else.
+
+Symbols are integers: a nonterminal is its index ``k >= 0``; lexeme ``j`` is ``~j`` (negative).
+Lexemes never match the empty string (the builder rewrites a nullable lexeme into an optional
+one). The lexer is greedy over the lexemes the parser allows next: a lexeme ends when the next
+byte cannot extend any allowed lexeme. ``ignore`` lexemes (``%ignore WS``) may occur between any
+two lexemes and are not seen by the parser.
 """
 
 from __future__ import annotations
@@ -11,22 +17,79 @@ from dataclasses import dataclass
 from ..regex.expr import ExprPool
 
 
+def lexeme_symbol(index: int) -> int:
+    """The symbol of lexeme ``index``."""
+    return ~index
+
+
+def is_lexeme(symbol: int) -> bool:
+    return symbol < 0
+
+
+def lexeme_index(symbol: int) -> int:
+    """The lexeme index of a lexeme symbol."""
+    return ~symbol
+
+
 @dataclass(frozen=True)
 class Lexeme:
-    """A named regular expression; ``expr`` lives in the grammar's pool."""
+    """A named regular expression; ``expr`` lives in the grammar's pool and is not nullable."""
 
     name: str
     expr: int
 
 
 @dataclass(frozen=True)
+class Rule:
+    """``lhs -> rhs``: a nonterminal index and a sequence of symbols (possibly empty)."""
+
+    lhs: int
+    rhs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class GrammarIR:
-    """Lexemes in one expression pool. ``start`` is the lexeme the whole output must match."""
+    """Lexemes and rules in one expression pool, with a start nonterminal.
+
+    A regular expression is the grammar ``start -> lexeme0`` with no ignored lexemes
+    (:attr:`is_regex`); the compiler gives such grammars a faster path with no parser, and only
+    there may the lexeme match the empty string.
+    """
 
     pool: ExprPool
     lexemes: tuple[Lexeme, ...]
+    nonterminals: tuple[str, ...] = ("start",)
+    rules: tuple[Rule, ...] = (Rule(0, (~0,)),)
     start: int = 0
+    ignore: tuple[int, ...] = ()
+
+    @property
+    def is_regex(self) -> bool:
+        """Whether the whole grammar is one lexeme (no parser needed)."""
+        return (not self.ignore and len(self.rules) == 1 and self.rules[0].lhs == self.start
+                and len(self.rules[0].rhs) == 1 and is_lexeme(self.rules[0].rhs[0]))
 
     @property
     def start_expr(self) -> int:
-        return self.lexemes[self.start].expr
+        """For a regex grammar, the expression the whole output must match."""
+        if not self.is_regex:
+            raise ValueError("start_expr is only defined for regex grammars")
+        return self.lexemes[lexeme_index(self.rules[0].rhs[0])].expr
+
+    def symbol_name(self, symbol: int) -> str:
+        """Readable name of a symbol, for error messages."""
+        if is_lexeme(symbol):
+            return self.lexemes[lexeme_index(symbol)].name
+        return self.nonterminals[symbol]
+
+    def describe(self) -> str:
+        """The rules in a readable, BNF-like form."""
+        lines = []
+        for rule in self.rules:
+            rhs = " ".join(self.symbol_name(s) for s in rule.rhs) or "ε"
+            lines.append(f"{self.nonterminals[rule.lhs]} -> {rhs}")
+        for lexeme in self.lexemes:
+            lines.append(f"{lexeme.name} = /{self.pool.describe(lexeme.expr)}/")
+        if self.ignore:
+            lines.append("%ignore " + " ".join(self.lexemes[i].name for i in self.ignore))
+        return "\n".join(lines)

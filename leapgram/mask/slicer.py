@@ -120,15 +120,19 @@ def _is_char_subset(pool: ExprPool, char: Ranges, inner: int, alt: int, tail: in
 
 
 class SliceChecker:
-    """Per compiled grammar: which slices are contained at which DFA state (cached per state).
+    """Per compiled grammar: which slices are contained at which lexer state (cached per state).
 
-    The sliced vocabulary is built (once per vocabulary, by ``get_sliced``) only when some state
-    first contains a slice, so grammars that never allow a slice never pay for it.
+    ``exprs_of(state)`` gives the expressions still alive in a lexer state; a slice is contained
+    when it is contained in the prefixes of any of them (every byte of its tokens then keeps that
+    lexeme alive). The sliced vocabulary is built (once per vocabulary, by ``get_sliced``) only
+    when some state first contains a slice, so grammars that never allow one never pay for it.
     """
 
-    def __init__(self, dfa: LazyDfa, get_sliced: Callable[[], SlicedVocabulary],
+    def __init__(self, pool: ExprPool, exprs_of: Callable[[int], tuple[int, ...]],
+                 get_sliced: Callable[[], SlicedVocabulary],
                  definitions: tuple[tuple[str, int], ...] = DEFAULT_SLICES) -> None:
-        self.dfa = dfa
+        self.pool = pool
+        self.exprs_of = exprs_of
         self.get_sliced = get_sliced
         self.slices = tuple(slice_class(char_regex, count) for char_regex, count in definitions)
         self._contained: dict[int, tuple[bool, ...]] = {}
@@ -137,25 +141,28 @@ class SliceChecker:
         """For each slice, whether all its tokens are allowed at ``state``."""
         found = self._contained.get(state)
         if found is None:
-            pool = self.dfa.pool
-            with pool.lock:
-                found = contained_slices(pool, self.dfa.expr_of(state), self.slices)
+            with self.pool.lock:
+                found = tuple([False] * len(self.slices))
+                for expr in self.exprs_of(state):
+                    here = contained_slices(self.pool, expr, self.slices)
+                    found = tuple(a or b for a, b in zip(found, here))
             self._contained[state] = found
         return found
 
-    def fill(self, full_trie: TokenTrie, state: int, mask: np.ndarray, stack: np.ndarray) -> None:
-        """Like :func:`fill_dfa_mask` over ``full_trie``, skipping the contained slices."""
+    def fill(self, state: int, full_trie: TokenTrie, mask: np.ndarray, walk: Callable[[TokenTrie], None]) -> None:
+        """OR the masks of the slices contained at ``state`` into ``mask`` and ``walk`` the tries
+        of the others and of the rest; with no slice contained, ``walk`` the full trie."""
         contained = self.contained(state)
         if not any(contained):
-            fill_dfa_mask(full_trie, self.dfa, state, mask, stack)
+            walk(full_trie)
             return
         sliced = self.get_sliced()
         for slice_, inside in zip(sliced.slices, contained):
             if inside:
                 mask |= slice_.mask
             else:
-                fill_dfa_mask(slice_.trie, self.dfa, state, mask, stack)
-        fill_dfa_mask(sliced.rest, self.dfa, state, mask, stack)
+                walk(slice_.trie)
+        walk(sliced.rest)
 
 
 @functools.lru_cache(maxsize=64)

@@ -87,7 +87,7 @@ class LazyDfa:
             parts = self.pool.byte_classes(expr)
             targets = np.array([self._state_of(derivative(expr, (part & -part).bit_length() - 1)) for part in parts],
                                dtype=np.int32)
-            row = targets[_class_index(parts)]
+            row = targets[class_index(parts)]
             trans = self.trans
             trans[state, 1:] = row[1:]
             trans[state, 0] = row[0]
@@ -115,7 +115,7 @@ class LazyDfa:
 _CLASS_INDEX: dict[tuple[int, ...], np.ndarray] = {}
 
 
-def _class_index(parts: tuple[int, ...]) -> np.ndarray:
+def class_index(parts: tuple[int, ...]) -> np.ndarray:
     """For a partition of the bytes, the index of each byte's class (cached: partitions recur)."""
     found = _CLASS_INDEX.get(parts)
     if found is None:

@@ -1,0 +1,193 @@
+"""The one builder every front end targets."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..errors import GrammarError
+from ..limits import DEFAULT_LIMITS, Limits
+from ..regex.expr import EPSILON, INF, ExprPool
+from ..regex.syntax import parse_regex
+from .ir import GrammarIR, Lexeme, Rule, lexeme_symbol
+
+
+class GrammarBuilder:
+    """Collects lexemes and rules, then checks and freezes them into a :class:`GrammarIR`.
+
+    Lexemes with the same expression share one symbol. A lexeme that matches the empty string is
+    split into its non-empty part, made optional (the lexer never produces empty lexemes).
+    Repetition helpers (:meth:`star`, :meth:`plus`, :meth:`repeat`) use left recursion, which an
+    Earley parser handles with rows of constant size.
+    """
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS, pool: ExprPool | None = None) -> None:
+        self.pool = pool or ExprPool(limits)
+        self.limits = limits
+        self._lexemes: list[Lexeme] = []
+        self._lexeme_of_expr: dict[int, int] = {}
+        self._nonterminals: list[str] = []
+        self._nonterminal_of_name: dict[str, int] = {}
+        self._rules: list[Rule] = []
+        self._rule_set: set[Rule] = set()
+        self._ignore: list[int] = []
+        self._fresh = 0
+        self._defined: set[int] = set()
+
+    # ----- symbols ------------------------------------------------------------------------
+
+    def nonterminal(self, name: str) -> int:
+        """The nonterminal called ``name`` (created on first use)."""
+        found = self._nonterminal_of_name.get(name)
+        if found is None:
+            found = len(self._nonterminals)
+            self._nonterminals.append(name)
+            self._nonterminal_of_name[name] = found
+        return found
+
+    def fresh_nonterminal(self, hint: str) -> int:
+        """A new nonterminal with a unique name derived from ``hint``."""
+        self._fresh += 1
+        return self.nonterminal(f"{hint}#{self._fresh}")
+
+    def lexeme(self, name: str, expr: int) -> int:
+        """The symbol matching one ``expr`` lexeme (a nonterminal when ``expr`` is nullable)."""
+        if self.pool.nullable[expr]:
+            solid = self.pool.intersect([expr, self.pool.complement(EPSILON)])
+            if self.pool.is_empty(solid):
+                return self.sequence([], hint=name)
+            return self.optional([self.lexeme(name, solid)], hint=name)
+        found = self._lexeme_of_expr.get(expr)
+        if found is None:
+            found = len(self._lexemes)
+            self._lexemes.append(Lexeme(name, expr))
+            self._lexeme_of_expr[expr] = found
+        return lexeme_symbol(found)
+
+    def literal(self, text: str | bytes, *, ignore_case: bool = False) -> int:
+        """The symbol matching exactly ``text`` (UTF-8)."""
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        if ignore_case:
+            expr = parse_regex(_escape(data.decode("utf-8")), self.pool, ignore_case=True)
+        else:
+            expr = self.pool.literal(data)
+        name = repr(data.decode("utf-8", "replace"))
+        return self.lexeme(name, expr)
+
+    def regex(self, pattern: str, *, name: str | None = None, ignore_case: bool = False,
+              dotall: bool = False) -> int:
+        """The symbol matching ``pattern``; regex errors propagate as :class:`GrammarError`."""
+        expr = parse_regex(pattern, self.pool, ignore_case=ignore_case, dotall=dotall)
+        return self.lexeme(name or f"/{pattern}/", expr)
+
+    # ----- rules --------------------------------------------------------------------------
+
+    def rule(self, lhs: int, rhs: Sequence[int]) -> None:
+        """Add ``lhs -> rhs`` (duplicates are dropped)."""
+        rule = Rule(lhs, tuple(rhs))
+        self._defined.add(lhs)
+        if rule not in self._rule_set:
+            self._rule_set.add(rule)
+            self._rules.append(rule)
+
+    def sequence(self, items: Sequence[int], *, hint: str = "seq") -> int:
+        """A nonterminal for the sequence ``items``."""
+        nt = self.fresh_nonterminal(hint)
+        self.rule(nt, items)
+        return nt
+
+    def choice(self, alternatives: Sequence[Sequence[int]], *, hint: str = "alt") -> int:
+        """A nonterminal for ``alt0 | alt1 | ...``."""
+        nt = self.fresh_nonterminal(hint)
+        for alt in alternatives:
+            self.rule(nt, alt)
+        return nt
+
+    def optional(self, items: Sequence[int], *, hint: str = "opt") -> int:
+        """``items?``"""
+        return self.choice([items, []], hint=hint)
+
+    def star(self, items: Sequence[int], *, hint: str = "star") -> int:
+        """``items*`` as ``X -> X items | ε``."""
+        nt = self.fresh_nonterminal(hint)
+        self.rule(nt, [nt, *items])
+        self.rule(nt, [])
+        return nt
+
+    def plus(self, items: Sequence[int], *, hint: str = "plus") -> int:
+        """``items+`` as ``X -> X items | items``."""
+        nt = self.fresh_nonterminal(hint)
+        self.rule(nt, [nt, *items])
+        self.rule(nt, items)
+        return nt
+
+    def repeat(self, items: Sequence[int], low: int, high: int = INF, *, hint: str = "rep") -> int:
+        """``items{low,high}`` (``high == INF``: unbounded)."""
+        if low < 0 or (high != INF and high < low):
+            raise ValueError(f"bad repeat bounds {low}..{high}")
+        if max(low, 0 if high == INF else high) > self.limits.max_repeat:
+            raise ValueError(f"repeat bound above Limits.max_repeat={self.limits.max_repeat}")
+        required = [sym for _ in range(low) for sym in items]
+        if high == INF:
+            return self.sequence([*required, self.star(items, hint=hint)], hint=hint)
+        tail: list[int] = []
+        for _ in range(high - low):
+            tail = [self.optional([*items, *tail], hint=hint)]
+        return self.sequence([*required, *tail], hint=hint)
+
+    def ignore(self, expr: int, name: str = "%ignore") -> None:
+        """Allow ``expr`` between any two lexemes, invisible to the parser."""
+        if self.pool.nullable[expr]:
+            expr = self.pool.intersect([expr, self.pool.complement(EPSILON)])
+        if self.pool.is_empty(expr):
+            return
+        index = len(self._lexemes)
+        self._lexemes.append(Lexeme(name, expr))
+        self._ignore.append(index)
+
+    # ----- freezing -----------------------------------------------------------------------
+
+    def build(self, start: int) -> GrammarIR:
+        """Check the grammar and freeze it; ``start`` is the start nonterminal.
+
+        Raises :class:`GrammarError` for a nonterminal used but never defined, or a start symbol
+        that derives no string.
+        """
+        used = {s for rule in self._rules for s in rule.rhs if s >= 0} | {start}
+        undefined = sorted(used - self._defined)
+        if undefined:
+            names = ", ".join(self._nonterminals[n] for n in undefined)
+            raise GrammarError(f"rule used but never defined: {names}")
+        if start not in productive_nonterminals(self._rules):
+            raise GrammarError(f"start rule {self._nonterminals[start]} derives no string")
+        return GrammarIR(self.pool, tuple(self._lexemes), tuple(self._nonterminals), tuple(self._rules),
+                         start, tuple(self._ignore))
+
+
+def productive_nonterminals(rules: Sequence[Rule]) -> set[int]:
+    """Nonterminals that derive at least one string of lexemes."""
+    productive: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for rule in rules:
+            if rule.lhs not in productive and all(s < 0 or s in productive for s in rule.rhs):
+                productive.add(rule.lhs)
+                changed = True
+    return productive
+
+
+def nullable_nonterminals(rules: Sequence[Rule]) -> set[int]:
+    """Nonterminals that derive the empty sequence."""
+    nullable: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for rule in rules:
+            if rule.lhs not in nullable and all(s >= 0 and s in nullable for s in rule.rhs):
+                nullable.add(rule.lhs)
+                changed = True
+    return nullable
+
+
+def _escape(text: str) -> str:
+    return "".join("\\" + ch if ch in "\\^$.|?*+()[]{}/-" else ch for ch in text)

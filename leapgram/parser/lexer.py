@@ -1,0 +1,142 @@
+"""The lexer: one lazily built DFA over all lexemes of a grammar.
+
+A lexer state is the set of pairs ``(lexeme, remaining expression)`` still alive, as in the
+llguidance design: the transition by a byte takes the derivative of every expression and drops the
+dead ones. States where a lexeme has not started yet (*fresh* states, one per set of lexemes the
+parser allows) are kept apart from states reached by bytes, so "no lexeme in progress" is part of
+the state.
+
+The table layout is the one of :class:`leapgram.regex.dfa.LazyDfa` (int32 ``(capacity, 256)``,
+``-1`` unknown, ``0`` dead), so the same kernels read it; ``accepting[s]`` is 1 when some lexeme
+can end in state ``s``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import BudgetExceededError
+from ..grammar.ir import GrammarIR
+from ..limits import Limits
+from ..regex.dfa import DEAD, UNKNOWN, class_index
+from ..regex.expr import EMPTY
+
+Items = tuple[tuple[int, int], ...]
+
+
+class Lexer:
+    """Lexer DFA for the lexemes of ``ir``; grows on demand within ``Limits.max_dfa_states``."""
+
+    def __init__(self, ir: GrammarIR, limits: Limits) -> None:
+        self.ir = ir
+        self.pool = ir.pool
+        self.limits = limits
+        self._lock = ir.pool.lock
+        self._items: list[Items] = []
+        self._fresh: list[bool] = []
+        self._accepted: list[tuple[int, ...]] = []
+        self._ids: dict[tuple[bool, Items], int] = {}
+        self._start_of: dict[frozenset[int], int] = {}
+        self.trans = np.full((16, 256), UNKNOWN, dtype=np.int32)
+        self.accepting = np.zeros(16, dtype=np.int8)
+        self._new_state(False, ())
+        self.trans[DEAD, :] = DEAD
+        self._ignore = frozenset(ir.ignore)
+
+    @property
+    def num_states(self) -> int:
+        return len(self._items)
+
+    def start_state(self, lexemes: frozenset[int]) -> int:
+        """The fresh state for the lexemes the parser allows (ignored lexemes are added);
+        ``DEAD`` when the set is empty."""
+        found = self._start_of.get(lexemes)
+        if found is None:
+            with self._lock:
+                allowed = sorted(lexemes | self._ignore)
+                items = tuple((lex, self.ir.lexemes[lex].expr) for lex in allowed)
+                found = self._state_of(True, items) if items else DEAD
+                self._start_of[lexemes] = found
+        return found
+
+    def is_fresh(self, state: int) -> bool:
+        """Whether no byte of the current lexeme has been read in ``state``."""
+        return self._fresh[state]
+
+    def accepted(self, state: int) -> tuple[int, ...]:
+        """Lexemes that can end in ``state``: the non-ignored ones if any, else the ignored."""
+        return self._accepted[state]
+
+    def items(self, state: int) -> Items:
+        return self._items[state]
+
+    def _state_of(self, fresh: bool, items: Items) -> int:
+        key = (fresh, items)
+        found = self._ids.get(key)
+        if found is None:
+            found = self._new_state(fresh, items)
+        return found
+
+    def _new_state(self, fresh: bool, items: Items) -> int:
+        state = len(self._items)
+        if state >= self.limits.max_dfa_states:
+            raise BudgetExceededError("max_dfa_states", self.limits.max_dfa_states, "lexer DFA too large")
+        if state >= self.trans.shape[0]:
+            self._grow(state * 2)
+        nullable = self.pool.nullable
+        ended = [lex for lex, expr in items if nullable[expr]]
+        real = tuple(lex for lex in ended if lex not in self.ir.ignore)
+        self._items.append(items)
+        self._fresh.append(fresh)
+        self._accepted.append(real or tuple(ended))
+        self._ids[(fresh, items)] = state
+        self.accepting[state] = 1 if ended else 0
+        return state
+
+    def _grow(self, capacity: int) -> None:
+        trans = np.full((capacity, 256), UNKNOWN, dtype=np.int32)
+        trans[: self.trans.shape[0]] = self.trans
+        accepting = np.zeros(capacity, dtype=np.int8)
+        accepting[: self.accepting.shape[0]] = self.accepting
+        self.trans, self.accepting = trans, accepting
+
+    def fill_row(self, state: int) -> None:
+        """Compute every transition out of ``state`` (one derivative per byte class and lexeme)."""
+        with self._lock:
+            if self.trans[state, 0] != UNKNOWN:
+                return
+            items = self._items[state]
+            parts = self._byte_classes(items)
+            targets = np.array([self._target(items, (part & -part).bit_length() - 1) for part in parts],
+                               dtype=np.int32)
+            row = targets[class_index(parts)]
+            trans = self.trans
+            trans[state, 1:] = row[1:]
+            trans[state, 0] = row[0]
+
+    def _byte_classes(self, items: Items) -> tuple[int, ...]:
+        parts: set[int] | None = None
+        for _, expr in items:
+            classes = self.pool.byte_classes(expr)
+            if parts is None:
+                parts = set(classes)
+                continue
+            parts = {a & b for a in parts for b in classes if a & b}
+        return tuple(sorted(parts)) if parts else ((1 << 256) - 1,)
+
+    def _target(self, items: Items, byte: int) -> int:
+        pool = self.pool
+        alive = []
+        for lex, expr in items:
+            d = pool.derivative(expr, byte)
+            if d != EMPTY and not pool.is_empty(d):
+                alive.append((lex, d))
+        return self._state_of(False, tuple(alive)) if alive else DEAD
+
+    def step(self, state: int, byte: int) -> int:
+        """The state after ``byte``; ``DEAD`` when no allowed lexeme can continue."""
+        target = self.trans[state, byte]
+        if target == UNKNOWN:
+            self.fill_row(state)
+            target = self.trans[state, byte]
+        return int(target)

@@ -1,0 +1,115 @@
+"""Context-free masks: brute force, the kernel's twin, rollback, on small and real vocabularies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from leapgram import Matcher, Vocabulary, allowed_tokens, compile
+from leapgram._kernels.cfg_walk import walk_cfg_twin
+from leapgram.compiler import token_trie
+
+from cfg_grammars import GRAMMARS, SENTENCES
+from mask_helpers import brute_force_allowed, mask_set, walk_to
+
+
+def byte_matcher(name: str, vocab: Vocabulary) -> Matcher:
+    return Matcher(compile(GRAMMARS[name](), vocab))
+
+
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_sentences_accepted_byte_by_byte(byte_vocab, name):
+    for sentence in SENTENCES[name]:
+        matcher = byte_matcher(name, byte_vocab)
+        assert matcher.consume_tokens(list(sentence.encode())), (sentence, matcher.error())
+        assert matcher.is_accepting(), sentence
+        assert matcher.consume_token(byte_vocab.eos_token_ids[0])
+
+
+@pytest.mark.parametrize("name, text", [
+    ("json", '{"a" 1}'), ("json", "[1,]"), ("json", "tru"), ("json", '{"a":01}'),
+    ("arithmetic", "1+"), ("arithmetic", "(1"), ("arithmetic", "f(,)"),
+    ("keywords", "if 1;"), ("keywords", "x=1"),
+])
+def test_bad_sentences_rejected(byte_vocab, name, text):
+    matcher = byte_matcher(name, byte_vocab)
+    assert not (matcher.consume_tokens(list(text.encode())) and matcher.is_accepting())
+
+
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_byte_vocab_masks_equal_brute_force_along_sentences(byte_vocab, name):
+    for sentence in SENTENCES[name]:
+        matcher = byte_matcher(name, byte_vocab)
+        for byte in sentence.encode():
+            assert mask_set(matcher, byte_vocab) == brute_force_allowed(matcher, byte_vocab), (sentence, matcher.num_tokens)
+            assert matcher.consume_token(byte)
+        assert mask_set(matcher, byte_vocab) == brute_force_allowed(matcher, byte_vocab)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(sorted(GRAMMARS)), seed=st.integers(0, 10_000))
+def test_small_vocab_random_walks_equal_brute_force(small_vocab, name, seed):
+    matcher = byte_matcher(name, small_vocab)
+    rng = np.random.default_rng(seed)
+    for _ in range(8):
+        assert mask_set(matcher, small_vocab) == brute_force_allowed(matcher, small_vocab)
+        if not walk_to(matcher, small_vocab, rng, 1):
+            break
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(sorted(GRAMMARS)), seed=st.integers(0, 10_000))
+def test_kernel_agrees_with_twin(small_vocab, name, seed):
+    compiled = compile(GRAMMARS[name](), small_vocab, use_slicer=False)
+    matcher = Matcher(compiled)
+    walk_to(matcher, small_vocab, np.random.default_rng(seed), 4)
+    chart, lex = matcher._states[-1]
+    engine = compiled.engine
+    expected = np.zeros(compiled.words, dtype=np.uint32)
+    walk_cfg_twin(token_trie(small_vocab), engine.lexer.step, engine.end_lexeme, chart, lex, expected)
+    assert np.array_equal(compiled.state_mask((chart, lex)), expected)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(sorted(GRAMMARS)), seed=st.integers(0, 10_000), steps=st.integers(1, 10))
+def test_rollback_restores_identical_mask(small_vocab, name, seed, steps):
+    matcher = byte_matcher(name, small_vocab)
+    rng = np.random.default_rng(seed)
+    masks = [matcher.compute_mask().copy()]
+    for _ in range(steps):
+        if not walk_to(matcher, small_vocab, rng, 1):
+            break
+        masks.append(matcher.compute_mask().copy())
+    for expected in reversed(masks[:-1]):
+        matcher.rollback(1)
+        assert np.array_equal(matcher.compute_mask(), expected)
+
+
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_llama3_masks_agree_with_consuming(llama3_vocab, name):
+    vocab = llama3_vocab
+    rng = np.random.default_rng(11)
+    for sentence in SENTENCES[name][:2]:
+        matcher = Matcher(compile(GRAMMARS[name](), vocab))
+        for token in vocab.encode(sentence.encode()):
+            allowed = set(allowed_tokens(matcher.compute_mask(), vocab.size).tolist())
+            assert token in allowed
+            probes = set(rng.choice(vocab.size, size=400, replace=False).tolist()) | set(list(allowed)[:300])
+            for probe in probes:
+                ok = matcher.consume_token(probe)
+                assert ok == (probe in allowed), (sentence, probe, vocab.token_bytes(probe))
+                matcher.rollback(1 if ok else 0)
+            assert matcher.consume_token(token)
+        assert matcher.is_accepting()
+
+
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_slicer_does_not_change_cfg_masks(llama3_vocab, name):
+    sentence = SENTENCES[name][0]
+    sliced = Matcher(compile(GRAMMARS[name](), llama3_vocab))
+    plain = Matcher(compile(GRAMMARS[name](), llama3_vocab, use_slicer=False))
+    for token in llama3_vocab.encode(sentence.encode()):
+        assert np.array_equal(sliced.compute_mask(), plain.compute_mask())
+        assert sliced.consume_token(token) and plain.consume_token(token)
