@@ -28,12 +28,26 @@ END = None
 
 @dataclass
 class Row:
-    """One Earley row: its items, grouped by the symbol after the dot."""
+    """One Earley row. ``waiting`` maps a symbol to the items ``(dotted rule, origin)`` whose dot
+    stands before it; ``predicted`` maps a symbol to the dotted rules predicted in this row (their
+    origin is the row's own index), kept apart because they depend only on which nonterminals were
+    expected and are shared between rows."""
 
-    items: frozenset[tuple[int, int]]
     waiting: dict[int, list[tuple[int, int]]]
+    predicted: dict[int, tuple[int, ...]]
     lexemes: frozenset[int]
     accepting: bool
+    size: int
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Everything predicted at a position from a set of expected nonterminals."""
+
+    by_symbol: dict[int, tuple[int, ...]]
+    lexemes: frozenset[int]
+    accepting_dotted: bool
+    size: int
 
 
 class EarleyParser:
@@ -58,45 +72,85 @@ class EarleyParser:
                 self.start_complete.add(len(self.next_symbol) - 1)
         self.nullable = nullable_nonterminals(ir.rules)
         self._ids = itertools.count(1)
+        self._predictions: dict[frozenset[int], Prediction] = {}
 
     def root(self) -> ParserNode:
         """The chart before any lexeme."""
-        seeds = [(dr, 0) for dr in self.first.get(self.ir.start, [])]
-        row = self.closure(seeds, [], 0)
+        row = self.closure([], [], 0, frozenset([self.ir.start]))
         return ParserNode(self, None, 0, row, [row], next(self._ids))
 
-    def closure(self, seeds: list[tuple[int, int]], rows: list[Row], index: int) -> Row:
-        """The row at ``index`` grown from ``seeds``; ``rows`` holds the rows before it."""
+    def prediction(self, expected: frozenset[int]) -> Prediction:
+        """The dotted rules predicted (transitively, stepping over nullable nonterminals) from the
+        nonterminals ``expected`` at some position. Cached: it does not depend on the position."""
+        found = self._predictions.get(expected)
+        if found is not None:
+            return found
+        dotted: set[int] = set()
+        agenda = [d for nt in expected for d in self.first.get(nt, ())]
+        predicted = set(expected)
+        while agenda:
+            dr = agenda.pop()
+            if dr in dotted:
+                continue
+            dotted.add(dr)
+            symbol = self.next_symbol[dr]
+            if symbol is END or symbol < 0:
+                continue
+            if symbol not in predicted:
+                predicted.add(symbol)
+                agenda.extend(self.first.get(symbol, ()))
+            if symbol in self.nullable:
+                agenda.append(dr + 1)
+        by_symbol: dict[int, list[int]] = {}
+        for dr in dotted:
+            symbol = self.next_symbol[dr]
+            if symbol is not END:
+                by_symbol.setdefault(symbol, []).append(dr)
+        found = Prediction({k: tuple(v) for k, v in by_symbol.items()},
+                           frozenset(lexeme_index(k) for k in by_symbol if k < 0),
+                           any(dr in self.start_complete for dr in dotted), len(dotted))
+        if len(self._predictions) > 4096:
+            self._predictions.clear()
+        self._predictions[expected] = found
+        return found
+
+    def closure(self, seeds: list[tuple[int, int]], rows: list[Row], index: int,
+                expected: frozenset[int] = frozenset()) -> Row:
+        """The row at ``index`` grown from ``seeds`` (items with origins before ``index``) and the
+        nonterminals ``expected`` there; ``rows`` holds the rows before it."""
         items: set[tuple[int, int]] = set()
         waiting: dict[int, list[tuple[int, int]]] = {}
-        predicted: set[int] = set()
+        needed = set(expected)
         agenda = list(seeds)
-        budget = self.limits.max_earley_items
-        next_symbol, nullable, first = self.next_symbol, self.nullable, self.first
+        next_symbol, nullable, lhs_of = self.next_symbol, self.nullable, self.lhs_of
+        accepting = False
         while agenda:
             item = agenda.pop()
             if item in items:
                 continue
             items.add(item)
-            if len(items) > budget:
-                raise BudgetExceededError("max_earley_items", budget, "Earley row too large")
             dr, origin = item
             symbol = next_symbol[dr]
             if symbol is END:
-                if origin != index:
-                    lhs = self.lhs_of[dr]
-                    agenda.extend((w + 1, o) for w, o in rows[origin].waiting.get(lhs, ()))
+                if origin == 0 and dr in self.start_complete:
+                    accepting = True
+                row = rows[origin]
+                lhs = lhs_of[dr]
+                agenda.extend((w + 1, o) for w, o in row.waiting.get(lhs, ()))
+                agenda.extend((w + 1, origin) for w in row.predicted.get(lhs, ()))
                 continue
             waiting.setdefault(symbol, []).append(item)
             if symbol >= 0:
-                if symbol not in predicted:
-                    predicted.add(symbol)
-                    agenda.extend((d, index) for d in first.get(symbol, ()))
+                needed.add(symbol)
                 if symbol in nullable:
                     agenda.append((dr + 1, origin))
-        lexemes = frozenset(lexeme_index(s) for s in waiting if s < 0)
-        accepting = any(dr in self.start_complete and origin == 0 for dr, origin in items)
-        return Row(frozenset(items), waiting, lexemes, accepting)
+        prediction = self.prediction(frozenset(needed))
+        size = len(items) + prediction.size
+        if size > self.limits.max_earley_items:
+            raise BudgetExceededError("max_earley_items", self.limits.max_earley_items, "Earley row too large")
+        lexemes = prediction.lexemes | frozenset(lexeme_index(s) for s in waiting if s < 0)
+        accepting = accepting or (index == 0 and prediction.accepting_dotted)
+        return Row(waiting, prediction.by_symbol, lexemes, accepting, size)
 
 
 @dataclass(eq=False)
@@ -128,7 +182,9 @@ class ParserNode:
             return self.children[lexemes]
         seeds = []
         for lexeme in lexemes:
-            seeds.extend((dr + 1, origin) for dr, origin in self.row.waiting.get(lexeme_symbol(lexeme), ()))
+            symbol = lexeme_symbol(lexeme)
+            seeds.extend((dr + 1, origin) for dr, origin in self.row.waiting.get(symbol, ()))
+            seeds.extend((dr + 1, self.index) for dr in self.row.predicted.get(symbol, ()))
         child = None
         if seeds:
             rows = self.rows if len(self.rows) == self.index + 1 else self.rows[: self.index + 1]
