@@ -246,7 +246,7 @@ class _Parser:
                 raise self.error("missing ), unterminated comment", open_at)
             self.pos = close + 1
             return True
-        if self.startswith("P<") or (ch == "<" and self.peek(1) not in "=!"):
+        if self.startswith("P<") or (ch == "<" and self.peek(1) not in ("=", "!")):
             self.parse_group_name(open_at)
             return False
         if self.startswith("P="):
@@ -262,9 +262,13 @@ class _Parser:
     def parse_group_name(self, open_at: int) -> None:
         self.pos += 2 if self.peek() == "P" else 1
         close = self.src.find(">", self.pos)
-        name = self.src[self.pos : close] if close >= 0 else ""
-        if close < 0 or not name.isidentifier():
-            raise self.error("bad character in group name", self.pos)
+        if close < 0:
+            raise self.error("missing >, unterminated name", self.pos)
+        name = self.src[self.pos : close]
+        if not name:
+            raise self.error("missing group name", self.pos)
+        if not name.isidentifier():
+            raise self.error(f"bad character in group name '{name}'", self.pos)
         self.pos = close + 1
 
     def parse_scoped_flags(self, open_at: int) -> bool:
@@ -272,6 +276,8 @@ class _Parser:
         while self.peek() and self.peek() in "aiLmsux-":
             self.pos += 1
         flags = self.src[start : self.pos]
+        if self.at_end():
+            raise self.error("unexpected end of pattern, expected a flag, : or )")
         if self.peek() not in ":)" or not flags:
             raise self.error("unknown extension ?" + self.peek(), start)
         if "-" in flags:
@@ -356,7 +362,7 @@ class _Parser:
         if ch == "b" and in_class:
             return ((0x08, 0x08),)
         if ch in CHAR_ESCAPES:
-            if ch == "0" and self.peek().isdigit():
+            if ch == "0" and self.peek() and self.peek() in "01234567":
                 raise self.unsupported("octal escape", "use \\xHH instead", start)
             cp = CHAR_ESCAPES[ch]
             return ((cp, cp),)
@@ -426,11 +432,9 @@ class _Parser:
             if self.peek() == "-" and self.peek(1) not in ("]", ""):
                 self.pos += 1
                 high = self.class_atom()
-                if len(low) != 1 or len(high) != 1 or low[0][0] != low[0][1] or high[0][0] != high[0][1]:
-                    raise self.error("bad character range", low_at)
-                if high[0][0] < low[0][0]:
-                    text = self.src[low_at : self.pos]
-                    raise self.error(f"bad character range {text}", low_at)
+                single = len(low) == 1 and len(high) == 1 and low[0][0] == low[0][1] and high[0][0] == high[0][1]
+                if not single or high[0][0] < low[0][0]:
+                    raise self.error(f"bad character range {self.src[low_at : self.pos]}", low_at)
                 ranges.append((low[0][0], high[0][0]))
             else:
                 ranges.extend(low)

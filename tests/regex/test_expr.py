@@ -1,0 +1,379 @@
+"""The expression algebra and the lazy DFA: hash-consing, simplification, derivatives, byte classes,
+intersection and complement, emptiness, budgets."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from regex_ast import MAX_LENGTH, mutations, patterns
+
+from leapgram.errors import BudgetExceededError
+from leapgram.limits import Limits
+from leapgram.regex import DEAD, EMPTY, EPSILON, UNKNOWN, ExprPool, LazyDfa, parse_regex
+from leapgram.regex.expr import ALL_BYTES, INF, K_AND, K_NOT, K_OR, bits_of
+
+FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def b(ch: str) -> int:
+    return ord(ch)
+
+
+@pytest.fixture
+def pool() -> ExprPool:
+    return ExprPool()
+
+
+def lit(pool: ExprPool, text: str) -> int:
+    return pool.literal(text.encode())
+
+
+def byte(pool: ExprPool, chars: str) -> int:
+    return pool.byteset(sum(1 << ord(c) for c in chars))
+
+
+# ----- hash-consing and simplification ------------------------------------------------------
+
+
+def test_same_structure_same_id(pool):
+    assert parse_regex("(ab|c)*d", pool) == parse_regex("(?:ab|c)*d", pool)
+    assert parse_regex("[a-c]", pool) == parse_regex("a|b|c", pool) == parse_regex("[cba]", pool)
+    assert lit(pool, "ab") == pool.concat(byte(pool, "a"), byte(pool, "b"))
+    assert parse_regex("x", pool) != parse_regex("y", pool)
+    before = len(pool)
+    parse_regex("(ab|c)*d", pool)
+    assert len(pool) == before
+
+
+def test_alternation_is_sorted_and_deduplicated(pool):
+    a, bc, d = lit(pool, "a"), lit(pool, "bc"), lit(pool, "dd")
+    assert pool.alt([a, bc, d]) == pool.alt([d, a, bc]) == pool.alt([bc, pool.alt([d, a]), a])
+    assert pool.alt([bc, bc]) == bc
+    assert pool.alt([byte(pool, "a"), byte(pool, "b")]) == byte(pool, "ab")
+    assert pool.alt([]) == EMPTY
+
+
+def test_identity_and_zero_laws(pool):
+    r = parse_regex("a(b|c)*", pool)
+    assert pool.alt([r, EMPTY]) == r
+    assert pool.concat(EMPTY, r) == EMPTY and pool.concat(r, EMPTY) == EMPTY
+    assert pool.concat(EPSILON, r) == r and pool.concat(r, EPSILON) == r
+    assert pool.concat_all([]) == EPSILON
+    assert pool.intersect([r, EMPTY]) == EMPTY
+    assert pool.intersect([r, pool.universal()]) == r
+    assert pool.intersect([]) == pool.universal()
+    assert pool.alt([r, pool.universal()]) == pool.universal()
+    assert pool.intersect([r, r]) == r
+
+
+def test_concatenation_is_associative(pool):
+    x, y, z = parse_regex("a|b", pool), parse_regex("c*", pool), parse_regex("d", pool)
+    assert pool.concat(pool.concat(x, y), z) == pool.concat(x, pool.concat(y, z))
+
+
+def test_epsilon_in_alternations_and_intersections(pool):
+    a_star, a = parse_regex("a*", pool), lit(pool, "a")
+    assert pool.alt([EPSILON, a_star]) == a_star  # a* already matches ε
+    assert pool.alt([EPSILON, a]) != a
+    assert pool.intersect([EPSILON, a_star]) == EPSILON
+    assert pool.intersect([EPSILON, a]) == EMPTY
+
+
+def test_byte_classes_meet_in_intersections(pool):
+    assert pool.intersect([byte(pool, "abc"), byte(pool, "bcd")]) == byte(pool, "bc")
+    assert pool.intersect([byte(pool, "a"), byte(pool, "b")]) == EMPTY
+    assert pool.byteset(0) == EMPTY
+
+
+def test_complement_laws(pool):
+    r = parse_regex("ab*", pool)
+    assert pool.complement(pool.complement(r)) == r
+    assert pool.complement(EMPTY) == pool.universal()
+    assert pool.complement(pool.universal()) == EMPTY
+    assert pool.nullable[pool.complement(r)] and not pool.nullable[pool.complement(EPSILON)]
+
+
+def test_repeat_laws(pool):
+    a = lit(pool, "a")
+    star = pool.star(a)
+    assert pool.star(star) == star
+    assert pool.repeat(star, 2, 5) == star
+    assert pool.repeat(a, 1, 1) == a
+    assert pool.repeat(a, 0, 0) == EPSILON and pool.repeat(a, 3, 0 + 3) != a
+    assert pool.repeat(EPSILON, 2, INF) == EPSILON
+    assert pool.repeat(EMPTY, 0, 3) == EPSILON and pool.repeat(EMPTY, 1, 3) == EMPTY
+    a_opt = pool.repeat(a, 0, 1)
+    assert pool.repeat(a_opt, 2, 3) == pool.repeat(a_opt, 0, 3)  # (a?){2,3} = (a?){0,3}
+    with pytest.raises(ValueError):
+        pool.repeat(a, 3, 2)
+
+
+NULLABLE = ["", "a*", "a?", "(a|)", "(ab)*", "a*b*", "(a|b*)c?", "a{0,3}", "(?:)", "()+", "(a*)+", "(a?){3}"]
+NOT_NULLABLE = ["a", "a+", "ab*", "a{1,3}", "[^a]*b", ".", "(a|b)c*", "(a*b)*c"]
+
+
+@pytest.mark.parametrize("pattern", NULLABLE + NOT_NULLABLE)
+def test_nullability(pool, pattern):
+    e = parse_regex(pattern, pool)
+    assert pool.nullable[e] == (pattern in NULLABLE)
+    assert pool.nullable[pool.complement(e)] == (pattern not in NULLABLE)
+
+
+def test_nullability_of_intersections(pool):
+    assert pool.nullable[pool.intersect([parse_regex("a*", pool), parse_regex("b*", pool)])]
+    assert not pool.nullable[pool.intersect([parse_regex("a*", pool), parse_regex("b+", pool)])]
+
+
+# ----- derivatives by hand ------------------------------------------------------------------
+
+
+def test_derivatives_by_hand(pool):
+    assert pool.derivative(lit(pool, "abc"), b("a")) == lit(pool, "bc")
+    assert pool.derivative(lit(pool, "abc"), b("b")) == EMPTY
+    a_star = parse_regex("a*", pool)
+    assert pool.derivative(a_star, b("a")) == a_star
+    assert pool.derivative(parse_regex("a*b", pool), b("b")) == EPSILON
+    assert pool.derivative(parse_regex("a*b", pool), b("a")) == parse_regex("a*b", pool)
+    assert pool.derivative(parse_regex("ab|ac", pool), b("a")) == byte(pool, "bc")
+    assert pool.derivative(parse_regex("a{2,3}", pool), b("a")) == parse_regex("a{1,2}", pool)
+    assert pool.derivative(parse_regex("(ab)+", pool), b("a")) == parse_regex("b(ab)*", pool)
+    assert pool.derivative(EPSILON, b("a")) == EMPTY and pool.derivative(EMPTY, b("a")) == EMPTY
+    assert pool.derivative(pool.universal(), 0xFF) == pool.universal()
+    not_ab = pool.complement(lit(pool, "ab"))
+    assert pool.derivative(not_ab, b("a")) == pool.complement(byte(pool, "b"))
+    assert pool.derivative(not_ab, b("x")) == pool.universal()
+    both = pool.intersect([parse_regex("[a-c]x", pool), parse_regex("a[x-z]", pool)])
+    assert pool.derivative(both, b("a")) == byte(pool, "x")
+    assert pool.derivative(both, b("b")) == EMPTY
+
+
+def test_derivative_bytes_and_matches(pool):
+    e = parse_regex("(é|☃)+x?", pool)
+    assert pool.derivative_bytes(e, "é".encode()) == pool.derivative(pool.derivative(e, 0xC3), 0xA9)
+    assert pool.matches(e, "é☃x".encode()) and not pool.matches(e, b"x")
+    assert pool.derivative_bytes(e, b"zzz") == EMPTY
+
+
+def test_describe_is_readable(pool):
+    assert pool.describe(EMPTY) == "∅" and pool.describe(EPSILON) == "ε"
+    text = pool.describe(parse_regex("a(b|c)*", pool))
+    assert "a" in text and "{0,}" in text
+
+
+# ----- properties over random regexes -------------------------------------------------------
+
+plain_patterns = patterns(flags=False)
+
+
+@st.composite
+def two_regexes_and_strings(draw):
+    first, second = draw(plain_patterns), draw(plain_patterns)
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    alphabet = sorted(first.chars() | second.chars() | set("ab\né😀"))
+    samples = (first.sample(rng), second.sample(rng), first.sample(rng))
+    texts = [t for t in samples if t is not None and len(t) <= MAX_LENGTH]
+    texts += [m for t in texts for m in mutations(t, rng, alphabet)]
+    texts += draw(st.lists(st.text(st.sampled_from(alphabet), max_size=6), max_size=4))
+    pool = ExprPool()
+    return pool, parse_regex(first.text, pool), parse_regex(second.text, pool), [t.encode() for t in texts]
+
+
+@FAST
+@given(two_regexes_and_strings())
+def test_intersection_complement_union_semantics(case):
+    pool, x, y, texts = case
+    both, either, not_x = pool.intersect([x, y]), pool.alt([x, y]), pool.complement(x)
+    difference = pool.intersect([x, pool.complement(y)])
+    for data in texts:
+        in_x, in_y = pool.matches(x, data), pool.matches(y, data)
+        assert pool.matches(both, data) == (in_x and in_y)
+        assert pool.matches(either, data) == (in_x or in_y)
+        assert pool.matches(not_x, data) == (not in_x)
+        assert pool.matches(difference, data) == (in_x and not in_y)
+
+
+@FAST
+@given(two_regexes_and_strings())
+def test_emptiness_identities(case):
+    pool, x, y, texts = case
+    assert pool.is_empty(pool.intersect([x, pool.complement(x)]))
+    assert pool.is_empty(pool.complement(pool.alt([x, pool.complement(x)])))
+    assert not pool.is_empty(x)
+    both = pool.intersect([x, y])
+    if any(pool.matches(both, data) for data in texts):
+        assert not pool.is_empty(both)
+    if pool.is_empty(both):
+        assert not any(pool.matches(x, data) and pool.matches(y, data) for data in texts)
+
+
+def check_byte_classes(pool: ExprPool, e: int) -> None:
+    parts = pool.byte_classes(e)
+    union = 0
+    for part in parts:
+        assert part and union & part == 0
+        union |= part
+        members = bits_of(part)
+        first = pool.derivative(e, members[0])
+        assert all(pool.derivative(e, m) == first for m in members)
+    assert union == ALL_BYTES
+
+
+@FAST
+@given(two_regexes_and_strings())
+def test_byte_classes_partition_and_agree(case):
+    pool, x, y, texts = case
+    for e in (x, pool.intersect([x, y]), pool.complement(y)):
+        check_byte_classes(pool, e)
+        for data in texts[:3]:
+            for i in range(len(data)):
+                check_byte_classes(pool, pool.derivative_bytes(e, data[:i]))
+
+
+# ----- emptiness ----------------------------------------------------------------------------
+
+
+def test_is_empty(pool):
+    assert pool.is_empty(EMPTY) and not pool.is_empty(EPSILON)
+    assert pool.is_empty(pool.intersect([parse_regex("a*b", pool), parse_regex("a*c", pool)]))
+    assert not pool.is_empty(pool.intersect([parse_regex("a*b", pool), parse_regex(".*b", pool)]))
+    assert pool.is_empty(pool.intersect([parse_regex("(aa)*", pool), parse_regex("a(aa)*", pool)]))
+    assert not pool.is_empty(pool.intersect([parse_regex("(aa)*a", pool), parse_regex("(aaa)*", pool)]))
+    assert not pool.is_empty(pool.complement(parse_regex(".*", pool)))  # invalid UTF-8 remains
+    assert pool.is_empty(pool.complement(pool.universal()))
+
+
+# ----- budgets ------------------------------------------------------------------------------
+
+
+def test_max_regex_nodes():
+    pool = ExprPool(Limits(max_regex_nodes=12))
+    with pytest.raises(BudgetExceededError) as info:
+        parse_regex("abcdefghijklmnop", pool)
+    assert info.value.limit == "max_regex_nodes" and "max_regex_nodes=12" in str(info.value)
+
+
+def test_max_emptiness_steps():
+    pool = ExprPool(Limits(max_emptiness_steps=5))
+    e = pool.intersect([parse_regex("a{50}b", pool), parse_regex("a*c", pool)])
+    with pytest.raises(BudgetExceededError) as info:
+        pool.is_empty(e)
+    assert info.value.limit == "max_emptiness_steps"
+    with pytest.raises(BudgetExceededError):
+        LazyDfa(pool, e)
+
+
+def test_max_dfa_states():
+    pool = ExprPool(Limits(max_dfa_states=8))
+    dfa = LazyDfa(pool, parse_regex("[a-z]{20}", pool))
+    with pytest.raises(BudgetExceededError) as info:
+        dfa.run(dfa.initial, b"abcdefghij")
+    assert info.value.limit == "max_dfa_states"
+    pool = ExprPool()
+    dfa = LazyDfa(pool, parse_regex("[a-z]{20}", pool), Limits(max_dfa_states=8))
+    with pytest.raises(BudgetExceededError):
+        dfa.run(dfa.initial, b"abcdefghij")
+
+
+def test_exponential_dfa_stops_at_the_budget_quickly():
+    """``.*a.{12}`` needs 2^13 states: the budget ends it, no hang."""
+    pool = ExprPool(Limits(max_dfa_states=300))
+    dfa = LazyDfa(pool, parse_regex(".*a.{12}", pool))
+    start = time.perf_counter()
+    with pytest.raises(BudgetExceededError):
+        dfa.run(dfa.initial, random.Random(1).choices(b"ab", k=2_000))
+    assert time.perf_counter() - start < 20
+
+
+def test_complement_blowup_stops_at_the_budget():
+    pool = ExprPool(Limits(max_dfa_states=200, max_emptiness_steps=50))
+    e = pool.complement(parse_regex("(.*a.{10})|(.*b.{9})", pool))
+    with pytest.raises(BudgetExceededError):
+        dfa = LazyDfa(pool, e)
+        dfa.run(dfa.initial, random.Random(2).choices(b"ab", k=2_000))
+
+
+# ----- lazy DFA -----------------------------------------------------------------------------
+
+
+def explore(dfa: LazyDfa, limit: int = 200) -> list[int]:
+    seen, frontier = {dfa.initial}, [dfa.initial]
+    while frontier and len(seen) < limit:
+        state = frontier.pop()
+        dfa.fill_row(state)
+        for target in set(dfa.trans[state].tolist()) - seen:
+            seen.add(target)
+            frontier.append(target)
+    return sorted(seen)
+
+
+def check_rows_are_derivatives(dfa: LazyDfa) -> None:
+    pool = dfa.pool
+    for state in explore(dfa):
+        if dfa.trans[state, 0] == UNKNOWN:
+            continue
+        expr = dfa.expr_of(state)
+        assert dfa.is_accepting(state) == pool.nullable[expr]
+        for byte_value in range(256):
+            target = int(dfa.trans[state, byte_value])
+            d = pool.derivative(expr, byte_value)
+            if target == DEAD:
+                assert pool.is_empty(d)
+            else:
+                assert dfa.expr_of(target) == d
+
+
+@FAST
+@given(two_regexes_and_strings())
+def test_dfa_transitions_are_derivatives(case):
+    pool, x, y, _ = case
+    check_rows_are_derivatives(LazyDfa(pool, x))
+    check_rows_are_derivatives(LazyDfa(pool, pool.intersect([x, pool.complement(y)])))
+
+
+def test_dead_state_and_empty_roots(pool):
+    dfa = LazyDfa(pool, pool.intersect([parse_regex("a*b", pool), parse_regex("a*c", pool)]))
+    assert dfa.initial == DEAD and not dfa.is_accepting(DEAD)
+    assert all(dfa.step(DEAD, x) == DEAD for x in range(256))
+    assert dfa.state_of(EMPTY) == DEAD
+
+
+def test_dfa_grows_past_its_initial_capacity(pool):
+    capacity = LazyDfa(pool, EPSILON).trans.shape[0]
+    pattern = f"(?:a{{3}}){{1,{capacity * 2}}}"
+    e = parse_regex(pattern, pool)
+    dfa = LazyDfa(pool, e)
+    first_step = dfa.step(dfa.initial, b("a"))
+    state = dfa.initial
+    for n in range(1, capacity * 6 + 2):
+        state = dfa.step(state, b("a"))
+        assert dfa.is_accepting(state) == pool.matches(e, b"a" * n), n
+    assert dfa.num_states > capacity
+    assert dfa.trans.shape[0] >= dfa.num_states and dfa.accepting.shape[0] == dfa.trans.shape[0]
+    assert dfa.step(dfa.initial, b("a")) == first_step
+    check_rows_are_derivatives(dfa)
+
+
+def test_fill_row_is_idempotent(pool):
+    dfa = LazyDfa(pool, parse_regex("[a-c]+d", pool))
+    dfa.fill_row(dfa.initial)
+    row = dfa.trans[dfa.initial].copy()
+    dfa.fill_row(dfa.initial)
+    assert (dfa.trans[dfa.initial] == row).all() and UNKNOWN not in row
+
+
+def test_dfa_states_are_shared_by_equal_expressions(pool):
+    dfa = LazyDfa(pool, parse_regex("(ab)*", pool))
+    assert dfa.run(dfa.initial, b"abab") == dfa.initial
+    assert dfa.state_of(parse_regex("(?:ab)*", pool)) == dfa.initial
+
+
+def test_boolean_operators_are_marked(pool):
+    x = parse_regex("a|b", pool)
+    assert pool.kind[x] != K_OR or not pool.has_bool[x]
+    assert pool.kind[pool.complement(x)] == K_NOT and pool.has_bool[pool.complement(x)]
+    both = pool.intersect([parse_regex("a*", pool), parse_regex("(aa)*", pool)])
+    assert pool.kind[both] == K_AND and pool.has_bool[both]
