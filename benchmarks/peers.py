@@ -104,3 +104,32 @@ class LlguidanceEngine:
     def allocate_bitmask(self) -> np.ndarray:
         """An int32 array of shape ``(1, ceil(vocab_size / 32))``."""
         return self._allocate(1, self.vocab_size)
+
+
+class LlguidanceLarkEngine(LlguidanceEngine):
+    """Context-free masks from llguidance: ``compile`` takes a Lark grammar text.
+
+    Same caching as the regex adapter (module docstring): each ``compile`` is a full
+    ``LLMatcher`` construction, nothing is reused between two of them.
+    """
+
+    name = "llguidance"
+
+    def compile(self, lark_text: str) -> Any:  # type: ignore[override]
+        """Compile ``lark_text`` (llguidance's Lark dialect) into a fresh, never-filled matcher.
+
+        Raises ``ValueError`` with llguidance's message if the grammar is invalid.
+        """
+        grammar = self._llg.LLMatcher.grammar_from_lark(lark_text)
+        matcher = self._llg.LLMatcher(self.tokenizer, grammar, log_level=0)
+        if matcher.is_error():
+            raise ValueError(f"llguidance rejected the Lark grammar: {matcher.get_error()}")
+        return matcher
+
+    def fill_row(self, matcher: Any, bitmask: np.ndarray, index: int) -> None:
+        """Write the next-token mask of ``matcher`` into row ``index`` of ``bitmask``."""
+        self._fill(matcher, bitmask, index)
+
+    def tokenize(self, data: bytes) -> list[int]:
+        """llguidance's own tokenization of ``data`` (no special tokens)."""
+        return [int(t) for t in self.tokenizer.tokenize_bytes(data)]
