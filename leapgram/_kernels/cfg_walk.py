@@ -41,6 +41,20 @@ def table_slot_kernel(keys, key):
 
 
 @njit(cache=True, nogil=True)
+def table_rehash_kernel(old_keys, old_values, keys, values):
+    """Insert every entry of the old table into the (empty, larger) new one; returns the count."""
+    count = 0
+    for k in range(old_keys.shape[0]):
+        key = old_keys[k]
+        if key != EMPTY_KEY:
+            slot = table_slot_kernel(keys, key)
+            keys[slot] = key
+            values[slot] = old_values[k]
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
 def table_get_kernel(keys, values, key):
     slot = table_slot_kernel(keys, key)
     if keys[slot] == EMPTY_KEY:

@@ -22,6 +22,7 @@ from .._kernels.cfg_walk import (
     MISSING_STEP,
     NO_CHILD,
     table_get_kernel,
+    table_rehash_kernel,
     table_slot_kernel,
     walk_cfg_kernel,
 )
@@ -104,10 +105,7 @@ class BoundaryTable:
             old_keys = old_keys[:0]
         self.keys = np.full(capacity, EMPTY_KEY, dtype=np.int64)
         self.values = np.zeros(capacity, dtype=np.int64)
-        self.count = 0
-        for key, value in zip(old_keys.tolist(), old_values.tolist()):
-            if key != EMPTY_KEY:
-                self.put(key, value)
+        self.count = int(table_rehash_kernel(old_keys, old_values, self.keys, self.values))
 
 
 class CfgEngine:
