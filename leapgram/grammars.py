@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .frontends.regex import regex_to_ir
 from .grammar.ir import GrammarIR
+from .errors import UnsupportedError
 from .limits import DEFAULT_LIMITS, Limits
 
 
@@ -39,7 +40,11 @@ class Grammar:
     @classmethod
     def from_gbnf(cls, text: str, *, start: str = "root", limits: Limits | None = None) -> Grammar:
         """A context-free grammar in llama.cpp's GBNF syntax."""
-        from .frontends.gbnf import gbnf_to_ir
+        try:
+            from .frontends.gbnf import gbnf_to_ir
+        except ImportError as exc:
+            raise UnsupportedError("GBNF", "the GBNF front end is not available in this version; "
+                                   "translate the grammar to Lark syntax") from exc
 
         ir = gbnf_to_ir(text, start=start, limits=limits or DEFAULT_LIMITS)
         return cls(ir, kind="gbnf", source=text, options=(start,))
