@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
-from ..regex.dfa import DEAD, UNKNOWN, class_index
+from ..regex.dfa import DEAD, UNKNOWN, grown_table, publish_row
 from ..regex.expr import EMPTY
 
 Items = tuple[tuple[int, int], ...]
@@ -94,11 +94,7 @@ class Lexer:
         return state
 
     def _grow(self, capacity: int) -> None:
-        trans = np.full((capacity, 256), UNKNOWN, dtype=np.int32)
-        trans[: self.trans.shape[0]] = self.trans
-        accepting = np.zeros(capacity, dtype=np.int8)
-        accepting[: self.accepting.shape[0]] = self.accepting
-        self.trans, self.accepting = trans, accepting
+        self.trans, self.accepting = grown_table(self.trans, self.accepting, capacity)
 
     def fill_row(self, state: int) -> None:
         """Compute every transition out of ``state`` (one derivative per byte class and lexeme)."""
@@ -107,12 +103,8 @@ class Lexer:
                 return
             items = self._items[state]
             parts = self._byte_classes(items)
-            targets = np.array([self._target(items, (part & -part).bit_length() - 1) for part in parts],
-                               dtype=np.int32)
-            row = targets[class_index(parts)]
-            trans = self.trans
-            trans[state, 1:] = row[1:]
-            trans[state, 0] = row[0]
+            targets = [self._target(items, (part & -part).bit_length() - 1) for part in parts]
+            publish_row(self.trans, state, parts, targets)
 
     def _byte_classes(self, items: Items) -> tuple[int, ...]:
         parts: set[int] | None = None

@@ -71,11 +71,7 @@ class LazyDfa:
         return state
 
     def _grow(self, capacity: int) -> None:
-        trans = np.full((capacity, 256), UNKNOWN, dtype=np.int32)
-        trans[: self.trans.shape[0]] = self.trans
-        accepting = np.zeros(capacity, dtype=np.bool_)
-        accepting[: self.accepting.shape[0]] = self.accepting
-        self.trans, self.accepting = trans, accepting
+        self.trans, self.accepting = grown_table(self.trans, self.accepting, capacity)
 
     def fill_row(self, state: int) -> None:
         """Compute every transition out of ``state``."""
@@ -85,12 +81,8 @@ class LazyDfa:
             expr = self._state_expr[state]
             derivative = self.pool.derivative
             parts = self.pool.byte_classes(expr)
-            targets = np.array([self._state_of(derivative(expr, (part & -part).bit_length() - 1)) for part in parts],
-                               dtype=np.int32)
-            row = targets[class_index(parts)]
-            trans = self.trans
-            trans[state, 1:] = row[1:]
-            trans[state, 0] = row[0]
+            targets = [self._state_of(derivative(expr, (part & -part).bit_length() - 1)) for part in parts]
+            publish_row(self.trans, state, parts, targets)
 
     def step(self, state: int, byte: int) -> int:
         """The state after ``byte``; ``DEAD`` when no string can continue."""
@@ -110,6 +102,23 @@ class LazyDfa:
 
     def is_accepting(self, state: int) -> bool:
         return bool(self.accepting[state])
+
+
+def grown_table(trans: np.ndarray, flags: np.ndarray, capacity: int) -> tuple[np.ndarray, np.ndarray]:
+    """A transition table and per-state flags of ``capacity`` states, old rows copied, new unknown."""
+    new_trans = np.full((capacity, 256), UNKNOWN, dtype=np.int32)
+    new_trans[: trans.shape[0]] = trans
+    new_flags = np.zeros(capacity, dtype=flags.dtype)
+    new_flags[: flags.shape[0]] = flags
+    return new_trans, new_flags
+
+
+def publish_row(trans: np.ndarray, state: int, parts: tuple[int, ...], targets: list[int]) -> None:
+    """Write the row of ``state``: byte class ``parts[k]`` goes to ``targets[k]``. Byte 0, the
+    "row known" marker that kernels test, is written last."""
+    row = np.array(targets, dtype=np.int32)[class_index(parts)]
+    trans[state, 1:] = row[1:]
+    trans[state, 0] = row[0]
 
 
 _CLASS_INDEX: dict[tuple[int, ...], np.ndarray] = {}
