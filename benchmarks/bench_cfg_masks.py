@@ -268,7 +268,7 @@ def leapgram_probe(matcher: Any) -> tuple[bool, int, int] | None:
         compiled, state = matcher.compiled, matcher._states[-1]
         engine = compiled.engine
         hit = engine.mask_key(state) in compiled._masks
-        return hit, engine.lexer.num_states, engine.table.count
+        return hit, engine.lexer.num_states, state[0].num_boundaries
     except (AttributeError, IndexError, KeyError, TypeError):
         return None
 
@@ -277,14 +277,14 @@ def leapgram_situation(matcher: Any) -> dict[str, Any]:
     """The lexer and parser state a leapgram matcher is in, for the slowest-mask report."""
     try:
         engine = matcher.compiled.engine
-        chart, lex = matcher._states[-1]
+        arena, chart, lex = matcher._states[-1]
         lexer, ir = engine.lexer, engine.lexer.ir
         items = lexer.items(lex) if lex > 0 else ()
         situation = {
             "lexer_state": int(lex), "lexer_fresh": bool(lex > 0 and lexer.is_fresh(lex)),
             "lexer_items": [ir.lexemes[i].name for i, _ in items],
-            "chart_index": chart.index, "chart_id": chart.id, "earley_row_size": chart.row.size,
-            "allowed_lexemes": sorted(ir.lexemes[i].name for i in chart.allowed_lexemes),
+            "chart_index": arena.depth(chart), "chart_id": chart, "earley_row_size": len(arena.row(chart)),
+            "allowed_lexemes": sorted(ir.lexemes[i].name for i in arena.allowed_lexemes(chart)),
         }
         if engine.slicer is not None and lex > 0:
             situation["slices_contained"] = list(engine.slicer.contained(lex))

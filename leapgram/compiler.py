@@ -53,15 +53,18 @@ class CompiledGrammar:
     is one regular expression and a :class:`CfgEngine` otherwise.
     """
 
-    def __init__(self, grammar: Grammar, vocab: Vocabulary, limits: Limits, *, use_slicer: bool = True) -> None:
+    def __init__(self, grammar: Grammar, vocab: Vocabulary, limits: Limits, *, use_slicer: bool = True,
+                 use_leo: bool = True) -> None:
         self.grammar = grammar
         self.vocab = vocab
         self.limits = limits
         self.trie = token_trie(vocab)
         self.words = bitmask_words(vocab.size)
         slicer_source = (lambda: sliced_vocabulary(vocab)) if use_slicer else None
-        engine_class = RegexEngine if grammar.ir.is_regex else CfgEngine
-        self.engine: RegexEngine | CfgEngine = engine_class(grammar.ir, self.trie, limits, slicer_source)
+        if grammar.ir.is_regex:
+            self.engine: RegexEngine | CfgEngine = RegexEngine(grammar.ir, self.trie, limits, slicer_source)
+        else:
+            self.engine = CfgEngine(grammar.ir, self.trie, limits, slicer_source, use_leo=use_leo)
         self.eos_token_ids = np.array(vocab.eos_token_ids, dtype=np.int64)
         self._masks: OrderedDict[object, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
@@ -98,10 +101,11 @@ class CompiledGrammar:
 
 
 def compile(grammar: Grammar, vocab: Vocabulary, *, limits: Limits | None = None,
-            use_slicer: bool = True) -> CompiledGrammar:
+            use_slicer: bool = True, use_leo: bool = True) -> CompiledGrammar:
     """Bind ``grammar`` to ``vocab``.
 
-    ``use_slicer=False`` walks the whole trie for every mask (for comparison and tests).
+    ``use_slicer=False`` walks the whole trie for every mask and ``use_leo=False`` turns off Leo's
+    optimization of right recursion in the Earley parser (both for comparison and tests).
     Cached: a grammar with the same source and options, the same vocabulary object and the same
     limits give the same object back (the 64 most recent are kept; :func:`clear_cache` empties it).
     """
@@ -110,13 +114,13 @@ def compile(grammar: Grammar, vocab: Vocabulary, *, limits: Limits | None = None
     if not isinstance(vocab, Vocabulary):
         raise ValueError(f"vocab must be a leapgram.Vocabulary, not {type(vocab).__name__}")
     limits = limits or DEFAULT_LIMITS
-    key = (grammar.key, id(vocab), limits, use_slicer)
+    key = (grammar.key, id(vocab), limits, use_slicer, use_leo)
     with _TRIES_LOCK:
         found = _COMPILED.get(key)
         if found is not None and found.vocab is vocab:
             _COMPILED.move_to_end(key)
             return found
-    compiled = CompiledGrammar(grammar, vocab, limits, use_slicer=use_slicer)
+    compiled = CompiledGrammar(grammar, vocab, limits, use_slicer=use_slicer, use_leo=use_leo)
     with _TRIES_LOCK:
         _COMPILED[key] = compiled
         while len(_COMPILED) > _COMPILED_MAX:

@@ -22,6 +22,9 @@ class Limits:
     * ``max_repeat`` (default 10,000): the largest bound allowed in ``{m,n}``.
     * ``max_earley_items`` (default 50,000): items in one Earley row (about 1 µs each to
       compute); long right-recursive lists are what grows rows, so the builder uses left recursion.
+    * ``max_parse_items`` (default 16,000,000): Earley items in all the charts of one matcher (8
+      bytes each, so about 128 MB); the charts of a long output and of the continuations the
+      mask computation explored.
     * ``max_cached_masks`` (default 1,024): token masks kept per compiled grammar, keyed by
       lexer state; each costs ``vocab_size / 8`` bytes (16 KB for Llama-3).
     """
@@ -32,6 +35,7 @@ class Limits:
     max_repeat: int = 10_000
     max_cached_masks: int = 1_024
     max_earley_items: int = 50_000
+    max_parse_items: int = 16_000_000
 
 
 DEFAULT_LIMITS = Limits()

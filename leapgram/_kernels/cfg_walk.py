@@ -2,16 +2,16 @@
 
 As in :mod:`leapgram._kernels.trie_walk`, each node's lexer state is the transition of its
 parent's by the node's byte. When that transition is dead but a lexeme can end in the parent's
-state, the lexeme ends there: the parser scans it, and the byte starts the next lexeme from the new
-chart's fresh lexer state. Charts are named by integer ids; the step "chart ``p`` ends a lexeme in
-lexer state ``s``" is looked up in a hash table, ``(p, s) -> (child chart, its fresh state)``,
-filled by Python on a miss. ``par_stack`` holds the chart of each depth, as ``lex_stack`` holds
-the lexer state. Lexeme boundaries are rare (llguidance measured under 0.5% of trie nodes), and a
-chart's boundary steps are cached across masks, so the walk returns to Python only for new ones.
+state, the lexeme ends there: the parser scans it (:func:`leapgram._kernels.earley.boundary_kernel`,
+inside the kernel, memoized per chart and lexer state) and the byte starts the next lexeme from the
+new chart's fresh lexer state. ``par_stack`` holds the chart of each depth, as ``lex_stack`` holds
+the lexer state. Lexeme boundaries are rare (llguidance measured under 0.5% of trie nodes).
 
-The kernel returns ``(node, code)``: ``DONE``; ``MISSING_ROW`` (the row of the parent's lexer
-state is not computed); ``MISSING_STEP`` (the boundary step is not in the table); or
-``MISSING_ROW_AFTER_STEP`` (the row of the fresh state after the boundary is not computed).
+The kernel returns ``(node, code, payload)``: ``DONE``; ``MISSING_ROW`` (the row of the parent's
+lexer state is not computed); ``MISSING_ROW_AFTER_STEP`` (the row of the fresh state after the
+boundary is not computed); or a parser request (``NEED_FRESH`` with the chart as payload,
+``NEED_SPACE``, ``OVER_BUDGET``) for :meth:`leapgram.parser.arena.ChartArena.handle`. The caller
+fills what is missing and calls again from ``node``.
 """
 
 from __future__ import annotations
@@ -19,56 +19,25 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .earley import NONE, OK, boundary_kernel
+from .tables import ABSENT, table_get_kernel
+
 DONE = 0
 MISSING_ROW = 1
-MISSING_STEP = 2
 MISSING_ROW_AFTER_STEP = 3
 
-EMPTY_KEY = -1
-NO_CHILD = -2
-ABSENT = -3
-
 
 @njit(cache=True, nogil=True)
-def table_slot_kernel(keys, key):
-    """The slot of ``key`` in the open-addressing table ``keys`` (a power-of-two size), or the
-    empty slot where it goes. Keys are ``chart << 32 | lexer state``, both below 2**31."""
-    mask = keys.shape[0] - 1
-    slot = ((key & 0xFFFFFFFF) * 40503 + (key >> 32) * 65599) & mask
-    while keys[slot] != key and keys[slot] != EMPTY_KEY:
-        slot = (slot + 1) & mask
-    return slot
-
-
-@njit(cache=True, nogil=True)
-def table_rehash_kernel(old_keys, old_values, keys, values):
-    """Insert every entry of the old table into the (empty, larger) new one; returns the count."""
-    count = 0
-    for k in range(old_keys.shape[0]):
-        key = old_keys[k]
-        if key != EMPTY_KEY:
-            slot = table_slot_kernel(keys, key)
-            keys[slot] = key
-            values[slot] = old_values[k]
-            count += 1
-    return count
-
-
-@njit(cache=True, nogil=True)
-def table_get_kernel(keys, values, key):
-    slot = table_slot_kernel(keys, key)
-    if keys[slot] == EMPTY_KEY:
-        return ABSENT
-    return values[slot]
-
-
-@njit(cache=True, nogil=True)
-def walk_cfg_kernel(node_byte, node_end, node_depth, node_token, trans, accepting, keys, values,
-                    lex_stack, par_stack, start, mask):
+def walk_cfg_kernel(node_byte, node_end, node_depth, node_token, trans, accepting, grammar, arena, lexer,
+                    max_row, use_leo, lex_stack, par_stack, start, mask):
     """Mark in ``mask`` every token that the lexer and parser accept from the chart and lexer
-    state at ``par_stack[0]``/``lex_stack[0]``. Returns ``(node, code)``."""
+    state at ``par_stack[0]``/``lex_stack[0]``. Returns ``(node, code, payload)``."""
+    bound_keys = arena[3]
+    bound_vals = arena[4]
     n = node_byte.shape[0]
     i = start
+    last_key = np.int64(-1)
+    last_found = np.int64(NONE)
     while i < n:
         depth = node_depth[i]
         lex = lex_stack[depth - 1]
@@ -76,21 +45,29 @@ def walk_cfg_kernel(node_byte, node_end, node_depth, node_token, trans, acceptin
         byte = node_byte[i]
         state = trans[lex, byte]
         if state < 0:
-            return i, MISSING_ROW
+            return i, MISSING_ROW, 0
         if state == 0:
             if accepting[lex] == 0:
                 i = node_end[i]
                 continue
-            found = table_get_kernel(keys, values, (np.int64(par) << 32) | lex)
-            if found == ABSENT:
-                return i, MISSING_STEP
-            if found == NO_CHILD:
+            key = (np.int64(par) << 32) | lex
+            if key == last_key:
+                found = last_found
+            else:
+                found = table_get_kernel(bound_keys, bound_vals, key)
+                if found == ABSENT:
+                    status, found = boundary_kernel(grammar, arena, lexer, par, lex, max_row, use_leo)
+                    if status != OK:
+                        return i, status, found
+                last_key = key
+                last_found = found
+            if found == NONE:
                 i = node_end[i]
                 continue
             par = found >> 32
             state = trans[found & 0xFFFFFFFF, byte]
             if state < 0:
-                return i, MISSING_ROW_AFTER_STEP
+                return i, MISSING_ROW_AFTER_STEP, found
             if state == 0:
                 i = node_end[i]
                 continue
@@ -100,7 +77,45 @@ def walk_cfg_kernel(node_byte, node_end, node_depth, node_token, trans, acceptin
         if token >= 0:
             mask[token >> 5] |= np.uint32(1) << np.uint32(token & 31)
         i += 1
-    return n, DONE
+    return n, DONE, 0
+
+
+@njit(cache=True, nogil=True)
+def advance_cfg_kernel(data, trans, accepting, grammar, arena, lexer, max_row, use_leo, chart, lex, start, out):
+    """Run the bytes ``data[start:]`` from ``(chart, lex)``. Returns ``(index, code, payload)``:
+    ``DONE`` with the final chart and lexer state in ``out``; ``MISSING_ROW`` (fill the row of
+    ``out[1]``) or a parser request, to resume from ``index`` with ``out``'s state; or
+    ``index == -1`` when the bytes are refused."""
+    for i in range(start, data.shape[0]):
+        byte = data[i]
+        state = trans[lex, byte]
+        if state < 0:
+            out[0] = chart
+            out[1] = lex
+            return i, MISSING_ROW, 0
+        if state == 0:
+            if accepting[lex] == 0:
+                return -1, DONE, 0
+            status, found = boundary_kernel(grammar, arena, lexer, chart, lex, max_row, use_leo)
+            if status != OK:
+                out[0] = chart
+                out[1] = lex
+                return i, status, found
+            if found == NONE:
+                return -1, DONE, 0
+            fresh = found & 0xFFFFFFFF
+            state = trans[fresh, byte]
+            if state < 0:
+                out[0] = chart
+                out[1] = lex
+                return i, MISSING_ROW_AFTER_STEP, found
+            if state == 0:
+                return -1, DONE, 0
+            chart = found >> 32
+        lex = state
+    out[0] = chart
+    out[1] = lex
+    return data.shape[0], DONE, 0
 
 
 def walk_cfg_twin(trie, step, boundary, chart, lex: int, mask: np.ndarray) -> None:

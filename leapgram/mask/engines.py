@@ -6,37 +6,25 @@ they are not allowed), ``is_accepting(state)``, ``mask_key(state)`` (a hashable 
 cache) and ``fill_mask(state, mask)`` (OR the allowed tokens, EOS excluded, into uint32 words).
 
 * :class:`RegexEngine`: one lexeme, no parser; a state is a DFA state.
-* :class:`CfgEngine`: lexer plus Earley parser; a state is ``(chart, lexer state)``.
+* :class:`CfgEngine`: lexer plus Earley parser; a state is ``(chart arena, chart, lexer state)``.
 """
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
-from .._kernels.cfg_walk import (
-    DONE,
-    EMPTY_KEY,
-    MISSING_ROW,
-    MISSING_STEP,
-    NO_CHILD,
-    table_get_kernel,
-    table_rehash_kernel,
-    table_slot_kernel,
-    walk_cfg_kernel,
-)
+from .._kernels.cfg_walk import DONE, MISSING_ROW, MISSING_ROW_AFTER_STEP, advance_cfg_kernel, walk_cfg_kernel
 from .._kernels.trie_walk import copy_duplicate_bits_kernel
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
-from ..parser.earley import EarleyParser, ParserNode
+from ..parser.arena import ChartArena, ParserTables
 from ..parser.lexer import Lexer
 from ..regex.dfa import DEAD, LazyDfa
 from ..vocab.trie import TokenTrie
 from .slicer import SliceChecker
 from .walk import fill_dfa_mask
 
-CfgState = tuple[ParserNode, int]
+CfgState = tuple[ChartArena, int, int]
 
 
 class RegexEngine:
@@ -72,143 +60,105 @@ class RegexEngine:
             self.slicer.fill(state, self.trie, mask, walk)
 
 
-class BoundaryTable:
-    """``(chart id, lexer state) -> child chart id << 32 | its fresh lexer state`` for the kernel.
+class CfgEngine:
+    """A context-free grammar: the lexer DFA plus Earley charts, walked together.
 
-    Open addressing over int64 arrays, doubled at half load and emptied past ``max_entries``
-    (it is a cache: the charts keep their own children).
+    The lexer and the parser tables are shared by every matcher of the compiled grammar; each
+    matcher gets its own :class:`ChartArena` (``initial`` makes a new one), so a state is
+    ``(arena, chart id, lexer state)``.
     """
 
-    def __init__(self, capacity: int = 1024, max_entries: int = 1 << 20) -> None:
-        self.keys = np.full(capacity, EMPTY_KEY, dtype=np.int64)
-        self.values = np.zeros(capacity, dtype=np.int64)
-        self.count = 0
-        self.max_entries = max_entries
-
-    def get(self, key: int) -> int:
-        return int(table_get_kernel(self.keys, self.values, np.int64(key)))
-
-    def put(self, key: int, value: int) -> None:
-        if (self.count + 1) * 2 > self.keys.shape[0]:
-            self._resize()
-        slot = int(table_slot_kernel(self.keys, np.int64(key)))
-        if self.keys[slot] == EMPTY_KEY:
-            self.count += 1
-        self.keys[slot] = key
-        self.values[slot] = value
-
-    def _resize(self) -> None:
-        old_keys, old_values = self.keys, self.values
-        capacity = old_keys.shape[0] * 2
-        if self.count >= self.max_entries:
-            capacity = old_keys.shape[0]
-            old_keys = old_keys[:0]
-        self.keys = np.full(capacity, EMPTY_KEY, dtype=np.int64)
-        self.values = np.zeros(capacity, dtype=np.int64)
-        self.count = int(table_rehash_kernel(old_keys, old_values, self.keys, self.values))
-
-
-class CfgEngine:
-    """A context-free grammar: the lexer DFA plus Earley charts, walked together."""
-
-    def __init__(self, ir: GrammarIR, trie: TokenTrie, limits: Limits, slicer_source) -> None:
+    def __init__(self, ir: GrammarIR, trie: TokenTrie, limits: Limits, slicer_source, *,
+                 use_leo: bool = True) -> None:
         self.lexer = Lexer(ir, limits)
-        self.parser = EarleyParser(ir, limits)
+        self.tables = ParserTables(ir)
+        self.limits = limits
         self.trie = trie
-        self.table = BoundaryTable()
-        self._charts: weakref.WeakValueDictionary[int, ParserNode] = weakref.WeakValueDictionary()
-        root = self._register(self.parser.root())
-        self.initial: CfgState = (root, root.start_state)
+        self.use_leo = use_leo
         self.slicer = None
         if slicer_source is not None:
             self.slicer = SliceChecker(ir.pool, lambda s: tuple(e for _, e in self.lexer.items(s)), slicer_source)
 
-    def _register(self, chart: ParserNode) -> ParserNode:
-        if chart.start_state < 0:
-            chart.start_state = self.lexer.start_state(chart.allowed_lexemes)
-            self._charts[chart.id] = chart
-        return chart
-
-    def end_lexeme(self, chart: ParserNode, lex: int) -> tuple[ParserNode, int] | None:
-        """The chart and fresh lexer state after the lexeme that ends in ``lex``; ``None`` if no
-        lexeme can end there or the parser rejects it. Ignored lexemes leave the chart as is."""
-        if not self.lexer.accepting[lex]:
-            return None
-        accepted = self.lexer.accepted(lex)
-        if all(a in self.lexer._ignore for a in accepted):
-            return chart, chart.start_state
-        child = chart.scan(accepted)
-        if child is None:
-            return None
-        self._register(child)
-        return child, child.start_state
+    @property
+    def initial(self) -> CfgState:
+        """The start state, in a new arena of charts."""
+        arena = ChartArena(self.tables, self.lexer, self.limits, use_leo=self.use_leo)
+        return arena, 0, arena.fresh_of(0)
 
     def advance(self, state: CfgState, data: bytes) -> CfgState | None:
-        chart, lex = state
-        step = self.lexer.step
-        for byte in data:
-            nxt = step(lex, byte)
-            if nxt == DEAD:
-                ended = self.end_lexeme(chart, lex)
-                if ended is None:
-                    return None
-                chart, fresh = ended
-                nxt = step(fresh, byte)
-                if nxt == DEAD:
-                    return None
-            lex = nxt
-        return chart, lex
+        arena, chart, lex = state
+        if not data:
+            return state
+        buffer = np.frombuffer(data, dtype=np.uint8)
+        out = np.zeros(2, dtype=np.int64)
+        start = 0
+        lexer = self.lexer
+        while True:
+            index, code, payload = advance_cfg_kernel(buffer, lexer.trans, lexer.accepting, self.tables.grammar,
+                                                      arena.arrays, lexer.kernel_arrays, self.limits.max_earley_items,
+                                                      self.use_leo, np.int64(chart), np.int64(lex), start, out)
+            if index < 0:
+                return None
+            chart, lex = int(out[0]), int(out[1])
+            if code == DONE:
+                return arena, chart, lex
+            start = index
+            if code == MISSING_ROW:
+                lexer.fill_row(lex)
+            elif code == MISSING_ROW_AFTER_STEP:
+                lexer.fill_row(int(payload) & 0xFFFFFFFF)
+            else:
+                arena.handle(code, payload)
 
     def is_accepting(self, state: CfgState) -> bool:
-        chart, lex = state
+        arena, chart, lex = state
         if self.lexer.is_fresh(lex) or lex == DEAD:
-            return chart.accepting
-        ended = self.end_lexeme(chart, lex)
-        return ended is not None and ended[0].accepting
+            return arena.accepting(chart)
+        ended = arena.boundary(chart, lex)
+        return ended is not None and arena.accepting(ended[0])
 
-    def mask_key(self, state: CfgState) -> tuple[int, int]:
-        return state[0].id, state[1]
+    def allowed_lexemes(self, state: CfgState) -> frozenset[int]:
+        """The lexemes the parser allows to start at the state's chart."""
+        arena, chart, _ = state
+        return arena.allowed_lexemes(chart)
+
+    def mask_key(self, state: CfgState) -> tuple[int, int, int]:
+        arena, chart, lex = state
+        return arena.serial, chart, lex
 
     def fill_mask(self, state: CfgState, mask: np.ndarray) -> None:
-        chart, lex = state
+        arena, chart, lex = state
         depth = self.trie.max_depth + 1
         lex_stack = np.zeros(depth, dtype=np.int32)
         par_stack = np.zeros(depth, dtype=np.int32)
 
         def walk(trie: TokenTrie) -> None:
-            self._walk(trie, chart, lex, mask, lex_stack, par_stack)
+            self._walk(trie, arena, chart, lex, mask, lex_stack, par_stack)
 
         if self.slicer is None or lex == DEAD:
             walk(self.trie)
         else:
             self.slicer.fill(lex, self.trie, mask, walk)
 
-    def _walk(self, trie: TokenTrie, chart: ParserNode, lex: int, mask: np.ndarray,
+    def _walk(self, trie: TokenTrie, arena: ChartArena, chart: int, lex: int, mask: np.ndarray,
               lex_stack: np.ndarray, par_stack: np.ndarray) -> None:
         lex_stack[0] = lex
-        par_stack[0] = chart.id
+        par_stack[0] = chart
         start = 1
+        lexer = self.lexer
         while True:
-            start, code = walk_cfg_kernel(trie.node_byte, trie.node_end, trie.node_depth, trie.node_token,
-                                          self.lexer.trans, self.lexer.accepting, self.table.keys,
-                                          self.table.values, lex_stack, par_stack, start, mask)
+            start, code, payload = walk_cfg_kernel(trie.node_byte, trie.node_end, trie.node_depth, trie.node_token,
+                                                   lexer.trans, lexer.accepting, self.tables.grammar, arena.arrays,
+                                                   lexer.kernel_arrays, self.limits.max_earley_items, self.use_leo,
+                                                   lex_stack, par_stack, start, mask)
             if code == DONE:
                 break
-            depth = trie.node_depth[start]
-            parent_lex = int(lex_stack[depth - 1])
-            parent_chart = int(par_stack[depth - 1])
             if code == MISSING_ROW:
-                self.lexer.fill_row(parent_lex)
-            elif code == MISSING_STEP:
-                self._learn_step(parent_chart, parent_lex)
+                lexer.fill_row(int(lex_stack[trie.node_depth[start] - 1]))
+            elif code == MISSING_ROW_AFTER_STEP:
+                lexer.fill_row(int(payload) & 0xFFFFFFFF)
             else:
-                found = self.table.get((parent_chart << 32) | parent_lex)
-                self.lexer.fill_row(found & 0xFFFFFFFF)
+                arena.handle(code, payload)
+        arena.tidy()
         if trie.dup_primary.shape[0]:
             copy_duplicate_bits_kernel(mask, trie.dup_primary, trie.dup_other)
-
-    def _learn_step(self, chart_id: int, lex: int) -> None:
-        chart = self._charts[chart_id]
-        ended = self.end_lexeme(chart, lex)
-        value = NO_CHILD if ended is None else (ended[0].id << 32) | ended[1]
-        self.table.put((chart_id << 32) | lex, value)

@@ -8,7 +8,9 @@ the state.
 
 The table layout is the one of :class:`leapgram.regex.dfa.LazyDfa` (int32 ``(capacity, 256)``,
 ``-1`` unknown, ``0`` dead), so the same kernels read it; ``accepting[s]`` is 1 when some lexeme
-can end in state ``s``.
+can end in state ``s``. For the parser kernels, :attr:`Lexer.kernel_arrays` lists per state the
+lexemes that end there (``acc_pool[acc_start[s]:acc_start[s] + acc_len[s]]``), an id per distinct
+list (``acc_id``) and whether they are all ignored lexemes (``acc_ignore_only``).
 """
 
 from __future__ import annotations
@@ -39,9 +41,22 @@ class Lexer:
         self._start_of: dict[frozenset[int], int] = {}
         self.trans = np.full((16, 256), UNKNOWN, dtype=np.int32)
         self.accepting = np.zeros(16, dtype=np.int8)
+        self.acc_start = np.zeros(16, dtype=np.int32)
+        self.acc_len = np.zeros(16, dtype=np.int32)
+        self.acc_id = np.zeros(16, dtype=np.int32)
+        self.acc_ignore_only = np.zeros(16, dtype=np.int8)
+        self.acc_pool = np.zeros(64, dtype=np.int32)
+        self._acc_used = 0
+        self._acc_ids: dict[tuple[int, ...], int] = {}
+        self._ignore = frozenset(ir.ignore)
         self._new_state(False, ())
         self.trans[DEAD, :] = DEAD
-        self._ignore = frozenset(ir.ignore)
+
+    @property
+    def kernel_arrays(self) -> tuple[np.ndarray, ...]:
+        """``(acc_start, acc_len, acc_pool, acc_id, acc_ignore_only)`` as the kernels take them
+        (read them again after the lexer grows)."""
+        return self.acc_start, self.acc_len, self.acc_pool, self.acc_id, self.acc_ignore_only
 
     @property
     def num_states(self) -> int:
@@ -90,11 +105,26 @@ class Lexer:
         self._fresh.append(fresh)
         self._accepted.append(real or tuple(ended))
         self._ids[(fresh, items)] = state
+        accepted = self._accepted[state]
+        if self._acc_used + len(accepted) > self.acc_pool.shape[0]:
+            self.acc_pool = np.concatenate([self.acc_pool, np.zeros(self.acc_pool.shape[0] + len(accepted), np.int32)])
+        self.acc_pool[self._acc_used:self._acc_used + len(accepted)] = accepted
+        self.acc_start[state] = self._acc_used
+        self.acc_len[state] = len(accepted)
+        self._acc_used += len(accepted)
+        self.acc_id[state] = self._acc_ids.setdefault(accepted, len(self._acc_ids))
+        self.acc_ignore_only[state] = 1 if ended and all(lex in self._ignore for lex in accepted) else 0
         self.accepting[state] = 1 if ended else 0
         return state
 
     def _grow(self, capacity: int) -> None:
+        old = self.trans.shape[0]
         self.trans, self.accepting = grown_table(self.trans, self.accepting, capacity)
+        for name in ("acc_start", "acc_len", "acc_id", "acc_ignore_only"):
+            array = getattr(self, name)
+            grown = np.zeros(capacity, dtype=array.dtype)
+            grown[:old] = array
+            setattr(self, name, grown)
 
     def fill_row(self, state: int) -> None:
         """Compute every transition out of ``state`` (one derivative per byte class and lexeme)."""

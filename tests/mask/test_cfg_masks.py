@@ -65,11 +65,25 @@ def test_kernel_agrees_with_twin(small_vocab, name, seed):
     compiled = compile(GRAMMARS[name](), small_vocab, use_slicer=False)
     matcher = Matcher(compiled)
     walk_to(matcher, small_vocab, np.random.default_rng(seed), 4)
-    chart, lex = matcher._states[-1]
+    arena, chart, lex = state = matcher._states[-1]
     engine = compiled.engine
     expected = np.zeros(compiled.words, dtype=np.uint32)
-    walk_cfg_twin(token_trie(small_vocab), engine.lexer.step, engine.end_lexeme, chart, lex, expected)
-    assert np.array_equal(compiled.state_mask((chart, lex)), expected)
+    walk_cfg_twin(token_trie(small_vocab), engine.lexer.step, arena.boundary, chart, lex, expected)
+    assert np.array_equal(compiled.state_mask(state), expected)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(sorted(GRAMMARS)), seed=st.integers(0, 10_000))
+def test_leo_does_not_change_masks(small_vocab, name, seed):
+    with_leo = Matcher(compile(GRAMMARS[name](), small_vocab, use_slicer=False))
+    without = Matcher(compile(GRAMMARS[name](), small_vocab, use_slicer=False, use_leo=False))
+    rng = np.random.default_rng(seed)
+    for _ in range(10):
+        mask = with_leo.compute_mask().copy()
+        assert np.array_equal(mask, without.compute_mask())
+        if not walk_to(with_leo, small_vocab, rng, 1):
+            break
+        assert without.consume_token(with_leo._tokens[-1])
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -1,0 +1,332 @@
+"""The Earley parser over lexemes, as numba kernels over flat arrays.
+
+Static grammar tables (built once per grammar by :class:`leapgram.parser.arena.ParserTables`):
+
+* a *dotted rule* ``dr`` is a rule with a dot; ``dr_next[dr]`` is the symbol after the dot
+  (nonterminal ``k >= 0``, lexeme ``~j < 0``, or ``END`` when the dot is at the end),
+  ``dr_lhs[dr]`` the rule's left-hand side and ``dr + 1`` the same rule with the dot one further;
+* ``first_ptr``/``first_drs``: the dotted rules with the dot at the start, per nonterminal;
+* ``nullable[k]``: whether nonterminal ``k`` derives the empty sequence;
+* ``dr_accept[dr]``: the dot is at the end of a rule of the start symbol.
+
+Charts live in an *arena* (one per matcher and its forks; see the arena module): chart ``c`` is the
+Earley row ``items[charts[c, START]:charts[c, END]]`` of items ``(dotted rule, origin chart)``.
+Origins name charts, not positions, so a chart's row reaches its ancestors' rows directly and any
+number of continuations of one chart can coexist (the trie walk explores many). Chart 0 is the
+root. A row holds its predicted items explicitly; empty rules are handled with the Aycock–Horspool
+rule (predicting a nullable nonterminal also steps over it), so completion never has to look at
+the row being built.
+
+Right recursion: completing ``A`` at origin ``o`` normally advances every item of ``o`` that
+waits for ``A``; on a right-recursive list the completed items chain through every earlier
+element and rows grow with the list. Leo's optimization replaces the chain by its topmost item
+when ``o`` has exactly one item waiting for ``A`` and ``A`` is the last symbol of its rule; the
+topmost item per ``(chart, A)`` is memoized in the ``leo`` table. Chains stop at rules of the
+start symbol, so acceptance is still seen.
+
+Each new chart's set of allowed lexemes is interned (``sets``) so the lexer's fresh state for it
+is computed once (by Python: ``set_fresh[set] < 0`` makes a kernel return ``NEED_FRESH``). Arrays
+never grow inside a kernel: a full array or table makes it return ``NEED_SPACE`` with nothing
+half-done, the caller grows it and calls again. A row past the item budget returns
+``OVER_BUDGET``.
+
+Under ``NUMBA_DISABLE_JIT=1`` the same functions run as plain Python: that is the twin the tests
+compare with the reference parser in :mod:`leapgram.parser.earley`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .tables import ABSENT, table_get_kernel, table_put_kernel, table_slot_kernel
+
+END = 2**31 - 1
+NONE = -2  # "no child chart" / "no Leo item" in the tables
+
+OK = 0
+NEED_FRESH = 4
+NEED_SPACE = 5
+OVER_BUDGET = 6
+
+# columns of ``charts``
+START, STOP, ACCEPT, SET, PARENT = 0, 1, 2, 3, 4
+CHART_FIELDS = 5
+
+# entries of ``counts``
+N_ITEMS, N_CHARTS, N_SETS, N_SET_ITEMS, BOUND_COUNT, CHILD_COUNT, LEO_COUNT, SET_COUNT, GEN, ROW_START, WANT = range(11)
+COUNT_FIELDS = 11
+
+# what ``counts[WANT]`` says is full after a ``NEED_SPACE``
+WANT_ITEMS, WANT_CHARTS, WANT_SCRATCH, WANT_SETS, WANT_TABLES = 1, 2, 3, 4, 5
+
+LEO_CHAIN = 1024  # longest Leo chain resolved in one go (longer ones resolve in pieces)
+
+
+@njit(cache=True, nogil=True)
+def _add_item(items, counts, scr_keys, scr_gen, gen, dr, origin):
+    """Append ``(dr, origin)`` to the row being built unless it is there; ``False`` when
+    ``items`` or the dedup scratch is full."""
+    n = counts[N_ITEMS]
+    if n >= items.shape[0]:
+        counts[WANT] = WANT_ITEMS
+        return False
+    if (n - counts[ROW_START] + 1) * 2 > scr_keys.shape[0]:
+        counts[WANT] = WANT_SCRATCH
+        return False
+    key = (np.int64(dr) << 32) | origin
+    mask = scr_keys.shape[0] - 1
+    slot = ((key & 0xFFFFFFFF) * 40503 + (key >> 32) * 65599) & mask
+    while scr_gen[slot] == gen:
+        if scr_keys[slot] == key:
+            return True
+        slot = (slot + 1) & mask
+    scr_gen[slot] = gen
+    scr_keys[slot] = key
+    items[n, 0] = dr
+    items[n, 1] = origin
+    counts[N_ITEMS] = n + 1
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _leo_top(grammar, arena, origin, symbol):
+    """The topmost item ``(dr << 32 | origin)`` of the deterministic completion chain that
+    completing ``symbol`` at chart ``origin`` starts, or ``NONE``. Memoized in the leo table."""
+    dr_next, dr_lhs, dr_accept, nullable, first_ptr, first_drs, start = grammar
+    (items, charts, counts, bound_keys, bound_vals, child_keys, child_vals, leo_keys, leo_vals,
+     set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain) = arena
+    length = 0
+    top = np.int64(NONE)
+    o, a = origin, symbol
+    while True:
+        found = table_get_kernel(leo_keys, leo_vals, (np.int64(o) << 32) | a)
+        if found != ABSENT:
+            top = found
+            break
+        count = 0
+        only = -1
+        for k in range(charts[o, START], charts[o, STOP]):
+            if dr_next[items[k, 0]] == a:
+                count += 1
+                only = k
+                if count > 1:
+                    break
+        if count != 1 or dr_next[items[only, 0] + 1] != END or length >= chain.shape[0]:
+            table_put_kernel(leo_keys, leo_vals, counts, LEO_COUNT, (np.int64(o) << 32) | a, NONE)
+            break
+        chain[length, 0] = o
+        chain[length, 1] = a
+        chain[length, 2] = only
+        length += 1
+        lhs = dr_lhs[items[only, 0]]
+        if lhs == start:
+            break
+        o, a = items[only, 1], lhs
+    for j in range(length - 1, -1, -1):
+        if top == NONE:
+            k = chain[j, 2]
+            top = (np.int64(items[k, 0] + 1) << 32) | items[k, 1]
+        table_put_kernel(leo_keys, leo_vals, counts, LEO_COUNT, (np.int64(chain[j, 0]) << 32) | chain[j, 1], top)
+    return top
+
+
+@njit(cache=True, nogil=True)
+def _finish_chart(grammar, arena, chart, row_start, max_row, use_leo):
+    """Close the row started at ``row_start`` (seeds already added) for the new chart ``chart``
+    and record the chart. Returns ``OK``, ``NEED_SPACE`` or ``OVER_BUDGET``; on failure the row
+    is dropped."""
+    dr_next, dr_lhs, dr_accept, nullable, first_ptr, first_drs, start = grammar
+    (items, charts, counts, bound_keys, bound_vals, child_keys, child_vals, leo_keys, leo_vals,
+     set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain) = arena
+    gen = counts[GEN]
+    accepting = 0
+    k = row_start
+    status = OK
+    while k < counts[N_ITEMS]:
+        if counts[N_ITEMS] - row_start > max_row:
+            status = OVER_BUDGET
+            break
+        dr = items[k, 0]
+        origin = items[k, 1]
+        symbol = dr_next[dr]
+        ok = True
+        if symbol == END:
+            if dr_accept[dr] and origin == 0:
+                accepting = 1
+            if origin != chart:
+                lhs = dr_lhs[dr]
+                top = np.int64(NONE)
+                if use_leo:
+                    top = _leo_top(grammar, arena, origin, lhs)
+                if top != NONE:
+                    ok = _add_item(items, counts, scr_keys, scr_gen, gen, top >> 32, top & 0xFFFFFFFF)
+                else:
+                    for j in range(charts[origin, START], charts[origin, STOP]):
+                        if dr_next[items[j, 0]] == lhs:
+                            if not _add_item(items, counts, scr_keys, scr_gen, gen, items[j, 0] + 1, items[j, 1]):
+                                ok = False
+                                break
+        elif symbol >= 0:
+            if nt_gen[symbol] != gen:
+                nt_gen[symbol] = gen
+                for r in range(first_ptr[symbol], first_ptr[symbol + 1]):
+                    if not _add_item(items, counts, scr_keys, scr_gen, gen, first_drs[r], chart):
+                        ok = False
+                        break
+            if ok and nullable[symbol]:
+                ok = _add_item(items, counts, scr_keys, scr_gen, gen, dr + 1, origin)
+        if not ok:
+            status = NEED_SPACE
+            break
+        k += 1
+    if status != OK:
+        counts[N_ITEMS] = row_start
+        return status
+    row_stop = counts[N_ITEMS]
+    # the allowed lexemes, sorted, interned as a set
+    gen2 = gen + 1
+    m = 0
+    for k in range(row_start, row_stop):
+        symbol = dr_next[items[k, 0]]
+        if symbol < 0:
+            lexeme = ~symbol
+            if lex_gen[lexeme] != gen2:
+                lex_gen[lexeme] = gen2
+                tmp[m] = lexeme
+                m += 1
+    members = np.sort(tmp[:m])
+    h = np.int64(m)
+    for j in range(m):
+        h = ((h & 0xFFFFFFFFFF) * 1000003 + members[j]) & 0x3FFFFFFFFFFFFFFF  # never overflows
+    set_id = -1
+    mask = set_keys.shape[0] - 1
+    slot = table_slot_kernel(set_keys, h)
+    while set_keys[slot] != -1:
+        if set_keys[slot] == h:
+            candidate = set_vals[slot]
+            lo, hi = set_ptr[candidate], set_ptr[candidate + 1]
+            if hi - lo == m:
+                same = True
+                for j in range(m):
+                    if set_items[lo + j] != members[j]:
+                        same = False
+                        break
+                if same:
+                    set_id = candidate
+                    break
+        slot = (slot + 1) & mask
+    if set_id < 0:
+        n_sets = counts[N_SETS]
+        base = counts[N_SET_ITEMS]
+        if (n_sets + 2 > set_ptr.shape[0] or base + m > set_items.shape[0]
+                or (counts[SET_COUNT] + 1) * 2 > set_keys.shape[0]):
+            counts[WANT] = WANT_SETS
+            counts[N_ITEMS] = row_start
+            return NEED_SPACE
+        for j in range(m):
+            set_items[base + j] = members[j]
+        set_ptr[n_sets + 1] = base + m
+        set_fresh[n_sets] = -1
+        set_keys[slot] = h
+        set_vals[slot] = n_sets
+        counts[SET_COUNT] += 1
+        counts[N_SETS] = n_sets + 1
+        counts[N_SET_ITEMS] = base + m
+        set_id = n_sets
+    charts[chart, START] = row_start
+    charts[chart, STOP] = row_stop
+    charts[chart, ACCEPT] = accepting
+    charts[chart, SET] = set_id
+    counts[N_CHARTS] = chart + 1
+    counts[GEN] = gen + 2
+    return OK
+
+
+@njit(cache=True, nogil=True)
+def root_kernel(grammar, arena, max_row):
+    """Build chart 0: everything predicted from the start symbol. Returns a status."""
+    dr_next, dr_lhs, dr_accept, nullable, first_ptr, first_drs, start = grammar
+    (items, charts, counts, bound_keys, bound_vals, child_keys, child_vals, leo_keys, leo_vals,
+     set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain) = arena
+    counts[GEN] += 2
+    gen = counts[GEN]
+    counts[ROW_START] = 0
+    nt_gen[start] = gen
+    for r in range(first_ptr[start], first_ptr[start + 1]):
+        if not _add_item(items, counts, scr_keys, scr_gen, gen, first_drs[r], 0):
+            counts[N_ITEMS] = 0
+            return NEED_SPACE
+    charts[0, PARENT] = -1
+    return _finish_chart(grammar, arena, 0, 0, max_row, True)
+
+
+@njit(cache=True, nogil=True)
+def scan_kernel(grammar, arena, chart, lexemes, max_row, use_leo):
+    """The chart after a lexeme that matched every lexeme in ``lexemes`` (int32 array) at
+    ``chart``: ``(status, child)``; ``child`` is ``NONE`` when the parser allows none of them."""
+    dr_next, dr_lhs, dr_accept, nullable, first_ptr, first_drs, start = grammar
+    (items, charts, counts, bound_keys, bound_vals, child_keys, child_vals, leo_keys, leo_vals,
+     set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain) = arena
+    child = counts[N_CHARTS]
+    if child >= charts.shape[0]:
+        counts[WANT] = WANT_CHARTS
+        return NEED_SPACE, 0
+    counts[GEN] += 2
+    gen = counts[GEN]
+    for j in range(lexemes.shape[0]):
+        lex_gen[lexemes[j]] = gen
+    row_start = counts[N_ITEMS]
+    counts[ROW_START] = row_start
+    for k in range(charts[chart, START], charts[chart, STOP]):
+        symbol = dr_next[items[k, 0]]
+        if symbol < 0 and lex_gen[~symbol] == gen:
+            if not _add_item(items, counts, scr_keys, scr_gen, gen, items[k, 0] + 1, items[k, 1]):
+                counts[N_ITEMS] = row_start
+                return NEED_SPACE, 0
+    if counts[N_ITEMS] == row_start:
+        return OK, NONE
+    charts[child, PARENT] = chart
+    status = _finish_chart(grammar, arena, child, row_start, max_row, use_leo)
+    if status != OK:
+        return status, 0
+    return OK, child
+
+
+@njit(cache=True, nogil=True)
+def boundary_kernel(grammar, arena, lexer, chart, lex, max_row, use_leo):
+    """A lexeme ends in lexer state ``lex`` at ``chart``: ``(status, value)`` where ``value`` is
+    ``child << 32 | child's fresh lexer state`` or ``NONE`` (the parser refuses every lexeme
+    that can end there). Memoized in the boundary table; ignored lexemes keep the chart.
+    ``status`` ``NEED_FRESH`` comes with the child chart as ``value``."""
+    (items, charts, counts, bound_keys, bound_vals, child_keys, child_vals, leo_keys, leo_vals,
+     set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain) = arena
+    acc_start, acc_len, acc_pool, acc_id, acc_ignore_only = lexer
+    key = (np.int64(chart) << 32) | lex
+    found = table_get_kernel(bound_keys, bound_vals, key)
+    if found != ABSENT:
+        return OK, found
+    if (counts[BOUND_COUNT] + 1) * 2 > bound_keys.shape[0] or (counts[CHILD_COUNT] + 1) * 2 > child_keys.shape[0]:
+        counts[WANT] = WANT_TABLES
+        return NEED_SPACE, 0
+    if acc_ignore_only[lex]:
+        child = np.int64(chart)
+    else:
+        child_key = (np.int64(chart) << 32) | acc_id[lex]
+        child = table_get_kernel(child_keys, child_vals, child_key)
+        if child == ABSENT:
+            lo = acc_start[lex]
+            status, made = scan_kernel(grammar, arena, chart, acc_pool[lo:lo + acc_len[lex]], max_row, use_leo)
+            if status != OK:
+                return status, 0
+            child = np.int64(made)
+            table_put_kernel(child_keys, child_vals, counts, CHILD_COUNT, child_key, child)
+    if child == NONE:
+        value = np.int64(NONE)
+    else:
+        fresh = set_fresh[charts[child, SET]]
+        if fresh < 0:
+            return NEED_FRESH, child
+        value = (child << 32) | fresh
+    table_put_kernel(bound_keys, bound_vals, counts, BOUND_COUNT, key, value)
+    return OK, value

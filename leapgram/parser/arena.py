@@ -1,0 +1,258 @@
+"""Earley charts in flat arrays, driven by the kernels of :mod:`leapgram._kernels.earley`.
+
+:class:`ParserTables` holds one grammar's static tables (shared by every matcher of a compiled
+grammar). :class:`ChartArena` holds the charts of one matcher and its forks: a tree of charts that
+only grows, so a state is just ``(chart id, lexer state)`` and rolling back costs nothing. The trie
+walk reads and extends the same arena, so the charts it explores for one mask are there when the
+matcher consumes the token that was sampled.
+
+The arena grows its arrays when a kernel says one is full (``NEED_SPACE``), fills lexer fresh
+states the kernels ask for (``NEED_FRESH``), and stops at ``Limits.max_parse_items`` items in all
+and ``Limits.max_earley_items`` per row with :class:`leapgram.errors.BudgetExceededError`.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .._kernels import earley as k
+from .._kernels.tables import EMPTY_KEY, table_rehash_kernel
+from ..errors import BudgetExceededError
+from ..grammar.builder import nullable_nonterminals
+from ..grammar.ir import GrammarIR
+from ..limits import Limits
+from .lexer import Lexer
+
+_SERIALS = itertools.count(1)
+
+
+class ParserTables:
+    """Dotted rules, first rules per nonterminal and nullability of one grammar, as int arrays."""
+
+    def __init__(self, ir: GrammarIR) -> None:
+        dr_next: list[int] = []
+        dr_lhs: list[int] = []
+        dr_accept: list[int] = []
+        first: list[list[int]] = [[] for _ in ir.nonterminals]
+        for rule in ir.rules:
+            first[rule.lhs].append(len(dr_next))
+            for symbol in rule.rhs:
+                dr_next.append(symbol)
+                dr_lhs.append(rule.lhs)
+                dr_accept.append(0)
+            dr_next.append(k.END)
+            dr_lhs.append(rule.lhs)
+            dr_accept.append(1 if rule.lhs == ir.start else 0)
+        dr_next.append(k.END)  # a sentinel, so ``dr + 1`` of the last dotted rule is in range
+        dr_lhs.append(-1)
+        dr_accept.append(0)
+        nullable = nullable_nonterminals(ir.rules)
+        self.num_nonterminals = len(ir.nonterminals)
+        self.num_lexemes = len(ir.lexemes)
+        self.first_ptr = np.zeros(self.num_nonterminals + 1, dtype=np.int32)
+        self.first_ptr[1:] = np.cumsum([len(f) for f in first])
+        self.first_drs = np.array([d for f in first for d in f] or [0], dtype=np.int32)
+        self.dr_next = np.array(dr_next, dtype=np.int32)
+        self.dr_lhs = np.array(dr_lhs, dtype=np.int32)
+        self.dr_accept = np.array(dr_accept, dtype=np.int8)
+        self.nullable = np.array([1 if n in nullable else 0 for n in range(self.num_nonterminals)], dtype=np.int8)
+        self.grammar = (self.dr_next, self.dr_lhs, self.dr_accept, self.nullable, self.first_ptr,
+                        self.first_drs, np.int64(ir.start))
+
+
+def _empty_table(size: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.full(size, EMPTY_KEY, dtype=np.int64), np.zeros(size, dtype=np.int64)
+
+
+class ChartArena:
+    """The charts of one matcher (and its forks). Chart 0 is the root."""
+
+    def __init__(self, tables: ParserTables, lexer: Lexer, limits: Limits, *, use_leo: bool = True) -> None:
+        self.tables = tables
+        self.lexer = lexer
+        self.limits = limits
+        self.use_leo = use_leo
+        self.serial = next(_SERIALS)
+        self.items = np.zeros((256, 2), dtype=np.int32)
+        self.charts = np.zeros((32, k.CHART_FIELDS), dtype=np.int32)
+        self.counts = np.zeros(k.COUNT_FIELDS, dtype=np.int64)
+        self.bound_keys, self.bound_vals = _empty_table(256)
+        self.child_keys, self.child_vals = _empty_table(128)
+        self.leo_keys, self.leo_vals = _empty_table(64)
+        self.set_keys, self.set_vals = _empty_table(64)
+        self.set_ptr = np.zeros(33, dtype=np.int32)
+        self.set_items = np.zeros(256, dtype=np.int32)
+        self.set_fresh = np.full(32, -1, dtype=np.int32)
+        self.scr_keys = np.zeros(128, dtype=np.int64)
+        self.scr_gen = np.zeros(128, dtype=np.int32)
+        self.nt_gen = np.zeros(max(tables.num_nonterminals, 1), dtype=np.int32)
+        self.lex_gen = np.zeros(max(tables.num_lexemes, 1), dtype=np.int32)
+        self.tmp = np.zeros(max(tables.num_lexemes, 1), dtype=np.int32)
+        self.chain = np.zeros((k.LEO_CHAIN, 3), dtype=np.int32)
+        self._pack()
+        while True:
+            status = k.root_kernel(tables.grammar, self.arrays, limits.max_earley_items)
+            if status == k.OK:
+                break
+            self.handle(status, 0)
+        self.fresh_of(0)
+
+    # ----- kernel plumbing --------------------------------------------------------------
+
+    def _pack(self) -> None:
+        self.arrays = (self.items, self.charts, self.counts, self.bound_keys, self.bound_vals,
+                       self.child_keys, self.child_vals, self.leo_keys, self.leo_vals, self.set_keys,
+                       self.set_vals, self.set_ptr, self.set_items, self.set_fresh, self.scr_keys,
+                       self.scr_gen, self.nt_gen, self.lex_gen, self.tmp, self.chain)
+
+    def handle(self, status: int, payload: int) -> None:
+        """Act on a kernel's request: grow what is full, or fill a fresh lexer state."""
+        if status == k.NEED_FRESH:
+            self.fresh_of(int(payload))
+        elif status == k.NEED_SPACE:
+            self._grow(int(self.counts[k.WANT]))
+        elif status == k.OVER_BUDGET:
+            raise BudgetExceededError("max_earley_items", self.limits.max_earley_items, "Earley row too large")
+        else:
+            raise AssertionError(f"unexpected kernel status {status}")
+
+    def _grow(self, want: int) -> None:
+        counts = self.counts
+        if want == k.WANT_ITEMS:
+            size = self.items.shape[0] * 2
+            if size > self.limits.max_parse_items:
+                raise BudgetExceededError("max_parse_items", self.limits.max_parse_items,
+                                          "parser charts too large (long output or a very ambiguous grammar)")
+            self.items = _grown_rows(self.items, size)
+        elif want == k.WANT_CHARTS:
+            self.charts = _grown_rows(self.charts, self.charts.shape[0] * 2)
+        elif want == k.WANT_SCRATCH:
+            size = self.scr_keys.shape[0] * 2
+            self.scr_keys = np.zeros(size, dtype=np.int64)
+            self.scr_gen = np.zeros(size, dtype=np.int32)
+        elif want == k.WANT_SETS:
+            if counts[k.N_SETS] + 2 > self.set_ptr.shape[0]:
+                self.set_ptr = _grown_rows(self.set_ptr, self.set_ptr.shape[0] * 2)
+                fresh = np.full(self.set_ptr.shape[0] - 1, -1, dtype=np.int32)
+                fresh[: self.set_fresh.shape[0]] = self.set_fresh
+                self.set_fresh = fresh
+            if counts[k.N_SET_ITEMS] + self.tables.num_lexemes > self.set_items.shape[0]:
+                size = max(self.set_items.shape[0] * 2, int(counts[k.N_SET_ITEMS]) + self.tables.num_lexemes)
+                self.set_items = _grown_rows(self.set_items, size)
+            if (counts[k.SET_COUNT] + 2) * 2 > self.set_keys.shape[0]:
+                self.set_keys, self.set_vals = _rehashed(self.set_keys, self.set_vals)
+        elif want == k.WANT_TABLES:
+            self._grow_tables(force=True)
+        else:
+            raise AssertionError(f"unexpected space request {want}")
+        self._pack()
+
+    def _grow_tables(self, force: bool = False) -> None:
+        """Double the memo tables past a quarter load (the kernels refuse inserts past half)."""
+        counts = self.counts
+        limit = 2 if force else 4
+        if (counts[k.BOUND_COUNT] + 2) * limit > self.bound_keys.shape[0]:
+            self.bound_keys, self.bound_vals = _rehashed(self.bound_keys, self.bound_vals)
+        if (counts[k.CHILD_COUNT] + 2) * limit > self.child_keys.shape[0]:
+            self.child_keys, self.child_vals = _rehashed(self.child_keys, self.child_vals)
+        if (counts[k.LEO_COUNT] + 2) * 4 > self.leo_keys.shape[0]:
+            self.leo_keys, self.leo_vals = _rehashed(self.leo_keys, self.leo_vals)
+
+    def tidy(self) -> None:
+        """Grow tables that are filling up (called after each walk, so memoization never stops)."""
+        counts = self.counts
+        if ((counts[k.BOUND_COUNT] + 2) * 4 > self.bound_keys.shape[0]
+                or (counts[k.CHILD_COUNT] + 2) * 4 > self.child_keys.shape[0]
+                or (counts[k.LEO_COUNT] + 2) * 4 > self.leo_keys.shape[0]):
+            self._grow_tables()
+            self._pack()
+
+    def fresh_of(self, chart: int) -> int:
+        """The lexer's fresh state for the lexemes ``chart`` allows (computed once per set)."""
+        set_id = int(self.charts[chart, k.SET])
+        fresh = int(self.set_fresh[set_id])
+        if fresh < 0:
+            lo, hi = int(self.set_ptr[set_id]), int(self.set_ptr[set_id + 1])
+            fresh = self.lexer.start_state(frozenset(self.set_items[lo:hi].tolist()))
+            self.set_fresh[set_id] = fresh
+        return fresh
+
+    # ----- queries --------------------------------------------------------------------------
+
+    def boundary(self, chart: int, lex: int) -> tuple[int, int] | None:
+        """The chart and fresh lexer state after the lexeme that ends in lexer state ``lex`` at
+        ``chart``; ``None`` when the parser allows none of the lexemes that end there."""
+        if not self.lexer.accepting[lex]:
+            return None
+        while True:
+            status, value = k.boundary_kernel(self.tables.grammar, self.arrays, self.lexer.kernel_arrays,
+                                              np.int64(chart), np.int64(lex), self.limits.max_earley_items,
+                                              self.use_leo)
+            if status == k.OK:
+                break
+            self.handle(status, value)
+        self.tidy()
+        if value == k.NONE:
+            return None
+        return int(value >> 32), int(value & 0xFFFFFFFF)
+
+    def scan(self, chart: int, lexemes: tuple[int, ...]) -> int | None:
+        """The chart after a lexeme that matched each of ``lexemes`` at ``chart``, or ``None``
+        when the parser allows none of them (not memoized: the trie walk uses :meth:`boundary`)."""
+        wanted = np.array(lexemes, dtype=np.int32)
+        while True:
+            status, child = k.scan_kernel(self.tables.grammar, self.arrays, np.int64(chart), wanted,
+                                          self.limits.max_earley_items, self.use_leo)
+            if status == k.OK:
+                break
+            self.handle(status, child)
+        return None if child == k.NONE else int(child)
+
+    def accepting(self, chart: int) -> bool:
+        """Whether the lexemes up to ``chart`` form a complete sentence."""
+        return bool(self.charts[chart, k.ACCEPT])
+
+    def allowed_lexemes(self, chart: int) -> frozenset[int]:
+        """The lexemes the parser allows next at ``chart``."""
+        set_id = int(self.charts[chart, k.SET])
+        return frozenset(self.set_items[int(self.set_ptr[set_id]):int(self.set_ptr[set_id + 1])].tolist())
+
+    def row(self, chart: int) -> list[tuple[int, int]]:
+        """The items ``(dotted rule, origin chart)`` of ``chart``'s row (for tests)."""
+        lo, hi = int(self.charts[chart, k.START]), int(self.charts[chart, k.STOP])
+        return [(int(d), int(o)) for d, o in self.items[lo:hi]]
+
+    @property
+    def num_charts(self) -> int:
+        return int(self.counts[k.N_CHARTS])
+
+    @property
+    def num_boundaries(self) -> int:
+        """Memoized lexeme boundaries ``(chart, lexer state) -> (child chart, fresh state)``."""
+        return int(self.counts[k.BOUND_COUNT])
+
+    def depth(self, chart: int) -> int:
+        """How many lexemes were scanned from the root to ``chart``."""
+        depth = 0
+        while chart != 0:
+            chart = int(self.charts[chart, k.PARENT])
+            depth += 1
+        return depth
+
+    @property
+    def num_items(self) -> int:
+        return int(self.counts[k.N_ITEMS])
+
+
+def _grown_rows(array: np.ndarray, size: int) -> np.ndarray:
+    grown = np.zeros((size, *array.shape[1:]), dtype=array.dtype)
+    grown[: array.shape[0]] = array
+    return grown
+
+
+def _rehashed(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    new_keys, new_values = _empty_table(keys.shape[0] * 2)
+    table_rehash_kernel(keys, values, new_keys, new_values)
+    return new_keys, new_values

@@ -1,0 +1,130 @@
+"""The Earley kernels (charts in a flat arena) against the reference parser, Leo on and off,
+right recursion, budgets."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from leapgram.errors import BudgetExceededError
+from leapgram.grammar import GrammarBuilder
+from leapgram.limits import Limits
+from leapgram.parser import EarleyParser, Lexer
+from leapgram.parser.arena import ChartArena, ParserTables
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mask"))
+from cfg_grammars import GRAMMARS  # noqa: E402
+
+
+def right_recursive_list():
+    """``list: ITEM | ITEM "," list`` -- the shape that makes plain Earley rows grow."""
+    b = GrammarBuilder()
+    start, lst = b.nonterminal("start"), b.nonterminal("list")
+    item, comma = b.regex("[a-z]", name="ITEM"), b.literal(",")
+    b.rule(start, [b.literal("["), lst, b.literal("]")])
+    b.rule(lst, [item])
+    b.rule(lst, [item, comma, lst])
+    return b.build(start)
+
+
+def ambiguous_grammar():
+    """Nullable rules, ambiguity and both recursions at once."""
+    b = GrammarBuilder()
+    s, a, e = b.nonterminal("s"), b.nonterminal("a"), b.nonterminal("e")
+    x, y = b.literal("x"), b.literal("y")
+    b.rule(s, [a, s])
+    b.rule(s, [])
+    b.rule(a, [x])
+    b.rule(a, [e, x, e])
+    b.rule(a, [a, y])
+    b.rule(e, [])
+    b.rule(e, [y, e])
+    return b.build(s)
+
+
+IRS = {name: (lambda make=make: make().ir) for name, make in GRAMMARS.items()}
+IRS["right_list"] = right_recursive_list
+IRS["ambiguous"] = ambiguous_grammar
+
+
+def lexeme_ids(ir) -> dict[str, int]:
+    return {lexeme.name: i for i, lexeme in enumerate(ir.lexemes)}
+
+
+def arena_for(ir, use_leo=True, limits=Limits()):
+    return ChartArena(ParserTables(ir), Lexer(ir, limits), limits, use_leo=use_leo)
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(sorted(IRS)), seed=st.integers(0, 100_000), use_leo=st.booleans())
+def test_arena_agrees_with_reference_parser(name, seed, use_leo):
+    """Random lexeme sequences (mostly allowed ones, sometimes several lexemes at once, sometimes
+    a refused one): same acceptance, same allowed lexemes, same refusals."""
+    ir = IRS[name]()
+    limits = Limits()
+    arena = arena_for(ir, use_leo)
+    node = EarleyParser(ir, limits).root()
+    chart = 0
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        assert arena.accepting(chart) == node.accepting
+        assert arena.allowed_lexemes(chart) == node.allowed_lexemes
+        allowed = sorted(node.allowed_lexemes)
+        if rng.random() < 0.15 or not allowed:
+            pick = tuple(sorted({int(v) for v in rng.integers(0, len(ir.lexemes), size=rng.integers(1, 3))}))
+        else:
+            pick = tuple(sorted({allowed[int(i)] for i in rng.integers(0, len(allowed), size=rng.integers(1, 3))}))
+        child_node = node.scan(pick)
+        child = arena.scan(chart, pick)
+        assert (child is None) == (child_node is None), pick
+        if child is not None:
+            node, chart = child_node, child
+
+
+def test_leo_keeps_right_recursive_rows_bounded():
+    ir = right_recursive_list()
+    names = lexeme_ids(ir)
+    item, comma, open_, close = names["ITEM"], names["','"], names["'['"], names["']'"]
+    sizes = {}
+    for use_leo in (True, False):
+        arena = arena_for(ir, use_leo)
+        chart = arena.scan(0, (open_,))
+        rows = []
+        for _ in range(400):
+            chart = arena.scan(chart, (item,))
+            rows.append(len(arena.row(chart)))
+            chart = arena.scan(chart, (comma,))
+        chart = arena.scan(chart, (item,))
+        end = arena.scan(chart, (close,))
+        assert end is not None and arena.accepting(end)
+        sizes[use_leo] = rows
+    assert max(sizes[True]) <= 8, sizes[True][-5:]
+    assert sizes[False][-1] > 300  # without Leo the completed chain is copied into every row
+
+
+def test_item_budget_is_a_clear_error():
+    ir = right_recursive_list()
+    names = lexeme_ids(ir)
+    limits = Limits(max_earley_items=50)
+    arena = arena_for(ir, use_leo=False, limits=limits)
+    chart = arena.scan(0, (names["'['"],))
+    with pytest.raises(BudgetExceededError, match="max_earley_items"):
+        for _ in range(200):
+            chart = arena.scan(chart, (names["ITEM"],))
+            chart = arena.scan(chart, (names["','"],))
+
+
+def test_total_item_budget_is_a_clear_error():
+    ir = right_recursive_list()
+    names = lexeme_ids(ir)
+    arena = arena_for(ir, use_leo=False, limits=Limits(max_parse_items=2_000))
+    chart = arena.scan(0, (names["'['"],))
+    with pytest.raises(BudgetExceededError, match="max_parse_items"):
+        for _ in range(500):
+            chart = arena.scan(chart, (names["ITEM"],))
+            chart = arena.scan(chart, (names["','"],))
