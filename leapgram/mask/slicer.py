@@ -114,6 +114,12 @@ def _is_char_subset(pool: ExprPool, char: Ranges, inner: int, alt: int, tail: in
         outer = pool.char_ranges.get(inner)
         if outer is not None:
             return ranges_include(outer, char)
+        if pool.kind[inner] == K_OR:
+            # One alternative that is a character class holding Y is enough (``\\.|[^"\\]``).
+            for branch in pool.args[inner]:
+                ranges = pool.char_ranges.get(branch)
+                if ranges is not None and ranges_include(ranges, char):
+                    return True
         return pool.is_subset(ranges_to_expr(pool, char), inner)
     except BudgetExceededError:
         return False
