@@ -4,8 +4,8 @@ As in :mod:`leapgram._kernels.trie_walk`, each node's lexer state is the transit
 parent's by the node's byte. When that transition is dead but a lexeme can end in the parent's
 state, the lexeme ends there: the parser scans it (:func:`leapgram._kernels.earley.boundary_kernel`,
 inside the kernel, memoized per chart and lexer state) and the byte starts the next lexeme from the
-new chart's fresh lexer state. ``par_stack`` holds the chart of each depth, as ``lex_stack`` holds
-the lexer state. Lexeme boundaries are rare (llguidance measured under 0.5% of trie nodes).
+new chart's fresh lexer state. ``stack[d]`` holds ``chart << 32 | lexer state`` after ``d`` bytes
+(one load and one store per node); the boundary table is keyed by the same packed value. Lexeme boundaries are rare (llguidance measured under 0.5% of trie nodes).
 
 The kernel returns ``(node, code, payload)``: ``DONE``; ``MISSING_ROW`` (the row of the parent's
 lexer state is not computed); ``MISSING_ROW_AFTER_STEP`` (the row of the fresh state after the
@@ -28,52 +28,54 @@ MISSING_ROW_AFTER_STEP = 3
 
 
 @njit(cache=True, nogil=True)
-def walk_cfg_kernel(node_byte, node_end, node_depth, node_token, trans, accepting, grammar, arena, lexer,
-                    max_row, use_leo, lex_stack, par_stack, start, mask):
+def walk_cfg_kernel(node_info, node_end, trans, accepting, grammar, arena, lexer, max_row, use_leo, stack,
+                    start, mask):
     """Mark in ``mask`` every token that the lexer and parser accept from the chart and lexer
-    state at ``par_stack[0]``/``lex_stack[0]``. Returns ``(node, code, payload)``."""
+    state packed in ``stack[0]`` (``chart << 32 | lexer state``; ``stack[d]`` is the same after
+    ``d`` bytes). Returns ``(node, code, payload)``."""
     bound_keys = arena[3]
     bound_vals = arena[4]
-    n = node_byte.shape[0]
+    n = node_info.shape[0]
     i = start
     last_key = np.int64(-1)
     last_found = np.int64(NONE)
+    low = np.int64(0xFFFFFFFF)
     while i < n:
-        depth = node_depth[i]
-        lex = lex_stack[depth - 1]
-        par = par_stack[depth - 1]
-        byte = node_byte[i]
+        info = node_info[i]
+        depth = (info >> 8) & 0xFFFF
+        top = stack[depth - 1]
+        lex = top & low
+        byte = info & 0xFF
         state = trans[lex, byte]
-        if state < 0:
-            return i, MISSING_ROW, 0
-        if state == 0:
+        if state <= 0:
+            if state < 0:
+                return i, MISSING_ROW, 0
             if accepting[lex] == 0:
                 i = node_end[i]
                 continue
-            key = (np.int64(par) << 32) | lex
-            if key == last_key:
+            if top == last_key:
                 found = last_found
             else:
-                found = table_get_kernel(bound_keys, bound_vals, key)
+                found = table_get_kernel(bound_keys, bound_vals, top)
                 if found == ABSENT:
-                    status, found = boundary_kernel(grammar, arena, lexer, par, lex, max_row, use_leo)
+                    status, found = boundary_kernel(grammar, arena, lexer, top >> 32, lex, max_row, use_leo)
                     if status != OK:
                         return i, status, found
-                last_key = key
+                last_key = top
                 last_found = found
             if found == NONE:
                 i = node_end[i]
                 continue
-            par = found >> 32
-            state = trans[found & 0xFFFFFFFF, byte]
+            state = trans[found & low, byte]
             if state < 0:
                 return i, MISSING_ROW_AFTER_STEP, found
             if state == 0:
                 i = node_end[i]
                 continue
-        lex_stack[depth] = state
-        par_stack[depth] = par
-        token = node_token[i]
+            stack[depth] = (found & ~low) | state
+        else:
+            stack[depth] = (top & ~low) | state
+        token = info >> 24
         if token >= 0:
             mask[token >> 5] |= np.uint32(1) << np.uint32(token & 31)
         i += 1

@@ -14,25 +14,27 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def walk_trie_kernel(node_byte, node_end, node_depth, node_token, trans, state_stack, start, mask):
+def walk_trie_kernel(node_info, node_end, trans, state_stack, start, mask):
     """Mark in ``mask`` (uint32 words) every token whose bytes keep the DFA alive.
 
+    ``node_info``/``node_end`` are the trie's arrays (see :class:`leapgram.vocab.trie.TokenTrie`);
     ``state_stack[d]`` is the state after the first ``d`` bytes; ``state_stack[0]`` is the
     starting state. Returns the index of the first node whose transition is unknown, or the
     number of nodes when the walk is complete.
     """
-    n = node_byte.shape[0]
+    n = node_info.shape[0]
     i = start
     while i < n:
-        depth = node_depth[i]
-        state = trans[state_stack[depth - 1], node_byte[i]]
+        info = node_info[i]
+        depth = (info >> 8) & 0xFFFF
+        state = trans[state_stack[depth - 1], info & 0xFF]
         if state <= 0:
             if state < 0:
                 return i
             i = node_end[i]
             continue
         state_stack[depth] = state
-        token = node_token[i]
+        token = info >> 24
         if token >= 0:
             mask[token >> 5] |= np.uint32(1) << np.uint32(token & 31)
         i += 1

@@ -128,12 +128,10 @@ class CfgEngine:
 
     def fill_mask(self, state: CfgState, mask: np.ndarray) -> None:
         arena, chart, lex = state
-        depth = self.trie.max_depth + 1
-        lex_stack = np.zeros(depth, dtype=np.int32)
-        par_stack = np.zeros(depth, dtype=np.int32)
+        stack = np.zeros(self.trie.max_depth + 1, dtype=np.int64)
 
         def walk(trie: TokenTrie) -> None:
-            self._walk(trie, arena, chart, lex, mask, lex_stack, par_stack)
+            self._walk(trie, arena, chart, lex, mask, stack)
 
         if self.slicer is None or lex == DEAD:
             walk(self.trie)
@@ -141,20 +139,18 @@ class CfgEngine:
             self.slicer.fill(lex, self.trie, mask, walk)
 
     def _walk(self, trie: TokenTrie, arena: ChartArena, chart: int, lex: int, mask: np.ndarray,
-              lex_stack: np.ndarray, par_stack: np.ndarray) -> None:
-        lex_stack[0] = lex
-        par_stack[0] = chart
+              stack: np.ndarray) -> None:
+        stack[0] = (chart << 32) | lex
         start = 1
         lexer = self.lexer
         while True:
-            start, code, payload = walk_cfg_kernel(trie.node_byte, trie.node_end, trie.node_depth, trie.node_token,
-                                                   lexer.trans, lexer.accepting, self.tables.grammar, arena.arrays,
-                                                   lexer.kernel_arrays, self.limits.max_earley_items, self.use_leo,
-                                                   lex_stack, par_stack, start, mask)
+            start, code, payload = walk_cfg_kernel(trie.node_info, trie.node_end, lexer.trans, lexer.accepting,
+                                                   self.tables.grammar, arena.arrays, lexer.kernel_arrays,
+                                                   self.limits.max_earley_items, self.use_leo, stack, start, mask)
             if code == DONE:
                 break
             if code == MISSING_ROW:
-                lexer.fill_row(int(lex_stack[trie.node_depth[start] - 1]))
+                lexer.fill_row(int(stack[trie.node_depth[start] - 1]) & 0xFFFFFFFF)
             elif code == MISSING_ROW_AFTER_STEP:
                 lexer.fill_row(int(payload) & 0xFFFFFFFF)
             else:

@@ -21,8 +21,7 @@ def fill_dfa_mask(trie: TokenTrie, dfa: LazyDfa, state: int, mask: np.ndarray, s
     start = 1
     n = trie.num_nodes
     while True:
-        start = walk_trie_kernel(trie.node_byte, trie.node_end, trie.node_depth, trie.node_token,
-                                 dfa.trans, state_stack, start, mask)
+        start = walk_trie_kernel(trie.node_info, trie.node_end, dfa.trans, state_stack, start, mask)
         if start >= n:
             break
         dfa.fill_row(int(state_stack[trie.node_depth[start] - 1]))

@@ -3,7 +3,9 @@
 Node 0 is the root (no byte). For node ``i``: ``node_byte[i]`` is the byte on the edge into it,
 ``node_depth[i]`` its depth (the root has depth 0), ``node_token[i]`` the token id whose bytes end
 there (``-1`` for none) and ``node_end[i]`` the index just past its subtree, so skipping a subtree
-is ``i = node_end[i]``. Tokens with identical bytes share a node: the smallest id is stored there
+is ``i = node_end[i]``. The kernels read ``node_info[i] = byte | depth << 8 | token << 24`` (int64,
+one load per node instead of three; ``token`` is -1 for none, so ``info >> 24`` is signed) and
+``node_end``. Tokens with identical bytes share a node: the smallest id is stored there
 and the others are listed in ``dup_primary``/``dup_other``. Special tokens and empty tokens are not
 in the trie.
 """
@@ -66,6 +68,10 @@ class TokenTrie:
         self.dup_primary = np.array(dup_primary, dtype=np.int32)
         self.dup_other = np.array(dup_other, dtype=np.int32)
         self.max_depth = int(self.node_depth.max()) if len(node_depth) else 0
+        if self.max_depth >= 1 << 16:
+            raise ValueError(f"a token of {self.max_depth} bytes is longer than the trie supports (65,535)")
+        self.node_info = (self.node_byte.astype(np.int64) | (self.node_depth.astype(np.int64) << 8)
+                          | (self.node_token.astype(np.int64) << 24))
 
     @property
     def num_nodes(self) -> int:
