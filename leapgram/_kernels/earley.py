@@ -63,7 +63,7 @@ WANT_ITEMS, WANT_CHARTS, WANT_SCRATCH, WANT_SETS, WANT_TABLES = 1, 2, 3, 4, 5
 LEO_CHAIN = 1024  # longest Leo chain resolved in one go (longer ones resolve in pieces)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _add_item(items, counts, scr_keys, scr_gen, gen, dr, origin):
     """Append ``(dr, origin)`` to the row being built unless it is there; ``False`` when
     ``items`` or the dedup scratch is full."""
@@ -89,7 +89,7 @@ def _add_item(items, counts, scr_keys, scr_gen, gen, dr, origin):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _leo_top(grammar, arena, origin, symbol):
     """The topmost item ``(dr << 32 | origin)`` of the deterministic completion chain that
     completing ``symbol`` at chart ``origin`` starts, or ``NONE``. Memoized in the leo table."""
@@ -131,7 +131,7 @@ def _leo_top(grammar, arena, origin, symbol):
     return top
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _finish_chart(grammar, arena, chart, row_start, max_row, use_leo):
     """Close the row started at ``row_start`` (seeds already added) for the new chart ``chart``
     and record the chart. Returns ``OK``, ``NEED_SPACE`` or ``OVER_BUDGET``; on failure the row
@@ -195,7 +195,14 @@ def _finish_chart(grammar, arena, chart, row_start, max_row, use_leo):
                 lex_gen[lexeme] = gen2
                 tmp[m] = lexeme
                 m += 1
-    members = np.sort(tmp[:m])
+    for j in range(1, m):  # insertion sort: sets are small, and no allocation
+        v = tmp[j]
+        q = j - 1
+        while q >= 0 and tmp[q] > v:
+            tmp[q + 1] = tmp[q]
+            q -= 1
+        tmp[q + 1] = v
+    members = tmp
     h = np.int64(m)
     for j in range(m):
         h = ((h & 0xFFFFFFFFFF) * 1000003 + members[j]) & 0x3FFFFFFFFFFFFFFF  # never overflows

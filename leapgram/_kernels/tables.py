@@ -14,7 +14,7 @@ EMPTY_KEY = -1
 ABSENT = -3
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def table_slot_kernel(keys, key):
     """The slot of ``key`` in ``keys``, or the empty slot where it goes."""
     mask = keys.shape[0] - 1
@@ -24,7 +24,7 @@ def table_slot_kernel(keys, key):
     return slot
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def table_get_kernel(keys, values, key):
     """The value stored for ``key``, or ``ABSENT``."""
     slot = table_slot_kernel(keys, key)
