@@ -618,3 +618,64 @@ def test_lexer_is_greedy_across_allowed_lexemes():
     text = 'start: ("ab" | "a") "bc"'
     assert not accepts(text, "abc")
     assert lark_accepts(text, "abc", "earley", "dynamic")
+
+
+# ----- masks at random positions of random sentences ----------------------------------------
+
+
+@functools.cache
+def mixed_vocabulary() -> Vocabulary:
+    """Every single byte (so any sentence can be walked to any position) plus 300 real Llama-3
+    tokens when ``../shared/tokenizers`` has them, else multi-byte pieces of the grammars' own
+    example sentences; one EOS."""
+    import numpy as np
+
+    tokens = [bytes([b]) for b in range(256)]
+    path = Path(__file__).resolve().parents[2].parent / "shared" / "tokenizers" / "llama3"
+    if (path / "tokenizer.json").is_file():
+        real = Vocabulary.from_tokenizer_json(path)
+        rng = np.random.default_rng(3)
+        ordinary = [t for t in range(real.size) if not real.is_special(t)]
+        tokens += [real.token_bytes(int(t)) for t in rng.choice(ordinary, size=300, replace=False)]
+    else:
+        for case in CASES.values():
+            for sentence in case.valid:
+                data = sentence.encode()
+                tokens += [data[i:i + k] for k in (2, 3, 5) for i in range(0, max(len(data) - k, 0), k)]
+    tokens.append(b"<eos>")
+    return Vocabulary(tokens, special_token_ids=[len(tokens) - 1], eos_token_ids=[len(tokens) - 1])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_masks_at_random_positions_equal_brute_force(name):
+    """For random valid sentences, at random byte positions, the mask over a vocabulary of all
+    bytes plus real multi-byte tokens equals consuming (and rolling back) every token."""
+    from hypothesis import assume
+
+    case = CASES[name]
+    vocab = mixed_vocabulary()
+    compiled = leapgram.compile(Grammar.from_lark(case.text), vocab)
+    shape = lark_shape(case.text, case.parser, case.lexer)
+
+    @settings(max_examples=10, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+    @given(sentences(shape), st.lists(st.floats(0, 1), min_size=2, max_size=2))
+    def check(sentence: str, where: list[float]) -> None:
+        assume(lark_accepts(case.text, sentence, case.parser, case.lexer))
+        data = sentence.encode()
+        matcher = Matcher(compiled)
+        done = 0
+        for position in sorted(int(f * len(data)) for f in where):
+            assert matcher.consume_tokens(list(data[done:position])), (sentence, position, matcher.error())
+            done = position
+            allowed = set(leapgram.allowed_tokens(matcher.compute_mask(), vocab.size).tolist())
+            expected = set()
+            for token in range(vocab.size):
+                if matcher.consume_token(token):
+                    expected.add(token)
+                    matcher.rollback(1)
+                else:
+                    matcher.rollback(0)  # leaves the error state
+            assert allowed == expected, (sentence, position, sorted(allowed ^ expected)[:10])
+
+    check()
