@@ -142,6 +142,7 @@ class SliceChecker:
         self.get_sliced = get_sliced
         self.slices = tuple(slice_class(char_regex, count) for char_regex, count in definitions)
         self._contained: dict[int, tuple[bool, ...]] = {}
+        self._unions: dict[tuple[bool, ...], np.ndarray] = {}  # OR of the contained slices' masks
 
     def contained(self, state: int) -> tuple[bool, ...]:
         """For each slice, whether all its tokens are allowed at ``state``."""
@@ -163,10 +164,16 @@ class SliceChecker:
             walk(full_trie)
             return
         sliced = self.get_sliced()
+        union = self._unions.get(contained)
+        if union is None:
+            union = np.zeros_like(mask)
+            for slice_, inside in zip(sliced.slices, contained):
+                if inside:
+                    union |= slice_.mask
+            self._unions[contained] = union
+        mask |= union
         for slice_, inside in zip(sliced.slices, contained):
-            if inside:
-                mask |= slice_.mask
-            else:
+            if not inside:
                 walk(slice_.trie)
         walk(sliced.rest)
 

@@ -18,7 +18,7 @@ import itertools
 import numpy as np
 
 from .._kernels import earley as k
-from .._kernels.tables import EMPTY_KEY, table_rehash_kernel
+from .._kernels.tables import ABSENT, EMPTY_KEY, table_get_kernel, table_rehash_kernel
 from ..errors import BudgetExceededError
 from ..grammar.builder import nullable_nonterminals
 from ..grammar.ir import GrammarIR
@@ -186,13 +186,14 @@ class ChartArena:
         ``chart``; ``None`` when the parser allows none of the lexemes that end there."""
         if not self.lexer.accepting[lex]:
             return None
-        while True:
+        value = table_get_kernel(self.bound_keys, self.bound_vals, (chart << 32) | lex)
+        while value == ABSENT:
             status, value = k.boundary_kernel(self.tables.grammar, self.arrays, self.lexer.kernel_arrays,
                                               np.int64(chart), np.int64(lex), self.limits.max_earley_items,
                                               self.use_leo)
-            if status == k.OK:
-                break
-            self.handle(status, value)
+            if status != k.OK:
+                self.handle(status, value)
+                value = ABSENT
         self.tidy()
         if value == k.NONE:
             return None
