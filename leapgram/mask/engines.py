@@ -122,8 +122,10 @@ class CfgEngine:
         return arena.allowed_lexemes(chart)
 
     def mask_key(self, state: CfgState) -> tuple[int, int, int]:
+        """The chart's fingerprints and the lexer state: equal for states of any matcher that
+        have the same future, so they share one cached mask (see ``ChartArena.fingerprint``)."""
         arena, chart, lex = state
-        return arena.serial, chart, lex
+        return (*arena.fingerprint(chart), lex)
 
     def fill_mask(self, state: CfgState, mask: np.ndarray) -> None:
         arena, chart, lex = state

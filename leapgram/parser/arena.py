@@ -77,6 +77,7 @@ class ChartArena:
         self.serial = next(_SERIALS)
         self.items = np.zeros((256, 2), dtype=np.int32)
         self.charts = np.zeros((32, k.CHART_FIELDS), dtype=np.int32)
+        self.fps = np.zeros((32, 2), dtype=np.int64)
         self.counts = np.zeros(k.COUNT_FIELDS, dtype=np.int64)
         self.bound_keys, self.bound_vals = _empty_table(256)
         self.child_keys, self.child_vals = _empty_table(128)
@@ -105,7 +106,7 @@ class ChartArena:
         self.arrays = (self.items, self.charts, self.counts, self.bound_keys, self.bound_vals,
                        self.child_keys, self.child_vals, self.leo_keys, self.leo_vals, self.set_keys,
                        self.set_vals, self.set_ptr, self.set_items, self.set_fresh, self.scr_keys,
-                       self.scr_gen, self.nt_gen, self.lex_gen, self.tmp, self.chain)
+                       self.scr_gen, self.nt_gen, self.lex_gen, self.tmp, self.chain, self.fps)
 
     def handle(self, status: int, payload: int) -> None:
         """Act on a kernel's request: grow what is full, or fill a fresh lexer state."""
@@ -128,6 +129,7 @@ class ChartArena:
             self.items = _grown_rows(self.items, size)
         elif want == k.WANT_CHARTS:
             self.charts = _grown_rows(self.charts, self.charts.shape[0] * 2)
+            self.fps = _grown_rows(self.fps, self.charts.shape[0])
         elif want == k.WANT_SCRATCH:
             size = self.scr_keys.shape[0] * 2
             self.scr_keys = np.zeros(size, dtype=np.int64)
@@ -210,6 +212,12 @@ class ChartArena:
                 break
             self.handle(status, child)
         return None if child == k.NONE else int(child)
+
+    def fingerprint(self, chart: int) -> tuple[int, int]:
+        """Two 62-bit fingerprints of the chart's row and, through its origins, of every row
+        its future depends on: charts with equal fingerprints (in any arena of the same grammar)
+        allow the same lexeme sequences, so they have the same token masks."""
+        return int(self.fps[chart, 0]), int(self.fps[chart, 1])
 
     def accepting(self, chart: int) -> bool:
         """Whether the lexemes up to ``chart`` form a complete sentence."""
