@@ -13,8 +13,6 @@ and ``Limits.max_earley_items`` per row with :class:`leapgram.errors.BudgetExcee
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from .._kernels import earley as k
@@ -24,8 +22,6 @@ from ..grammar.builder import nullable_nonterminals
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
 from .lexer import Lexer
-
-_SERIALS = itertools.count(1)
 
 
 class ParserTables:
@@ -74,7 +70,6 @@ class ChartArena:
         self.lexer = lexer
         self.limits = limits
         self.use_leo = use_leo
-        self.serial = next(_SERIALS)
         self.items = np.zeros((256, 2), dtype=np.int32)
         self.charts = np.zeros((32, k.CHART_FIELDS), dtype=np.int32)
         self.fps = np.zeros((32, 2), dtype=np.int64)
