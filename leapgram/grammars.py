@@ -50,15 +50,13 @@ class Grammar:
         ``whitespace``: ``"flexible"`` (default: up to 20 whitespace bytes around ``{}[],:``,
         as ``json.dumps`` writes with or without ``indent``), ``"compact"`` (none) or the longest
         run allowed. Properties come in the order the schema declares them (other keys may stand
-        between them). Every keyword is enforced exactly or refused with
+        between them); ``any_order=True`` allows any order (exact for up to 6 properties, else
+        tracking the required ones only). Every keyword is enforced exactly or refused with
         :class:`leapgram.UnsupportedError` naming it and its JSON pointer; ``lenient=True`` skips
         such keywords instead and lists them in :attr:`warnings`.
         """
         from .frontends.json_schema import json_schema_to_ir, schema_document
 
-        if any_order:
-            raise UnsupportedError("any_order", "properties in any order are not implemented yet; the "
-                                   "default order is the schema's, with other keys allowed in between")
         document = schema_document(schema)
         ir, warnings = json_schema_to_ir(document, whitespace=whitespace, lenient=lenient, any_order=any_order,
                                          limits=limits or DEFAULT_LIMITS)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 OBJECT_KEYWORDS = frozenset({"properties", "required", "additionalProperties", "patternProperties",
                              "propertyNames", "minProperties", "maxProperties"})
 MAX_COUNT_STATES = 20_000  # declared properties times the count bound
+MAX_TRACKED = 6  # any_order: properties whose use is tracked (2**6 states)
 
 
 def object_symbol(t: SchemaTranslator, schema: dict, pointer: str) -> int | None:
@@ -48,7 +49,10 @@ def object_symbol(t: SchemaTranslator, schema: dict, pointer: str) -> int | None
             continue
         members.append((member, name in required))
     extra = _extra_member(t, schema, declared, names_expr, pointer)
-    body = _members(t, members, extra, low, high, pointer)
+    if t.any_order:
+        body = _members_any_order(t, members, extra, low, high, pointer)
+    else:
+        body = _members(t, members, extra, low, high, pointer)
     if body is None:
         return None
     b = t.b
@@ -179,22 +183,13 @@ def _members(t: SchemaTranslator, members: list[tuple[int, bool]], extra: int | 
         t.ctx.unsupported("maxProperties" if high is not None else "minProperties", pointer,
                           f"counting up to {top} members over {len(members)} properties is too large")
         top, low, high = 1, 0, None
-    b = t.b
-    rules: dict[tuple[int, int], list[list[Any]]] = {}  # a state's alternatives; states as tuples
-    pending = [(0, 0)]
+    bump = _counter(low, high)
 
-    def bump(c: int) -> int | None:
-        if c < top:
-            return c + 1
-        return None if high is not None else c
-
-    while pending:
-        i, c = key = pending.pop()
-        if key in rules:
-            continue
-        alternatives = rules[key] = []
+    def step(state: tuple[int, int]) -> list[list[Any]]:
+        i, c = state
         sep = t.punct(",") if c else []
         after = bump(c)
+        alternatives = []
         if extra is not None and after is not None:
             alternatives.append([*sep, extra, (i, after)])
         if i == len(members):
@@ -206,16 +201,81 @@ def _members(t: SchemaTranslator, members: list[tuple[int, bool]], extra: int | 
                 alternatives.append([*sep, member, (i + 1, after)])
             if not is_required:
                 alternatives.append([(i + 1, c)])
-        pending += [x for alt in alternatives for x in alt if isinstance(x, tuple)]
+        return alternatives
+
+    return _emit(t, _expand(step), (0, 0))
+
+
+def _counter(low: int, high: int | None):
+    """The member count after one more member: saturating when only a minimum matters,
+    ``None`` past the maximum."""
+    top = high if high is not None else max(low, 1)
+
+    def bump(c: int) -> int | None:
+        if c < top:
+            return c + 1
+        return None if high is not None else c
+
+    return bump
+
+
+def _expand(step) -> dict[tuple[int, int], list[list[Any]]]:
+    """Every state reachable from ``(0, 0)`` with its alternatives (states inside them are tuples)."""
+    rules: dict[tuple[int, int], list[list[Any]]] = {}
+    pending = [(0, 0)]
+    while pending:
+        key = pending.pop()
+        if key not in rules:
+            rules[key] = step(key)
+            pending += [x for alt in rules[key] for x in alt if isinstance(x, tuple)]
+    return rules
+
+
+def _emit(t: SchemaTranslator, rules: dict[tuple[int, int], list[list[Any]]], root: tuple[int, int]) -> int | None:
+    """Nonterminals for the states that can end, and the rules among them."""
     live = _live_states(rules)
-    if (0, 0) not in live:
+    if root not in live:
         return None
-    names = {key: b.fresh_nonterminal("members") for key in live}
+    names = {key: t.b.fresh_nonterminal("members") for key in live}
     for key in live:
         for alt in rules[key]:
             if all(not isinstance(x, tuple) or x in live for x in alt):
-                b.rule(names[key], [names[x] if isinstance(x, tuple) else x for x in alt])
-    return names[(0, 0)]
+                t.b.rule(names[key], [names[x] if isinstance(x, tuple) else x for x in alt])
+    return names[root]
+
+
+def _members_any_order(t: SchemaTranslator, members: list[tuple[int, bool]], extra: int | None, low: int,
+                       high: int | None, pointer: str) -> int | None:
+    """Members in any order. With at most ``MAX_TRACKED`` declared properties the states are the
+    sets of properties written so far (each at most once), with the count when bounds ask for
+    it. With more, only the required ones are tracked and optional ones may repeat (Python's
+    ``json`` keeps the last value of a repeated key, and every value is checked), which rules
+    out count bounds."""
+    tracked = [k for k, (_, req) in enumerate(members) if len(members) <= MAX_TRACKED or req]
+    if len(tracked) > MAX_TRACKED or (len(tracked) < len(members) and (low or high is not None)):
+        t.ctx.unsupported("properties", pointer, f"any_order tracks at most {MAX_TRACKED} required properties "
+                          "(and all of them when there are count bounds); use the declared order")
+        return _members(t, members, extra, low, high, pointer)
+    free = [members[k][0] for k in range(len(members)) if k not in tracked]
+    repeatable = [*free, *([extra] if extra is not None else [])]
+    needed = sum(1 << j for j, k in enumerate(tracked) if members[k][1])
+    bump = _counter(low, high)
+
+    def step(state: tuple[int, int]) -> list[list[Any]]:
+        used, c = state
+        sep = t.punct(",") if c else []
+        after = bump(c)
+        alternatives = []
+        if after is not None:
+            for j, k in enumerate(tracked):
+                if not used >> j & 1:
+                    alternatives.append([*sep, members[k][0], (used | 1 << j, after)])
+            alternatives += [[*sep, symbol, (used, after)] for symbol in repeatable]
+        if used & needed == needed and c >= low:
+            alternatives.append([])
+        return alternatives
+
+    return _emit(t, _expand(step), (0, 0))
 
 
 def _live_states(rules: dict[tuple[int, int], list[list[Any]]]) -> set[tuple[int, int]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...errors import GrammarError
+from ...errors import GrammarError, UnsupportedError
 from ...grammar.builder import GrammarBuilder
 from ...grammar.ir import GrammarIR
 from ...limits import Limits
@@ -154,7 +154,11 @@ class SchemaTranslator:
         return [] if symbol is None else [symbol]
 
     def _ref(self, schema: dict, pointer: str) -> list[int]:
-        target, target_pointer = self.refs.resolve(schema["$ref"], self.refs.base(schema), f"{pointer}/$ref")
+        try:
+            target, target_pointer = self.refs.resolve(schema["$ref"], self.refs.base(schema), f"{pointer}/$ref")
+        except UnsupportedError as err:
+            self.ctx.unsupported("$ref", f"{pointer}/$ref", err.message.split(": ", 1)[-1])
+            target, target_pointer = True, f"{pointer}/$ref"
         siblings = {k: v for k, v in schema.items() if k != "$ref" and k not in ANNOTATIONS}
         if not siblings:
             return self._alternatives_of(target, target_pointer)
