@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import LeapgramError
 from ..regex.dfa import DEAD, UNKNOWN
-from ..vocab.partial import encode_in_context, kept_tokens, utf8_prefix_length
+from ..vocab.partial import encode_in_context, kept_tokens
 from ..vocab.trie import TokenTrie
 from ..vocab.vocabulary import Vocabulary
 from .engines import CfgEngine, RegexEngine
@@ -167,15 +167,11 @@ def has_allowed_extension(engine: RegexEngine | CfgEngine, trie: TokenTrie, node
 def fast_forward(engine: RegexEngine | CfgEngine, trie: TokenTrie, vocab: Vocabulary, cursor: Cursor,
                  forced: bytes, recent_tokens: Sequence[int], depth: int) -> list[int]:
     """The canonical tokens for a prefix of ``forced`` (the forced bytes at ``cursor``)."""
-    usable = utf8_prefix_length(forced) if vocab.has_encoder else len(forced)
-    piece = forced[:usable]
-    if not piece:
-        return []
-    ids = encode_in_context(vocab, piece, recent_tokens)
+    ids = encode_in_context(vocab, forced, recent_tokens)
     if not ids:
         return []
     lengths = [len(vocab.token_bytes(t)) for t in ids]
-    piece = piece[:sum(lengths)]  # greedy longest match may stop early; an encoder covers it all
+    piece = forced[:sum(lengths)]  # without an incomplete UTF-8 character, or where greedy stopped
     if depth == 0:
         return ids
     end = advance_cursor(engine, cursor, piece)

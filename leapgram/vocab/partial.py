@@ -109,25 +109,32 @@ def encode_bytes(vocab: Vocabulary, data: bytes) -> list[int]:
 
 def encode_in_context(vocab: Vocabulary, data: bytes, recent_tokens: Sequence[int] = ()) -> list[int] | None:
     """The tokens of ``data`` when it follows ``recent_tokens``; ``None`` when the tokenizer puts
-    no token boundary between them, or cannot encode ``data`` (not UTF-8 for a real tokenizer).
+    no token boundary between them. A tokenizer that takes only UTF-8 text gets the longest
+    prefix of ``data`` that is UTF-8 (an incomplete character at the end stays out).
 
     Only the ordinary tokens after the last special one are context, at most
-    :data:`CONTEXT_TOKENS`, dropping the oldest while their bytes are not valid UTF-8. Bytes that a
-    normalizer adds in front (SentencePiece's ``▁``) are accounted for.
+    :data:`CONTEXT_TOKENS`; the oldest are dropped while the text is not valid UTF-8 before
+    ``data`` starts (a context token may be a lone continuation byte, and ``data`` may start
+    inside a character the context began). Bytes that a normalizer adds in front
+    (SentencePiece's ``▁``) are accounted for.
     """
     if not vocab.has_encoder:
         return token_prefixes(vocab).greedy(data)
     context_ids = _context_ids(vocab, recent_tokens)
     while True:
         context = vocab.decode(context_ids)
-        if utf8_prefix_length(context) == len(context) or not context_ids:
-            break
-        context_ids = context_ids[1:]
-    try:
-        ids = encode_bytes(vocab, context + data)
-    except ValueError:
-        return None
-    return _after_context(vocab, ids, context, data)
+        try:
+            ids = vocab.encode(context + data)
+        except ValueError:
+            usable = utf8_prefix_length(context + data)
+            if usable > len(context):
+                data = data[:usable - len(context)]
+            elif context_ids:
+                context_ids = context_ids[1:]
+            else:
+                return None
+            continue
+        return _after_context(vocab, ids, context, data)
 
 
 def _context_ids(vocab: Vocabulary, recent_tokens: Sequence[int]) -> list[int]:
@@ -174,12 +181,11 @@ def kept_tokens(lengths: Sequence[int], depth: int, extends: Callable[[int], boo
 def tokenize_partial(vocab: Vocabulary, data: bytes, recent_tokens: Sequence[int] = (),
                      max_backoff: int = DEFAULT_BACKOFF) -> tuple[list[int], bytes]:
     """``Vocabulary.tokenize_partial``: see there."""
-    usable = len(data) if not vocab.has_encoder else utf8_prefix_length(data)
-    ids = encode_in_context(vocab, data[:usable], recent_tokens) if usable else []
+    ids = encode_in_context(vocab, data, recent_tokens) if data else []
     if not ids:
         return [], data
     prefixes = token_prefixes(vocab)
-    piece = data[:usable]
+    piece = data[:sum(len(vocab.token_bytes(t)) for t in ids)]
     keep = kept_tokens([len(vocab.token_bytes(t)) for t in ids], max_backoff,
                        lambda p: prefixes.has_longer(piece[p:]))
     covered = sum(len(vocab.token_bytes(t)) for t in ids[:keep])

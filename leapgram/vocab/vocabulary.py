@@ -110,8 +110,8 @@ class Vocabulary:
         ``recent_tokens`` (pre-tokenizers look back). Then final tokens are dropped while a
         token of the vocabulary starts inside the last ``max_backoff`` tokens and runs past the
         end of ``data`` (``b'order'`` gives ``([], b'order')`` on Llama-3, which has
-        ``orderId``). An incomplete UTF-8 character at the end is always left over. Without an
-        encoder the tokenization is greedy longest match. See ``docs/design/fast-forward.md``.
+        ``orderId``). A tokenizer that takes only UTF-8 text leaves an incomplete character at
+        the end over. Without an encoder the tokenization is greedy longest match. See ``docs/design/fast-forward.md``.
         """
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise ValueError(f"tokenize_partial takes bytes, not {type(data).__name__}")
