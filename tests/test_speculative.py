@@ -1,4 +1,5 @@
-"""Speculative decoding: validate_tokens, draft masks, rollback to any depth, forks."""
+"""Speculative decoding: validate_tokens, draft masks and forks (rollback to any depth:
+tests/mask/test_fast_forward.py)."""
 
 from __future__ import annotations
 
@@ -79,23 +80,6 @@ def test_draft_masks_equal_step_by_step(small_vocab, grammar, seed):
         else:
             assert not masks[row].any()
     matcher.rollback(matcher.num_tokens - start)
-
-
-@SETTINGS
-@given(grammar=grammars, seed=st.integers(0, 10_000), steps=st.integers(1, 8))
-def test_rollback_to_any_depth(small_vocab, grammar, seed, steps):
-    matcher = make_matcher(small_vocab, grammar)
-    rng = np.random.default_rng(seed)
-    masks = [matcher.compute_mask().copy()]
-    for _ in range(steps):
-        if not walk_to(matcher, small_vocab, rng, 1):
-            break
-        masks.append(matcher.compute_mask().copy())
-    depth = int(rng.integers(0, len(masks)))
-    matcher.rollback(depth)
-    assert np.array_equal(matcher.compute_mask(), masks[len(masks) - 1 - depth])
-    matcher.rollback(matcher.num_tokens)
-    assert np.array_equal(matcher.compute_mask(), masks[0])
 
 
 @SETTINGS

@@ -83,6 +83,8 @@ def test_rollback_restores_mask_and_forced_bytes(request, vocab_name, grammar, s
     mask, forced, run = seen[len(seen) - back]
     assert np.array_equal(matcher.compute_mask(), mask)
     assert matcher.forced_bytes() == forced and matcher.fast_forward_tokens() == run
+    matcher.rollback(matcher.num_tokens)
+    assert np.array_equal(matcher.compute_mask(), seen[0][0]) and matcher.forced_bytes() == seen[0][1]
 
 
 def test_forced_bytes_stop_where_eos_is_allowed(byte_vocab):
