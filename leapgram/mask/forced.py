@@ -20,8 +20,10 @@ A *cursor* is ``(pending, state)``: bytes of a required prefix still to come (to
 from __future__ import annotations
 
 import threading
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Sequence
+from itertools import accumulate
 
 import numpy as np
 
@@ -34,6 +36,11 @@ from .engines import CfgEngine, RegexEngine
 
 MAX_FORCED_BYTES = 256
 """Forced bytes computed at most per call (a cap, not a budget: the rest is forced later)."""
+
+CAPPED_MARGIN = 128
+"""When a forced run reaches :data:`MAX_FORCED_BYTES`, the bytes after the cap are forced too but
+unknown, so tokens ending in the last ``CAPPED_MARGIN`` bytes are left to a later call (a word cut
+by the cap would otherwise tokenize differently, whatever the back-off depth)."""
 
 EXTENSION_BUDGET = 4_096
 """Trie nodes tried when asking whether the grammar allows a token running past the forced
@@ -171,6 +178,9 @@ def fast_forward(engine: RegexEngine | CfgEngine, trie: TokenTrie, vocab: Vocabu
     if not ids:
         return []
     lengths = [len(vocab.token_bytes(t)) for t in ids]
+    if len(forced) >= MAX_FORCED_BYTES:
+        keep = bisect_right(list(accumulate(lengths)), len(forced) - CAPPED_MARGIN)
+        ids, lengths = ids[:keep], lengths[:keep]
     piece = forced[:sum(lengths)]  # without an incomplete UTF-8 character, or where greedy stopped
     if depth == 0:
         return ids

@@ -100,13 +100,6 @@ def utf8_prefix_length(data: bytes) -> int:
     return len(data)
 
 
-def encode_bytes(vocab: Vocabulary, data: bytes) -> list[int]:
-    """The tokenizer's tokens for ``data`` (greedy longest match without an encoder)."""
-    if vocab.has_encoder:
-        return vocab.encode(data)
-    return token_prefixes(vocab).greedy(data)
-
-
 def encode_in_context(vocab: Vocabulary, data: bytes, recent_tokens: Sequence[int] = ()) -> list[int] | None:
     """The tokens of ``data`` when it follows ``recent_tokens``; ``None`` when the tokenizer puts
     no token boundary between them. A tokenizer that takes only UTF-8 text gets the longest
@@ -127,6 +120,8 @@ def encode_in_context(vocab: Vocabulary, data: bytes, recent_tokens: Sequence[in
             ids = vocab.encode(context + data)
         except ValueError:
             usable = utf8_prefix_length(context + data)
+            if usable == len(context) + len(data):  # refused for another reason than UTF-8
+                return None
             if usable > len(context):
                 data = data[:usable - len(context)]
             elif context_ids:

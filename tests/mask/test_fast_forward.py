@@ -147,6 +147,17 @@ def test_llama3_order_is_not_forced_alone(llama3_vocab):
     assert matcher.fast_forward_tokens() == []
 
 
+@pytest.mark.tokenizers
+def test_llama3_long_forced_run_is_canonical_across_the_cap(llama3_vocab):
+    text = "analytics_identifier " * 20  # forced runs longer than MAX_FORCED_BYTES, cut mid-word
+    matcher = Matcher(compile(Grammar.from_regex(re.escape(text)), llama3_vocab), ff_backoff=1)
+    forwarded = []
+    while run := matcher.fast_forward_tokens():
+        forwarded += run
+        assert matcher.consume_tokens(run)
+    assert forwarded == llama3_vocab.encode(text.encode())
+
+
 DOCUMENTS = [
     {"name_of_the_person": "John", "age": 42, "orderId": 7, "nested": {"tags": ["a", "bc"], "ok": True}},
     {"url": "https://x.org", "é_key": "café", "list": [1, 2.5, -3], "none": None, "z": ""},
