@@ -135,8 +135,10 @@ class Vocabulary:
         so that ``size`` is the largest id + 1.
 
         EOS: ``eos_token_ids`` when given; else the ``eos_token`` of a ``tokenizer_config.json``
-        (or ``special_tokens_map.json``) beside the ``tokenizer.json``; else none (an empty tuple). :meth:`encode` needs the
-        optional ``tokenizers`` package (``pip install leapgram[hf]``).
+        (or ``special_tokens_map.json``) beside the ``tokenizer.json``; else none (an empty tuple). :meth:`encode` uses the
+        optional ``tokenizers`` package (``pip install leapgram[hf]``); without it, byte-level
+        BPE files (GPT-2, Llama-3, Qwen, SmolLM2) are encoded by the same algorithm in plain
+        Python (:mod:`leapgram.vocab.hf_bpe`, needs ``regex``) and others raise ImportError.
         """
         from .loaders import load_tokenizer_json
 
