@@ -120,7 +120,16 @@ def grammar_maker(mode: str, separators: tuple[str, str]):
     if not hasattr(lg.Grammar, "from_json_schema"):
         raise SystemExit("this leapgram has no Grammar.from_json_schema yet; run with --grammar lark-json "
                          "or --grammar skeleton")
-    return lambda case, instance: lg.Grammar.from_json_schema(case["schema"])
+    last: dict[str, Any] = {}
+
+    def schema_grammar(case: dict[str, Any], instance: Any) -> lg.Grammar:
+        if last.get("case") is not case:  # one grammar per case, made when its first instance comes
+            last.clear()
+            last["grammar"] = lg.Grammar.from_json_schema(case["schema"])
+            last["case"] = case
+        return last["grammar"]
+
+    return schema_grammar
 
 
 def skeleton_grammar(instance: Any, separators: tuple[str, str]) -> lg.Grammar:

@@ -201,3 +201,22 @@ def test_fast_forward_tokens_are_canonical(name):
             index += len(step)
         total += len(tokens)
     assert forwarded >= total // 4
+
+
+@SETTINGS
+@given(prompt=st.lists(st.integers(0, len(SMALL_TOKENS) - 1), min_size=1, max_size=6),
+       pattern=st.sampled_from([r"[0-9]+", r"(ab|c)*1?", r" *(abc|ab|a)\n?", r'"[^"\\]*"']),
+       seed=st.integers(0, 10_000))
+def test_healed_prompt_and_generation_decode_to_prompt_and_output(small_vocab, prompt, pattern, seed):
+    from leapgram import heal_prompt
+
+    kept, prefix = heal_prompt(small_vocab, prompt, max_backoff=2)
+    matcher = Matcher(compile(Grammar.from_regex(pattern), small_vocab), required_prefix=prefix)
+    generated = walk_to(matcher, small_vocab, np.random.default_rng(seed), 8)
+    text = small_vocab.decode(kept + generated)
+    whole_prompt = small_vocab.decode(prompt)
+    if matcher.is_accepting():
+        assert text.startswith(whole_prompt)
+        assert re.fullmatch(pattern.encode(), text[len(whole_prompt):])
+    else:
+        assert text.startswith(whole_prompt) or whole_prompt.startswith(text)
