@@ -88,7 +88,7 @@ class CompiledGrammar:
         found = self.__dict__.get("_forced")
         if found is None:
             with self._lock:
-                found = self.__dict__.setdefault("_forced", ForcedBytes(self.engine))
+                found = self.__dict__.setdefault("_forced", ForcedBytes(self.engine, self.limits.max_forced_bytes))
         return found
 
     @property

@@ -219,7 +219,7 @@ class Matcher:
     def forced_bytes(self) -> bytes:
         """The bytes every continuation must start with: the rest of the required prefix, then
         the bytes the grammar forces (up to a branch, a point where EOS is allowed, or
-        :data:`leapgram.mask.forced.MAX_FORCED_BYTES`). Empty after EOS and in the error state."""
+        ``Limits.max_forced_bytes``). Empty after EOS and in the error state."""
         if self._error is not None or self._terminated:
             return b""
         try:
@@ -242,7 +242,8 @@ class Matcher:
         recent = (self._recent + self._tokens)[-CONTEXT_TOKENS:]
         cursor = (self._pending[-1], self._states[-1])
         try:
-            return fast_forward(compiled.engine, compiled.trie, compiled.vocab, cursor, forced, recent, depth)
+            return fast_forward(compiled.engine, compiled.trie, compiled.vocab, compiled.limits, cursor, forced,
+                                recent, depth)
         except LeapgramError as exc:
             self._error = str(exc)
             return []

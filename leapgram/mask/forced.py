@@ -4,7 +4,8 @@
 of possible next bytes is read off the lexer: bytes with a live transition, plus, when the
 lexeme in progress can end and the parser takes it, the live bytes of the next lexeme's fresh
 state (the greedy lexer's boundary). One possible byte is forced: the state advances by it and
-the search goes on; it stops at a branch, where EOS is allowed, or after :data:`MAX_FORCED_BYTES`.
+the search goes on; it stops at a branch, where EOS is allowed, or after
+``Limits.max_forced_bytes``.
 A regex grammar is the same with one DFA and no boundaries.
 
 *Fast-forward tokens* are the tokenizer's own tokens for a prefix of the forced bytes:
@@ -28,23 +29,17 @@ from itertools import accumulate
 import numpy as np
 
 from ..errors import LeapgramError
+from ..limits import Limits
 from ..regex.dfa import DEAD, UNKNOWN
 from ..vocab.partial import encode_in_context, kept_tokens
 from ..vocab.trie import TokenTrie
 from ..vocab.vocabulary import Vocabulary
 from .engines import CfgEngine, RegexEngine
 
-MAX_FORCED_BYTES = 256
-"""Forced bytes computed at most per call (a cap, not a budget: the rest is forced later)."""
-
 CAPPED_MARGIN = 128
-"""When a forced run reaches :data:`MAX_FORCED_BYTES`, the bytes after the cap are forced too but
+"""When a forced run reaches ``Limits.max_forced_bytes``, the bytes after the cap are forced too but
 unknown, so tokens ending in the last ``CAPPED_MARGIN`` bytes are left to a later call (a word cut
 by the cap would otherwise tokenize differently, whatever the back-off depth)."""
-
-EXTENSION_BUDGET = 4_096
-"""Trie nodes tried when asking whether the grammar allows a token running past the forced
-bytes; past it the answer is a conservative yes (about 20 µs per node on a grammar)."""
 
 _CACHE_SIZE = 4_096
 
@@ -76,14 +71,15 @@ def _live_row(table, state: int) -> np.ndarray:
 class ForcedBytes:
     """Forced bytes per state of one compiled grammar, cached by the engine's mask key."""
 
-    def __init__(self, engine: RegexEngine | CfgEngine) -> None:
+    def __init__(self, engine: RegexEngine | CfgEngine, limit: int) -> None:
         self.engine = engine
+        self.limit = limit
         self._cache: OrderedDict[object, bytes] = OrderedDict()
         self._lock = threading.Lock()
 
     def of(self, state) -> bytes:
-        """The bytes every continuation of ``state`` starts with (the first
-        :data:`MAX_FORCED_BYTES` of them). May raise :class:`LeapgramError` (a budget)."""
+        """The bytes every continuation of ``state`` starts with (the first ``limit`` of
+        them). May raise :class:`LeapgramError` (a budget)."""
         key = self.engine.mask_key(state)
         with self._lock:
             found = self._cache.get(key)
@@ -107,7 +103,7 @@ class ForcedBytes:
             live = np.flatnonzero(next_bytes(engine, state))
             if live.shape[0] != 1:
                 break
-            if len(out) == MAX_FORCED_BYTES:
+            if len(out) == self.limit:
                 return bytes(out), keys[:1]
             state = engine.advance(state, bytes((int(live[0]),)))
             if state is None:  # a live byte always advances; stop rather than trust a bad table
@@ -146,7 +142,7 @@ def trie_node(trie: TokenTrie, data: bytes) -> int:
 
 
 def has_allowed_extension(engine: RegexEngine | CfgEngine, trie: TokenTrie, node: int, cursor: Cursor,
-                          budget: int = EXTENSION_BUDGET) -> bool:
+                          budget: int) -> bool:
     """Whether a token strictly below trie ``node`` can be consumed from ``cursor``, where the
     cursor is the state after the bytes of ``node``'s path. Conservatively ``True`` past
     ``budget`` nodes or when a grammar budget runs out."""
@@ -171,15 +167,17 @@ def has_allowed_extension(engine: RegexEngine | CfgEngine, trie: TokenTrie, node
     return False
 
 
-def fast_forward(engine: RegexEngine | CfgEngine, trie: TokenTrie, vocab: Vocabulary, cursor: Cursor,
-                 forced: bytes, recent_tokens: Sequence[int], depth: int) -> list[int]:
-    """The canonical tokens for a prefix of ``forced`` (the forced bytes at ``cursor``)."""
+def fast_forward(engine: RegexEngine | CfgEngine, trie: TokenTrie, vocab: Vocabulary, limits: Limits,
+                 cursor: Cursor, forced: bytes, recent_tokens: Sequence[int], depth: int) -> list[int]:
+    """The canonical tokens for a prefix of ``forced`` (the forced bytes at ``cursor``; a run
+    that reached ``limits.max_forced_bytes`` keeps its last :data:`CAPPED_MARGIN` bytes out)."""
     ids = encode_in_context(vocab, forced, recent_tokens)
     if not ids:
         return []
     lengths = [len(vocab.token_bytes(t)) for t in ids]
-    if len(forced) >= MAX_FORCED_BYTES:
-        keep = bisect_right(list(accumulate(lengths)), len(forced) - CAPPED_MARGIN)
+    if len(forced) >= limits.max_forced_bytes:
+        margin = min(CAPPED_MARGIN, limits.max_forced_bytes // 2)
+        keep = bisect_right(list(accumulate(lengths)), len(forced) - margin)
         ids, lengths = ids[:keep], lengths[:keep]
     piece = forced[:sum(lengths)]  # without an incomplete UTF-8 character, or where greedy stopped
     if depth == 0:
@@ -190,6 +188,6 @@ def fast_forward(engine: RegexEngine | CfgEngine, trie: TokenTrie, vocab: Vocabu
 
     def extends(position: int) -> bool:
         node = trie_node(trie, piece[position:])
-        return node >= 0 and has_allowed_extension(engine, trie, node, end)
+        return node >= 0 and has_allowed_extension(engine, trie, node, end, limits.max_extension_nodes)
 
     return ids[:kept_tokens(lengths, depth, extends)]

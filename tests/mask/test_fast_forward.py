@@ -95,6 +95,16 @@ def test_forced_bytes_stop_where_eos_is_allowed(byte_vocab):
     assert matcher.consume_tokens([ord("d"), 256]) and matcher.forced_bytes() == b""
 
 
+def test_forced_bytes_are_capped_by_the_limit(byte_vocab):
+    from leapgram import Limits
+
+    compiled = compile(Grammar.from_regex("abcdefghij(k|l)"), byte_vocab, limits=Limits(max_forced_bytes=4))
+    matcher = Matcher(compiled)
+    assert matcher.forced_bytes() == b"abcd"
+    assert matcher.fast_forward_tokens() == list(b"ab")  # the last half of a capped run waits
+    assert matcher.consume_tokens(b"abcdefgh") and matcher.forced_bytes() == b"ij"
+
+
 def test_cfg_forced_bytes_cross_lexeme_boundaries(byte_vocab):
     matcher = Matcher(compile(GRAMMARS["json"](with_ws=False), byte_vocab))
     assert matcher.consume_tokens(b'{"a":t')
@@ -149,7 +159,7 @@ def test_llama3_order_is_not_forced_alone(llama3_vocab):
 
 @pytest.mark.tokenizers
 def test_llama3_long_forced_run_is_canonical_across_the_cap(llama3_vocab):
-    text = "analytics_identifier " * 20  # forced runs longer than MAX_FORCED_BYTES, cut mid-word
+    text = "analytics_identifier " * 20  # forced runs longer than max_forced_bytes, cut mid-word
     matcher = Matcher(compile(Grammar.from_regex(re.escape(text)), llama3_vocab), ff_backoff=1)
     forwarded = []
     while run := matcher.fast_forward_tokens():
