@@ -83,8 +83,9 @@ class ForcedBytes:
         key = self.engine.mask_key(state)
         with self._lock:
             found = self._cache.get(key)
-        if found is not None:
-            return found
+            if found is not None:
+                self._cache.move_to_end(key)
+                return found
         out, keys = self._compute(state)
         with self._lock:
             for index, step_key in enumerate(keys):

@@ -230,3 +230,38 @@ def test_healed_prompt_and_generation_decode_to_prompt_and_output(small_vocab, p
         assert re.fullmatch(pattern.encode(), text[len(whole_prompt):])
     else:
         assert text.startswith(whole_prompt) or whole_prompt.startswith(text)
+
+
+PERSON_LARK = r"""
+start: "{\"name_of_the_person\": " STRING ", \"orderId\": " NUMBER (", \"orderName\": " STRING)? ", \"tags\": [" (STRING (", " STRING)*)? "]}"
+STRING: /"[^"\\]*"/
+NUMBER: /-?[0-9]+/
+"""
+PEOPLE = [{"name_of_the_person": "Ann", "orderId": 12, "orderName": "x y", "tags": ["a", "bc"]},
+          {"name_of_the_person": "Jürgen Öz", "orderId": -3, "tags": []},
+          {"name_of_the_person": "", "orderId": 0, "orderName": "", "tags": ["naïve café"]}]
+
+
+@pytest.mark.tokenizers
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["llama3", "qwen3", "mistral-v1"])
+def test_cfg_fast_forward_tokens_are_canonical(name):
+    """The same on a Lark grammar: keys forced across lexeme boundaries, an optional member."""
+    from leapgram.vocab.partial import encode_in_context
+
+    vocab = Vocabulary.from_tokenizer_json(tokenizer_path(name))
+    compiled = compile(Grammar.from_lark(PERSON_LARK), vocab)
+    forwarded = 0
+    for person in PEOPLE:
+        tokens = encode_in_context(vocab, json.dumps(person, ensure_ascii=False).encode(), vocab.encode(b"\n"))
+        matcher = Matcher(compiled, ff_backoff=1)
+        index = 0
+        while index < len(tokens):
+            run = matcher.fast_forward_tokens()
+            assert run == tokens[index:index + len(run)], (name, [vocab.token_bytes(t) for t in run])
+            step = run or tokens[index:index + 1]
+            forwarded += len(run)
+            assert matcher.consume_tokens(step), matcher.error()
+            index += len(step)
+        assert matcher.is_accepting()
+    assert forwarded >= 10
