@@ -112,6 +112,24 @@ def test_cfg_forced_bytes_cross_lexeme_boundaries(byte_vocab):
     assert matcher.consume_tokens(b"rue,") and matcher.forced_bytes() == b'"'
 
 
+@SETTINGS
+@given(grammar=grammars, seed=st.integers(0, 10_000), steps=st.integers(0, 4),
+       stem=st.sampled_from(sorted({t[:i] for t in SMALL_TOKENS for i in range(1, len(t))})))
+def test_extension_check_equals_brute_force(small_vocab, grammar, seed, steps, stem):
+    """``has_allowed_extension``: some token longer than ``stem`` that starts with it has its
+    rest allowed from the state, exactly when one of the tokens, tried one by one, is."""
+    from leapgram.mask.forced import advance_cursor, has_allowed_extension, trie_node
+
+    matcher = Matcher(compile(make_grammar(*grammar), small_vocab))
+    walk_to(matcher, small_vocab, np.random.default_rng(seed), steps)
+    compiled = matcher.compiled
+    cursor = (b"", matcher._states[-1])
+    expected = any(advance_cursor(compiled.engine, cursor, t[len(stem):]) is not None
+                   for t in SMALL_TOKENS if t.startswith(stem) and len(t) > len(stem))
+    node = trie_node(compiled.trie, stem)
+    assert has_allowed_extension(compiled.engine, compiled.trie, node, cursor, 10_000) == expected
+
+
 # ---------------------------------------------------------------- required prefix (healing)
 
 
