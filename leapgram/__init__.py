@@ -13,6 +13,7 @@ from .grammars import Grammar
 from .limits import Limits
 from .matcher import Matcher
 from .vocab import TokenTrie, Vocabulary
+from .vocab.partial import heal_prompt
 
 __version__ = "0.1.0"
 
@@ -32,5 +33,6 @@ __all__ = [
     "apply_token_bitmask",
     "clear_cache",
     "compile",
+    "heal_prompt",
     "unpack_bitmask",
 ]

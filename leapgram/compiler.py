@@ -11,6 +11,8 @@ import numpy as np
 from .grammars import Grammar
 from .limits import DEFAULT_LIMITS, Limits
 from .mask.engines import CfgEngine, RegexEngine
+from .mask.forced import ForcedBytes
+from .mask.prefix import PrefixMasks
 from .mask.slicer import SlicedVocabulary
 from .regex.dfa import LazyDfa
 from .vocab.trie import TokenTrie
@@ -79,6 +81,24 @@ class CompiledGrammar:
     @property
     def slicer(self):
         return self.engine.slicer
+
+    @property
+    def forced(self) -> ForcedBytes:
+        """Forced bytes per state (:mod:`leapgram.mask.forced`), made on first use."""
+        found = self.__dict__.get("_forced")
+        if found is None:
+            with self._lock:
+                found = self.__dict__.setdefault("_forced", ForcedBytes(self.engine, self.limits.max_forced_bytes))
+        return found
+
+    @property
+    def prefix_masks(self) -> PrefixMasks:
+        """Masks with a required prefix pending (:mod:`leapgram.mask.prefix`), made on first use."""
+        found = self.__dict__.get("_prefix_masks")
+        if found is None:
+            with self._lock:
+                found = self.__dict__.setdefault("_prefix_masks", PrefixMasks(self.engine, self.trie, self.words))
+        return found
 
     def state_mask(self, state) -> np.ndarray:
         """uint32 words of the tokens (EOS excluded) allowed in ``state``; do not modify."""

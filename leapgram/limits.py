@@ -27,6 +27,11 @@ class Limits:
       mask computation explored.
     * ``max_cached_masks`` (default 1,024): token masks kept per compiled grammar, keyed by
       lexer state; each costs ``vocab_size / 8`` bytes (16 KB for Llama-3).
+    * ``max_forced_bytes`` (default 256): forced bytes found per ``forced_bytes()`` call (a cap:
+      the rest is found at a later call); one lexer and parser step each, about 5 µs.
+    * ``max_extension_nodes`` (default 4,096): trie nodes the fast-forward back-off tries when it
+      asks whether the grammar allows a token running past the forced bytes (about 5–20 µs
+      each); past it the answer is a conservative yes.
     """
 
     max_dfa_states: int = 50_000
@@ -36,6 +41,8 @@ class Limits:
     max_cached_masks: int = 1_024
     max_earley_items: int = 50_000
     max_parse_items: int = 16_000_000
+    max_forced_bytes: int = 256
+    max_extension_nodes: int = 4_096
 
 
 DEFAULT_LIMITS = Limits()

@@ -6,6 +6,8 @@ a token after termination or an exhausted budget puts the matcher in an error st
 allow only EOS so generation can stop. ``rollback`` or ``reset`` leave the error state (the
 rejected token was never consumed). Misuse of the API itself (a token id out of range, a bitmask
 of the wrong dtype or shape) raises :class:`ValueError`.
+
+Fast-forward tokens, token healing, draft masks and forks: ``docs/design/fast-forward.md``.
 """
 
 from __future__ import annotations
@@ -16,20 +18,38 @@ import numpy as np
 
 from .compiler import CompiledGrammar
 from .errors import LeapgramError
+from .mask.forced import advance_cursor, fast_forward
+from .vocab.partial import CONTEXT_TOKENS
+
+DEFAULT_FF_BACKOFF = 4
+"""Final tokens of a forced run that :meth:`Matcher.fast_forward_tokens` re-examines."""
 
 
 _TERMINATED = object()
 
 
 class Matcher:
-    """Follows one output token by token; cheap to create from a :class:`CompiledGrammar`."""
+    """Follows one output token by token; cheap to create from a :class:`CompiledGrammar`.
 
-    def __init__(self, compiled: CompiledGrammar) -> None:
+    ``required_prefix``: bytes the output must start with before the grammar's text (the end of a
+    prompt that :func:`leapgram.heal_prompt` backed off); a token may run from inside it into the
+    grammar. ``ff_backoff``: how many final tokens of a forced run :meth:`fast_forward_tokens`
+    re-examines (0 turns the canonicality back-off off). ``recent_tokens``: the last prompt
+    tokens, the tokenizer's context for the first fast-forward tokens.
+    """
+
+    def __init__(self, compiled: CompiledGrammar, *, required_prefix: bytes = b"",
+                 ff_backoff: int = DEFAULT_FF_BACKOFF, recent_tokens: Iterable[int] = ()) -> None:
         if not isinstance(compiled, CompiledGrammar):
             raise ValueError(f"Matcher needs a CompiledGrammar (from leapgram.compile), not {type(compiled).__name__}")
+        if not isinstance(required_prefix, (bytes, bytearray)):
+            raise ValueError(f"required_prefix must be bytes, not {type(required_prefix).__name__}")
         self.compiled = compiled
         self._vocab_size = compiled.vocab.size
         self._eos = frozenset(compiled.vocab.eos_token_ids)
+        self.required_prefix = bytes(required_prefix)
+        self.ff_backoff = _checked_depth(ff_backoff)
+        self._recent = [self._check_token(t) for t in recent_tokens][-CONTEXT_TOKENS:]
         self.reset()
 
     # ----- state --------------------------------------------------------------------------
@@ -37,6 +57,7 @@ class Matcher:
     def reset(self) -> None:
         """Back to the start, as if no token had been consumed."""
         self._states: list[object] = [self.compiled.engine.initial]
+        self._pending: list[bytes] = [self.required_prefix]
         self._tokens: list[int] = []
         self._terminated = False
         self._error: str | None = None
@@ -59,7 +80,8 @@ class Matcher:
 
     def is_accepting(self) -> bool:
         """Whether the output so far is complete (EOS would be allowed)."""
-        return self._error is None and not self._terminated and self.compiled.engine.is_accepting(self._states[-1])
+        return (self._error is None and not self._terminated and not self._pending[-1]
+                and self.compiled.engine.is_accepting(self._states[-1]))
 
     # ----- consuming ----------------------------------------------------------------------
 
@@ -83,7 +105,7 @@ class Matcher:
         if self._error is not None:
             return 0
         count = 0
-        state = self._states[-1]
+        cursor = (self._pending[-1], self._states[-1])
         terminated = self._terminated
         engine = self.compiled.engine
         for token_id in token_ids:
@@ -92,12 +114,12 @@ class Matcher:
                 break
             try:
                 if token_id in self._eos:
-                    if not engine.is_accepting(state):
+                    if cursor[0] or not engine.is_accepting(cursor[1]):
                         break
                     terminated = True
                 else:
-                    state = self._next_state(state, token_id)
-                    if state is None:
+                    cursor = self._next_cursor(cursor, token_id)
+                    if cursor is None:
                         break
             except LeapgramError:
                 break
@@ -111,34 +133,41 @@ class Matcher:
         if num_tokens:
             del self._tokens[-num_tokens:]
             del self._states[len(self._tokens) + 1 :]
+            del self._pending[len(self._tokens) + 1 :]
         self._terminated = self._states[-1] is _TERMINATED
         self._error = None
 
     def _advance(self, token_id: int) -> str | None:
         if self._terminated:
             return f"token {token_id} after the end of the output (EOS was consumed)"
-        state = self._states[-1]
+        cursor = (self._pending[-1], self._states[-1])
         try:
             if token_id in self._eos:
-                if not self.compiled.engine.is_accepting(state):
+                if cursor[0]:
+                    return f"EOS token {token_id} before the required prefix {cursor[0]!r}"
+                if not self.compiled.engine.is_accepting(cursor[1]):
                     return f"EOS token {token_id} before the output is complete"
-                self._tokens.append(token_id)
-                self._states.append(_TERMINATED)
+                self._push(token_id, (b"", _TERMINATED))
                 self._terminated = True
                 return None
-            new_state = self._next_state(state, token_id)
+            new_cursor = self._next_cursor(cursor, token_id)
         except LeapgramError as exc:
             return str(exc)
-        if new_state is None:
+        if new_cursor is None:
             return f"token {token_id} {self._describe(token_id)} not allowed here"
-        self._tokens.append(token_id)
-        self._states.append(new_state)
+        self._push(token_id, new_cursor)
         return None
 
-    def _next_state(self, state: object, token_id: int) -> object | None:
+    def _push(self, token_id: int, cursor: tuple[bytes, object]) -> None:
+        self._tokens.append(token_id)
+        self._pending.append(cursor[0])
+        self._states.append(cursor[1])
+
+    def _next_cursor(self, cursor: tuple[bytes, object], token_id: int) -> tuple[bytes, object] | None:
+        """``(pending prefix, engine state)`` after ``token_id``, or ``None`` if it is not allowed."""
         if self.compiled.vocab.is_special(token_id):
             return None
-        return self.compiled.engine.advance(state, self.compiled.vocab.token_bytes(token_id))
+        return advance_cursor(self.compiled.engine, cursor, self.compiled.vocab.token_bytes(token_id))
 
     def _describe(self, token_id: int) -> str:
         data = self.compiled.vocab.token_bytes(token_id)
@@ -163,8 +192,12 @@ class Matcher:
         allow_eos = self._terminated or self._error is not None
         if not allow_eos:
             try:
-                mask, allow_eos = self.compiled.state_mask_and_accepting(self._states[-1])
-                row[:words] = mask
+                pending = self._pending[-1]
+                if pending:
+                    row[:words] = self.compiled.prefix_masks.mask(self._states[-1], pending)
+                else:
+                    mask, allow_eos = self.compiled.state_mask_and_accepting(self._states[-1])
+                    row[:words] = mask
             except LeapgramError as exc:
                 self._error = str(exc)
                 allow_eos = True
@@ -180,6 +213,80 @@ class Matcher:
         out = np.zeros((1, self.compiled.words), dtype=np.int32)
         self.fill_next_token_bitmask(out, 0)
         return out[0]
+
+    # ----- fast-forward, drafts, forks ---------------------------------------------------
+
+    def forced_bytes(self) -> bytes:
+        """The bytes every continuation must start with: the rest of the required prefix, then
+        the bytes the grammar forces (up to a branch, a point where EOS is allowed, or
+        ``Limits.max_forced_bytes``). Empty after EOS and in the error state."""
+        if self._error is not None or self._terminated:
+            return b""
+        try:
+            return self._pending[-1] + self.compiled.forced.of(self._states[-1])
+        except LeapgramError as exc:
+            self._error = str(exc)
+            return b""
+
+    def fast_forward_tokens(self, backoff: int | None = None) -> list[int]:
+        """Tokens to append without sampling: the tokenizer's own tokens for a prefix of
+        :meth:`forced_bytes`, with the last ones dropped while a token allowed by the grammar
+        could start inside them and run past the forced bytes (``backoff`` tokens re-examined,
+        default ``ff_backoff``). Every token returned can be consumed in order; the matcher's
+        state does not change (consume them to advance)."""
+        depth = self.ff_backoff if backoff is None else _checked_depth(backoff)
+        forced = self.forced_bytes()
+        if not forced:
+            return []
+        compiled = self.compiled
+        recent = (self._recent + self._tokens)[-CONTEXT_TOKENS:]
+        cursor = (self._pending[-1], self._states[-1])
+        try:
+            return fast_forward(compiled.engine, compiled.trie, compiled.vocab, compiled.limits, cursor, forced,
+                                recent, depth)
+        except LeapgramError as exc:
+            self._error = str(exc)
+            return []
+
+    def draft_masks(self, token_ids: Iterable[int]) -> np.ndarray:
+        """Masks for every position of a draft in one call: a fresh ``(k + 1, words)`` int32
+        array whose row ``j`` is what :meth:`fill_next_token_bitmask` gives after the first ``j``
+        draft tokens (row ``k``: after all of them). When draft token ``j`` is rejected, the
+        rows after ``j`` are zero; compare with :meth:`validate_tokens`. The matcher's state
+        does not change."""
+        ids = [self._check_token(t) for t in token_ids]
+        out = np.zeros((len(ids) + 1, self.compiled.words), dtype=np.int32)
+        error = self._error
+        consumed = 0
+        for index in range(len(ids) + 1):
+            self.fill_next_token_bitmask(out, index)
+            if index == len(ids) or not self.consume_token(ids[index]):
+                break
+            consumed += 1
+        self.rollback(consumed)
+        self._error = error
+        return out
+
+    def fork(self, *, share_charts: bool = True) -> Matcher:
+        """A matcher in the same state that then goes its own way.
+
+        By default the fork shares the compiled grammar and, for a context-free grammar, the
+        chart arena (charts only grow, so neither side can disturb the other's states): a fork
+        costs a copy of the token list. The arena is not locked, so a matcher and its forks must
+        be used from one thread at a time. ``share_charts=False`` replays the tokens into a new
+        arena instead (cost: consuming them again), for a fork used on another thread.
+        """
+        if not share_charts:
+            clone = Matcher(self.compiled, required_prefix=self.required_prefix, ff_backoff=self.ff_backoff,
+                            recent_tokens=self._recent)
+            clone.consume_tokens(self._tokens)
+            clone._error = self._error
+            return clone
+        clone = object.__new__(Matcher)
+        clone.__dict__.update(self.__dict__)
+        clone._states, clone._pending = list(self._states), list(self._pending)
+        clone._tokens, clone._recent = list(self._tokens), list(self._recent)
+        return clone
 
     def _bitmask_row(self, bitmask: np.ndarray, index: int) -> np.ndarray:
         if not isinstance(bitmask, np.ndarray):
@@ -201,3 +308,9 @@ class Matcher:
     def __repr__(self) -> str:
         status = "error" if self._error else "terminated" if self._terminated else "accepting" if self.is_accepting() else "running"
         return f"Matcher({self.compiled.grammar!r}, tokens={len(self._tokens)}, {status})"
+
+
+def _checked_depth(depth: int) -> int:
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 0:
+        raise ValueError(f"the back-off depth must be an int >= 0, not {depth!r}")
+    return int(depth)

@@ -47,6 +47,11 @@ class RegexEngine:
     def mask_key(self, state: int) -> int:
         return state
 
+    def fill_mask_over(self, state: int, trie, mask: np.ndarray) -> None:
+        """:meth:`fill_mask` over another trie (a re-rooted sub-trie for token healing, see
+        :mod:`leapgram.mask.prefix`), without the slicer."""
+        fill_dfa_mask(trie, self.dfa, state, mask, np.zeros(trie.max_depth + 1, dtype=np.int32))
+
     def fill_mask(self, state: int, mask: np.ndarray) -> None:
         stack = np.zeros(self.trie.max_depth + 1, dtype=np.int32)
 
@@ -126,6 +131,12 @@ class CfgEngine:
         have the same future, so they share one cached mask (see ``ChartArena.fingerprint``)."""
         arena, chart, lex = state
         return (*arena.fingerprint(chart), lex)
+
+    def fill_mask_over(self, state: CfgState, trie, mask: np.ndarray) -> None:
+        """:meth:`fill_mask` over another trie (a re-rooted sub-trie for token healing, see
+        :mod:`leapgram.mask.prefix`), without the slicer."""
+        arena, chart, lex = state
+        self._walk(trie, arena, chart, lex, mask, np.zeros(trie.max_depth + 1, dtype=np.int64))
 
     def fill_mask(self, state: CfgState, mask: np.ndarray) -> None:
         arena, chart, lex = state

@@ -322,6 +322,8 @@ class TokenizersEncoder:
 
     The copy never truncates or pads, and encodes special-token text as ordinary text, so
     ``encode`` returns no special ids. ``source`` is a ``tokenizer.json`` path or a tokenizer.
+    Without the ``tokenizers`` package, a byte-level BPE ``tokenizer.json`` is encoded by the
+    same algorithm in plain Python (:mod:`leapgram.vocab.hf_bpe`).
     """
 
     def __init__(self, source: Any) -> None:
@@ -329,15 +331,31 @@ class TokenizersEncoder:
         self._tokenizer: Any = None
 
     def __call__(self, data: bytes) -> list[int]:
-        text = utf8_text(data)
-        return self._private_tokenizer().encode(text, add_special_tokens=False).ids
+        tokenizer = self._private_tokenizer()
+        if not hasattr(tokenizer, "encode"):
+            return tokenizer(data)
+        return tokenizer.encode(utf8_text(data), add_special_tokens=False).ids
+
+    def _builtin(self) -> Any:
+        from .hf_bpe import ByteLevelBPE
+
+        message = "encoding needs the tokenizers package: pip install leapgram[hf]"
+        if not isinstance(self._source, str):
+            raise ImportError(message)
+        with open(self._source, encoding="utf-8") as f:
+            spec = json.load(f)
+        try:
+            return ByteLevelBPE(spec, self._source)
+        except ValueError as err:
+            raise ImportError(f"{message} (the built-in byte-level BPE cannot read it: {err})") from None
 
     def _private_tokenizer(self) -> Any:
         if self._tokenizer is None:
             try:
                 from tokenizers import Tokenizer
             except ImportError:
-                raise ImportError("encoding needs the tokenizers package: pip install leapgram[hf]") from None
+                self._tokenizer = self._builtin()
+                return self._tokenizer
             if isinstance(self._source, str):
                 tokenizer = Tokenizer.from_file(self._source)
             else:

@@ -70,8 +70,7 @@ class TokenTrie:
         self.max_depth = int(self.node_depth.max()) if len(node_depth) else 0
         if self.max_depth >= 1 << 16:
             raise ValueError(f"a token of {self.max_depth} bytes is longer than the trie supports (65,535)")
-        self.node_info = (self.node_byte.astype(np.int64) | (self.node_depth.astype(np.int64) << 8)
-                          | (self.node_token.astype(np.int64) << 24))
+        self.node_info = pack_node_info(self.node_byte, self.node_depth, self.node_token)
 
     @property
     def num_nodes(self) -> int:
@@ -85,6 +84,12 @@ class TokenTrie:
             out.append(child)
             child = int(self.node_end[child])
         return out
+
+
+def pack_node_info(node_byte: np.ndarray, node_depth: np.ndarray, node_token: np.ndarray) -> np.ndarray:
+    """The kernels' one-load-per-node array: ``byte | depth << 8 | token << 24`` (int64)."""
+    return (node_byte.astype(np.int64) | (node_depth.astype(np.int64) << 8)
+            | (node_token.astype(np.int64) << 24))
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:

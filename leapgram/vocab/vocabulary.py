@@ -96,6 +96,32 @@ class Vocabulary:
             )
         return list(self._encoder(bytes(data)))
 
+    @property
+    def has_encoder(self) -> bool:
+        """Whether :meth:`encode` runs the tokenizer's own algorithm (loaded vocabularies do)."""
+        return self._encoder is not None
+
+    def tokenize_partial(self, data: bytes, recent_tokens: Iterable[int] = (), *,
+                         max_backoff: int = 4) -> tuple[list[int], bytes]:
+        """Tokens for a prefix of ``data`` that stay canonical whatever text follows, and the
+        bytes left over: ``(tokens, leftover)`` with ``decode(tokens) + leftover == data``.
+
+        ``data`` is tokenized by the tokenizer's own algorithm after the bytes of the last few
+        ``recent_tokens`` (pre-tokenizers look back). Then final tokens are dropped while a
+        token of the vocabulary starts inside the last ``max_backoff`` tokens and runs past the
+        end of ``data`` (``b'order'`` gives ``([], b'order')`` on Llama-3, which has
+        ``orderId``). A tokenizer that takes only UTF-8 text leaves an incomplete character at
+        the end over. Without an encoder the tokenization is greedy longest match. See ``docs/design/fast-forward.md``.
+        """
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise ValueError(f"tokenize_partial takes bytes, not {type(data).__name__}")
+        if isinstance(max_backoff, bool) or not isinstance(max_backoff, int) or max_backoff < 0:
+            raise ValueError(f"max_backoff must be an int >= 0, not {max_backoff!r}")
+        from .partial import tokenize_partial
+
+        recent = self._checked_ids(recent_tokens, "recent_tokens")
+        return tokenize_partial(self, bytes(data), recent, max_backoff)
+
     @classmethod
     def from_tokenizer_json(
         cls, path: str | os.PathLike[str], *, eos_token_ids: Iterable[int] | None = None
@@ -109,8 +135,10 @@ class Vocabulary:
         so that ``size`` is the largest id + 1.
 
         EOS: ``eos_token_ids`` when given; else the ``eos_token`` of a ``tokenizer_config.json``
-        (or ``special_tokens_map.json``) beside the ``tokenizer.json``; else none (an empty tuple). :meth:`encode` needs the
-        optional ``tokenizers`` package (``pip install leapgram[hf]``).
+        (or ``special_tokens_map.json``) beside the ``tokenizer.json``; else none (an empty tuple). :meth:`encode` uses the
+        optional ``tokenizers`` package (``pip install leapgram[hf]``); without it, byte-level
+        BPE files (GPT-2, Llama-3, Qwen, SmolLM2) are encoded by the same algorithm in plain
+        Python (:mod:`leapgram.vocab.hf_bpe`, needs ``regex``) and others raise ImportError.
         """
         from .loaders import load_tokenizer_json
 
