@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ...errors import GrammarError
+from ...errors import BudgetExceededError, GrammarError
 from .values import json_equal, json_type
 
 if TYPE_CHECKING:
@@ -223,9 +223,9 @@ def _pair_disjoint(t: SchemaTranslator, a: Any, b: Any, pointer: str) -> bool:
         kind = "string" if ta | tb <= {"string"} else "number"
         try:
             ea, eb = t.scalar_expr(a, pointer, kind), t.scalar_expr(b, pointer, kind)
-        except GrammarError:
+            return t.pool.is_empty(t.pool.intersect([ea, eb]))
+        except (GrammarError, BudgetExceededError):
             return False
-        return t.pool.is_empty(t.pool.intersect([ea, eb]))
     return False
 
 

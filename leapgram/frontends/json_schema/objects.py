@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ...errors import GrammarError
+from ...errors import BudgetExceededError, GrammarError
 
 if TYPE_CHECKING:
     from .translate import SchemaTranslator
@@ -117,11 +117,18 @@ def _pattern_exprs(t: SchemaTranslator, schema: dict, pointer: str) -> list[tupl
         out.append((at, t.scalar_expr({"pattern": pattern}, at, "string"), sub))
     for i in range(len(out)):
         for j in range(i + 1, len(out)):
-            if not t.pool.is_empty(t.pool.intersect([out[i][1], out[j][1]])):
+            if not _provably_disjoint(t, out[i][1], out[j][1]):
                 t.ctx.unsupported("patternProperties", f"{pointer}/patternProperties",
                                   "two patterns match the same key; merge them into one")
                 return []
     return out
+
+
+def _provably_disjoint(t: SchemaTranslator, a: int, b: int) -> bool:
+    try:
+        return t.pool.is_empty(t.pool.intersect([a, b]))
+    except BudgetExceededError:
+        return False
 
 
 def _declared_member(t: SchemaTranslator, schema: dict, name: str, props: dict, names_expr: int | None,
@@ -157,7 +164,7 @@ def _extra_member(t: SchemaTranslator, schema: dict, declared: list[str], names_
     patterns = _pattern_exprs(t, schema, pointer)
     for at, expr, sub in patterns:
         value = t.value(sub, at)
-        lexeme = t.string_lexeme(pool.intersect([keys, expr]), f"key:{at}")
+        lexeme = t.string_lexeme(pool.intersect([keys, expr]), f"key:{at}", check_empty=True)
         if value is not None and lexeme is not None:
             alternatives.append([lexeme, *t.punct(":"), value])
     additional = schema.get("additionalProperties", True)
@@ -166,7 +173,7 @@ def _extra_member(t: SchemaTranslator, schema: dict, declared: list[str], names_
         rest = keys
         if patterns:
             rest = pool.intersect([keys, pool.complement(pool.alt([expr for _, expr, _ in patterns]))])
-        lexeme = t.string_lexeme(rest, f"key:{pointer}/additionalProperties")
+        lexeme = t.string_lexeme(rest, f"key:{pointer}/additionalProperties", check_empty=True)
         if lexeme is not None:
             alternatives.append([lexeme, *t.punct(":"), value])
     return t.b.choice(alternatives, hint="extra") if alternatives else None

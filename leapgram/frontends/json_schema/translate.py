@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...errors import GrammarError, UnsupportedError
+from ...errors import BudgetExceededError, GrammarError, UnsupportedError
 from ...grammar.builder import GrammarBuilder
 from ...grammar.ir import GrammarIR
 from ...limits import Limits
@@ -102,8 +102,18 @@ class SchemaTranslator:
         """``text`` with optional whitespace on both sides."""
         return [*self.ows(), self.b.literal(text), *self.ows()]
 
-    def string_lexeme(self, expr: int, name: str) -> int | None:
-        return None if self.pool.is_empty(expr) else self.b.lexeme(name, expr)
+    def string_lexeme(self, expr: int, name: str, *, check_empty: bool = False) -> int | None:
+        """The lexeme of ``expr``; with ``check_empty``, ``None`` when it provably matches
+        nothing (a search within ``Limits.max_emptiness_steps``; past it, kept). Value lexemes
+        are not checked: a large ``pattern`` ∩ ``maxLength`` costs seconds to prove non-empty, and
+        an empty lexeme only never matches."""
+        if check_empty:
+            try:
+                if self.pool.is_empty(expr):
+                    return None
+            except BudgetExceededError:
+                pass
+        return self.b.lexeme(name, expr)
 
     def any_string_expr(self) -> int:
         if self._any_string is None:
