@@ -165,28 +165,40 @@ class GrammarBuilder:
 
 def productive_nonterminals(rules: Sequence[Rule]) -> set[int]:
     """Nonterminals that derive at least one string of lexemes."""
-    productive: set[int] = set()
-    changed = True
-    while changed:
-        changed = False
-        for rule in rules:
-            if rule.lhs not in productive and all(s < 0 or s in productive for s in rule.rhs):
-                productive.add(rule.lhs)
-                changed = True
-    return productive
+    return _closure(rules, lambda symbol: symbol < 0)
 
 
 def nullable_nonterminals(rules: Sequence[Rule]) -> set[int]:
     """Nonterminals that derive the empty sequence."""
-    nullable: set[int] = set()
-    changed = True
-    while changed:
-        changed = False
-        for rule in rules:
-            if rule.lhs not in nullable and all(s >= 0 and s in nullable for s in rule.rhs):
-                nullable.add(rule.lhs)
-                changed = True
-    return nullable
+    return _closure(rules, lambda symbol: False)
+
+
+def _closure(rules: Sequence[Rule], given) -> set[int]:
+    """The least set of nonterminals with a rule whose every symbol is ``given`` or in the set:
+    a worklist over rules counting their missing symbols, linear in the grammar's size."""
+    missing = []
+    waiting: dict[int, list[int]] = {}
+    found: set[int] = set()
+    ready = []
+    for index, rule in enumerate(rules):
+        count = 0
+        for symbol in rule.rhs:
+            if not given(symbol):
+                count += 1
+                waiting.setdefault(symbol, []).append(index)
+        missing.append(count)
+        if count == 0:
+            ready.append(rule.lhs)
+    while ready:
+        lhs = ready.pop()
+        if lhs in found:
+            continue
+        found.add(lhs)
+        for index in waiting.get(lhs, ()):
+            missing[index] -= 1
+            if missing[index] == 0:
+                ready.append(rules[index].lhs)
+    return found
 
 
 def _escape(text: str) -> str:

@@ -24,9 +24,9 @@ from ...limits import Limits
 from ...regex.expr import ExprPool
 from . import arrays, combinators, objects
 from .context import SchemaContext
-from .numbers import number_expr
+from .numbers import NUMBER_KEYWORDS, number_expr
 from .refs import RefResolver
-from .strings import string_expr
+from .strings import STRING_KEYWORDS, string_expr
 from .values import json_equal, json_type, scalar_spellings, unique_values
 
 TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
@@ -69,6 +69,7 @@ class SchemaTranslator:
         self._ws = self._whitespace(whitespace)
         self._any: int | None = None
         self._any_string: int | None = None
+        self._scalar_exprs: dict[tuple[str, str], int] = {}
 
     def build(self) -> GrammarIR:
         start = self.b.nonterminal("start")
@@ -240,9 +241,20 @@ class SchemaTranslator:
         return expr
 
     def _one_scalar_expr(self, schema: dict, pointer: str, kind: str) -> int:
-        if kind == "string":
-            return string_expr(self.ctx, schema, pointer)
-        return number_expr(self.ctx, schema, pointer, integer=kind == "integer")
+        """``string_expr``/``number_expr``, memoized by the keywords they read (schemas repeat
+        ``{"type": "string"}`` and the like many times, and building a Unicode class is slow)."""
+        names = STRING_KEYWORDS if kind == "string" else NUMBER_KEYWORDS
+        key = (kind, repr(sorted((k, schema[k]) for k in names if k in schema)))
+        found = self._scalar_exprs.get(key)
+        if found is None:
+            warnings = len(self.ctx.warnings)
+            if kind == "string":
+                found = string_expr(self.ctx, schema, pointer)
+            else:
+                found = number_expr(self.ctx, schema, pointer, integer=kind == "integer")
+            if len(self.ctx.warnings) == warnings:  # a warning names its pointer: recompute elsewhere
+                self._scalar_exprs[key] = found
+        return found
 
     # ----- enum and const -----------------------------------------------------------------
 
