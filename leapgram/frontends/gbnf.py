@@ -17,24 +17,30 @@ so that the language stays exactly the same:
 
 1. A rule that cannot reach a recursive rule is *regular*: it is inlined into one regular
    expression. When the start rule is regular, the whole grammar is one regex (no parser).
-2. In the rules that can reach recursion, each maximal run of regular items of a sequence (say
-   ``"," ws string ":" ws`` before ``value``) becomes one lexeme (*level 0*); a run can be split
-   into one lexeme per item (*level 1*), or into single-character lexemes under Earley rules that
-   mirror the GBNF structure (*level 2*).
+2. Elsewhere, each maximal run of regular items of a sequence (say ``"," ws string ":" ws``
+   before ``value``) starts as one lexeme. Splitting a run makes each item stand alone, first
+   as one lexeme, then, split again, with its structure: a string as its characters, a rule
+   reference as the rule's nonterminal (whose options are runs again), a group as a choice, a
+   repetition of its item's run.
 3. **The greedy-safety rule.** Let ``F(A)`` be the bytes that can follow lexeme ``A`` (FIRST of
-   what follows its occurrences, FOLLOW of the rule when that is nullable; EOS is not a byte).
-   The lexemes are accepted only when no string ``x`` of any lexeme ``A`` and byte ``c`` in
-   ``F(A)`` make ``x c`` a prefix of a string of any lexeme ``C`` (checked as the emptiness of
-   ``A·F(A)·Σ* ∩ C``). Then, reading a string of the GBNF language, the lexer can never extend a
-   lexeme past the end of the one the derivation used, so every derivation's segmentation is the
-   one the lexer finds; the converse inclusion holds because lexemes are inlined GBNF. While the
-   rule fails, the runs that made ``A`` and ``C`` move up one level and the grammar is rebuilt.
-   Single characters are a prefix code (UTF-8), so level 2 everywhere always passes: the loop
-   ends, at worst with a character-level (scannerless) parse.
+   the lexemes in its FOLLOW set; EOS is not a byte). The lexemes are accepted only when no
+   string ``x`` of a lexeme ``A`` and byte ``c`` in ``F(A)`` make ``x c`` a prefix of a string of
+   a lexeme ``C`` that the parser may allow together with ``A`` (checked as the emptiness of
+   ``A·F(A)·Σ* ∩ C``). Then, reading a string of the GBNF language, the lexer never extends a
+   lexeme past the end of the one a derivation used, so it finds every derivation's
+   segmentation; the converse inclusion holds because lexemes are inlined GBNF. "Allowed
+   together" is over-approximated soundly: the lexemes an Earley row allows all follow lexemes
+   scanned together just before, which matched one same string; so ``A`` and ``C`` qualify when
+   they follow ``L1`` and ``L2`` that share a string, or both start the grammar.
+4. While the rule fails, the run that made ``C`` is split (or ``A``'s, when ``C`` can't be split
+   further) and the grammar is rebuilt. Every split makes progress, and when nothing can be split
+   every lexeme is one character, a prefix code (UTF-8) that always passes: the loop ends, at
+   worst with a character-level (scannerless) parse.
 
-Example: in ``term ::= "(" expr ")" ws`` followed by ``"\\n"`` elsewhere, the run ``")" ws``
-with ``ws ::= [ \\n]*`` fails (``") "`` then ``\\n`` extends it), so it becomes ``")"`` and
-``ws`` and then, ``ws`` failing the same way, a character-level ``ws``.
+For example ``term ::= "(" expr ")" ws`` followed by ``"\n"`` elsewhere, with
+``ws ::= [ \n]*``: the run ``")" ws`` fails (``") "`` then ``\n`` extends it), so it becomes
+``")"`` and ``ws``, and ``ws``, failing the same way, a repetition of ``[ \n]``. The llama.cpp
+JSON grammar keeps ``string``, ``number`` and ``"{" ws`` whole.
 
 Errors: malformed grammars raise :class:`GrammarError` with line, column and a caret excerpt
 (messages name the rule); repetition bounds above ``Limits.max_repeat`` raise
@@ -53,7 +59,7 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..regex.expr import EPSILON, INF, bits_of
 from ..regex.utf8 import MAX_CODE_POINT, negate, normalize, ranges_to_expr
 
-MAX_LEVEL = 2
+MAX_LEVEL = 1
 
 
 # ----- syntax tree --------------------------------------------------------------------------
@@ -389,7 +395,7 @@ class _Compiler:
             expr = _Exprs(self, builder).of(self.rules[start].body)
             return GrammarIR(builder.pool, (Lexeme(start, expr),))
         levels: dict[RunKey, int] = {}
-        for _ in range(4 * len(self.rules) + 64):
+        while True:  # each round raises a level; all levels at 1 is conflict-free
             build = _Translation(self, levels).build(start)
             failing = greedy_conflicts(build.ir)
             if not failing:
@@ -398,13 +404,17 @@ class _Compiler:
                 break
         raise self.fail("could not find greedy-safe lexemes for this grammar (please report it)", None)
 
-    def raise_levels(self, levels: dict[RunKey, int], build: _Build, failing: set[int]) -> bool:
+    def raise_levels(self, levels: dict[RunKey, int], build: _Build, conflicts: set[tuple[int, int]]) -> bool:
+        """Split the extended lexeme ``C`` of each conflict, or ``A`` when ``C`` can't be split."""
         raised = False
-        for j in failing:
-            for key in build.sources.get(build.ir.lexemes[j].expr, ()):
-                if levels.get(key, 0) < MAX_LEVEL:
+        for a, c in sorted(conflicts):
+            for j in (c, a):
+                keys = [k for k in build.sources.get(build.ir.lexemes[j].expr, ()) if levels.get(k, 0) < MAX_LEVEL]
+                for key in keys:
                     levels[key] = levels.get(key, 0) + 1
+                if keys:
                     raised = True
+                    break
         return raised
 
 
@@ -437,7 +447,8 @@ class _Exprs:
 
 
 class _Translation:
-    """The Earley rules and lexemes for one assignment of run levels."""
+    """The Earley rules and lexemes for one assignment of run levels (0: the run is one lexeme;
+    1: each item of the run stands alone, a rule reference or group keeping its structure)."""
 
     def __init__(self, compiler: _Compiler, levels: dict[RunKey, int]) -> None:
         self.compiler = compiler
@@ -446,9 +457,7 @@ class _Translation:
         self.exprs = _Exprs(compiler, self.builder)
         self.sources: dict[int, set[RunKey]] = {}
         self.rule_symbols: dict[str, int] = {}
-        self.char_rule_symbols: dict[str, int] = {}
         self.queue: list[str] = []
-        self.key: RunKey = (0, 0, 0)
 
     def build(self, start: str) -> _Build:
         start_symbol = self.rule_symbol(start)
@@ -475,13 +484,13 @@ class _Translation:
         return [self.sequence(alt, i) for i in range(len(alt.options))]
 
     def sequence(self, alt: Alt, index: int) -> list[int]:
-        """Symbols of option ``index`` of ``alt``: runs of regular items as lexemes."""
+        """Symbols of option ``index`` of ``alt``: each maximal run of regular items is a run."""
         items = alt.options[index]
         out: list[int] = []
         i = 0
         while i < len(items):
             if not self.compiler.is_regular(items[i]):
-                out.append(self.irregular_symbol(items[i]))
+                out.extend(self.item_symbols(items[i]))
                 i += 1
                 continue
             end = i
@@ -492,36 +501,37 @@ class _Translation:
         return out
 
     def run_symbols(self, key: RunKey, run: tuple[Node, ...]) -> list[int]:
-        level = self.levels.get(key, 0)
-        self.key = key
-        if level == 0:
-            return [self.lexeme(run, self.exprs.sequence(run))]
-        if level == 1:
-            return [self.lexeme((item,), self.exprs.of(item)) for item in run]
-        return [symbol for item in run for symbol in self.char_symbols(item)]
+        if self.levels.get(key, 0) == 0:
+            return [self.lexeme(key, run, self.exprs.sequence(run))]
+        return [symbol for item in run for symbol in self.item_symbols(item)]
 
-    def lexeme(self, run: tuple[Node, ...], expr: int) -> int:
+    def lexeme(self, key: RunKey, run: tuple[Node, ...], expr: int) -> int:
         pool = self.builder.pool
-        self.sources.setdefault(expr, set()).add(self.key)
+        self.sources.setdefault(expr, set()).add(key)
         if pool.nullable[expr]:
-            self.sources.setdefault(pool.intersect([expr, pool.complement(EPSILON)]), set()).add(self.key)
+            self.sources.setdefault(pool.intersect([expr, pool.complement(EPSILON)]), set()).add(key)
         return self.builder.lexeme(" ".join(_render(item) for item in run), expr)
 
-    def irregular_symbol(self, node: Node) -> int:
+    def item_symbols(self, node: Node) -> list[int]:
+        """``node`` standing alone: a string as a run of its characters, a rule as its
+        nonterminal, a group as a choice of sequences, a repetition of its item's run."""
+        if self.compiler.is_regular(node) and not self.levels.get((id(node), 0, 0), 0):
+            return [self.lexeme((id(node), 0, 0), (node,), self.exprs.of(node))]
+        if isinstance(node, Lit) and len(node.text) > 1:
+            pool = self.builder.pool
+            return [self.lexeme((id(node), 1, k), (Lit(ch, node.offset),), pool.literal(ch.encode("utf-8")))
+                    for k, ch in enumerate(node.text)]
+        if isinstance(node, (Lit, CharClass)):
+            return [self.lexeme((id(node), 0, 0), (node,), self.exprs.of(node))]
         if isinstance(node, Ref):
-            return self.rule_symbol(node.name)
+            return [self.rule_symbol(node.name)]
         if isinstance(node, Rep):
-            return self.repeat(self.group_symbols(node.item), node)
-        return self.builder.choice(self.alternatives(node), hint="group")
-
-    def group_symbols(self, node: Node) -> list[int]:
-        if isinstance(node, Alt):
-            if len(node.options) == 1:
-                return self.sequence(node, 0)
-            return [self.builder.choice(self.alternatives(node), hint="group")]
-        if self.compiler.is_regular(node):
-            return self.run_symbols((id(node), -1, 0), (node,))
-        return [self.irregular_symbol(node)]
+            if self.compiler.is_regular(node.item):
+                return [self.repeat(self.run_symbols((id(node), -1, 0), (node.item,)), node)]
+            return [self.repeat(self.item_symbols(node.item), node)]
+        if len(node.options) == 1:
+            return self.sequence(node, 0)
+        return [self.builder.choice(self.alternatives(node), hint="group")]
 
     def repeat(self, items: list[int], node: Rep) -> int:
         bounds = (node.low, node.high)
@@ -533,32 +543,6 @@ class _Translation:
             return self.builder.plus(items)
         return self.builder.repeat(items, node.low, node.high)
 
-    def char_symbols(self, node: Node) -> list[int]:
-        """``node`` as Earley rules over single-character lexemes."""
-        if isinstance(node, Lit):
-            return [self.lexeme((Lit(ch, node.offset),), self.builder.pool.literal(ch.encode("utf-8")))
-                    for ch in node.text]
-        if isinstance(node, CharClass):
-            return [self.lexeme((node,), ranges_to_expr(self.builder.pool, node.ranges))]
-        if isinstance(node, Ref):
-            return [self.char_rule_symbol(node.name)]
-        if isinstance(node, Rep):
-            return [self.repeat(self.char_symbols(node.item), node)]
-        options = [[s for item in option for s in self.char_symbols(item)] for option in node.options]
-        if len(options) == 1:
-            return options[0]
-        return [self.builder.choice(options, hint="group")]
-
-    def char_rule_symbol(self, name: str) -> int:
-        found = self.char_rule_symbols.get(name)
-        if found is None:
-            found = self.builder.nonterminal(f"{name}#chars")
-            self.char_rule_symbols[name] = found
-            body = self.compiler.rules[name].body
-            for option in body.options:
-                self.builder.rule(found, [s for item in option for s in self.char_symbols(item)])
-        return found
-
 
 def _render(node: Node) -> str:
     if isinstance(node, Lit):
@@ -568,31 +552,31 @@ def _render(node: Node) -> str:
     if isinstance(node, Ref):
         return node.name
     if isinstance(node, Rep):
-        return "(...)" + ("?" if (node.low, node.high) == (0, 1) else "*" if node.high == INF else "+")
+        suffix = {(0, 1): "?", (0, INF): "*", (1, INF): "+"}.get((node.low, node.high))
+        return f"({_render(node.item)})" + (suffix or f"{{{node.low},{'' if node.high == INF else node.high}}}")
     return "(...)"
 
 
 # ----- the greedy-safety rule ---------------------------------------------------------------
 
 
-def greedy_conflicts(ir: GrammarIR) -> set[int]:
-    """Lexemes ``A`` and ``C`` that the parser may allow together such that a string of ``A`` and
-    a byte that may follow ``A`` are a prefix of a string of ``C`` (see the module docstring);
-    both indexes are returned."""
+def greedy_conflicts(ir: GrammarIR) -> set[tuple[int, int]]:
+    """Pairs of lexemes ``(A, C)`` such that a string of ``A`` and a byte that may follow ``A``
+    are a prefix of a string of ``C`` (see the module docstring)."""
     sets = _LexemeSets(ir)
     pool = ir.pool
     tail = pool.universal()
-    failing: set[int] = set()
+    failing: set[tuple[int, int]] = set()
     for a, lexeme in enumerate(ir.lexemes):
         follow = sets.follow_bytes(a)
         if not follow:
             continue
         extended = pool.concat(lexeme.expr, pool.concat(pool.byteset(follow), tail))
         starts = pool.first_bytes(lexeme.expr)
-        for c in bits_of(sets.together[a]):
+        for c in bits_of(sets.allowed_with(a)):
             other = ir.lexemes[c].expr
             if pool.first_bytes(other) & starts and _overlaps(pool, extended, other):
-                failing.update((a, c))
+                failing.add((a, c))
     return failing
 
 
@@ -605,8 +589,7 @@ def _overlaps(pool, a: int, b: int) -> bool:
 
 class _LexemeSets:
     """FIRST and FOLLOW over lexemes (sets as bit masks of lexeme indexes) and, per lexeme, the
-    lexemes the parser may allow at the same time (over-approximated: both in the FIRST of what
-    remains of one dotted rule, or in the FOLLOW of its left side when the rest is nullable)."""
+    lexemes the parser may allow at the same time (:meth:`allowed_with`)."""
 
     def __init__(self, ir: GrammarIR) -> None:
         self.ir = ir
@@ -616,12 +599,38 @@ class _LexemeSets:
         self.lexeme_follow = [0] * len(ir.lexemes)
         self.fixpoint(self.first_step)
         self.fixpoint(self.follow_step)
-        self.together = [0] * len(ir.lexemes)
-        for rule in ir.rules:
-            for i in range(len(rule.rhs)):
-                allowed = self.rest(rule, i)
-                for a in bits_of(allowed):
-                    self.together[a] |= allowed
+        self.overlapping = [self.overlaps_with(j) for j in range(len(ir.lexemes))]
+        self.preceding = [0] * len(ir.lexemes)
+        for j, follow in enumerate(self.lexeme_follow):
+            for a in bits_of(follow):
+                self.preceding[a] |= 1 << j
+
+    def overlaps_with(self, j: int) -> int:
+        """The lexemes that share a string with lexeme ``j`` (``j`` included)."""
+        pool, lexemes = self.ir.pool, self.ir.lexemes
+        starts = pool.first_bytes(lexemes[j].expr)
+        mask = 1 << j
+        for k, other in enumerate(lexemes):
+            if k != j and pool.first_bytes(other.expr) & starts and _overlaps(pool, lexemes[j].expr, other.expr):
+                mask |= 1 << k
+        return mask
+
+    def allowed_with(self, a: int) -> int:
+        """Lexemes the parser may allow together with ``a`` (over-approximated).
+
+        The lexemes an Earley row allows follow the lexemes scanned just before, which all
+        matched one same string; so ``C`` can be allowed with ``A`` only if ``A`` follows some
+        ``L1`` and ``C`` follows some ``L2`` where ``L1`` and ``L2`` share a string, or if both
+        start the grammar.
+        """
+        start = self.first[self.ir.start]
+        out = start if start >> a & 1 else 0
+        before = 0
+        for l1 in bits_of(self.preceding[a]):
+            before |= self.overlapping[l1]
+        for l2 in bits_of(before):
+            out |= self.lexeme_follow[l2]
+        return out
 
     @staticmethod
     def fixpoint(step) -> None:

@@ -4,24 +4,23 @@ from __future__ import annotations
 
 import random
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
+from gbnf_grammars import ALPHABETS, ARITHMETIC_LARK, CHESS_RE, GRAMMARS, JSON_LARK, LIST_RE
 
-from leapgram import Grammar, Matcher, Vocabulary, compile
+from leapgram import Grammar, GrammarError, Matcher, Vocabulary, compile
 from leapgram.frontends.gbnf import gbnf_to_ir, greedy_conflicts
 
-from gbnf_grammars import (ALPHABETS, ARITHMETIC_LARK, CHESS_RE, GRAMMARS, JSON_LARK, LIST_RE)
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mask"))
-from mask_helpers import brute_force_allowed, mask_set, walk_to  # noqa: E402
+from mask_helpers import brute_force_allowed, mask_set, walk_to
 
 lark = pytest.importorskip("lark")
 
 
-@lru_cache(maxsize=None)
+@cache
 def compiled(name: str, vocab: Vocabulary):
     return compile(Grammar.from_gbnf(GRAMMARS[name][0]), vocab)
 
@@ -31,7 +30,7 @@ def accepts(name: str, vocab: Vocabulary, text: str) -> bool:
     return matcher.consume_tokens(list(text.encode())) and matcher.is_accepting()
 
 
-@lru_cache(maxsize=None)
+@cache
 def lark_parser(source: str):
     return lark.Lark(source, start="root", parser="earley", lexer="dynamic_complete")
 
@@ -169,3 +168,79 @@ def test_small_vocab_masks_equal_brute_force_on_random_walks(small_vocab, name, 
         assert mask_set(matcher, small_vocab) == brute_force_allowed(matcher, small_vocab)
         if not walk_to(matcher, small_vocab, rng, 1):
             break
+
+
+# ----- random grammars: the whole language up to a length, against Lark ------------------------
+
+ALPHABET = "ab("
+
+
+def random_item(rng: random.Random, rules: int, depth: int) -> tuple[str, str]:
+    """One item as (GBNF text, Lark text)."""
+    roll = rng.random()
+    if roll < 0.35:
+        text = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 2)))
+        return f'"{text}"', f'"{text}"'
+    if roll < 0.45:
+        return "[ab]", "/[ab]/"
+    if roll < 0.75 or depth > 1:
+        name = f"r{rng.randrange(rules)}"
+        return name, name
+    inner = [random_item(rng, rules, depth + 1) for _ in range(rng.randint(1, 2))]
+    op = rng.choice(["?", "*", "+", ""])
+    return ("(" + " ".join(g for g, _ in inner) + ")" + op, "(" + " ".join(lk for _, lk in inner) + ")" + op)
+
+
+def random_grammar(seed: int) -> tuple[str, str]:
+    rng = random.Random(seed)
+    rules = rng.randint(1, 3)
+    gbnf, lark_text = [], []
+    for r in range(rules):
+        options = []
+        for _ in range(rng.randint(1, 2)):
+            options.append([random_item(rng, rules, 0) for _ in range(rng.randint(1, 3))])
+        if r == 0 and rules > 1:
+            options.append([('"b"', '"b"')])  # keeps r0 productive more often
+        gbnf.append(f"r{r} ::= " + " | ".join(" ".join(g for g, _ in o) for o in options))
+        lark_text.append(f"r{r}: " + " | ".join(" ".join(lk for _, lk in o) for o in options))
+    return "\n".join(gbnf), "\n".join(lark_text)
+
+
+def all_strings(alphabet: str, max_length: int) -> list[str]:
+    out = [""]
+    frontier = [""]
+    for _ in range(max_length):
+        frontier = [s + ch for s in frontier for ch in alphabet]
+        out.extend(frontier)
+    return out
+
+
+def check_random_grammar(seed: int, vocab: Vocabulary, max_length: int) -> None:
+    gbnf, lark_text = random_grammar(seed)
+    try:
+        grammar = Grammar.from_gbnf(gbnf, start="r0")
+    except GrammarError as err:
+        assert "derives no string" in err.message, err
+        return
+    parser = lark.Lark(lark_text, start="r0", parser="earley", lexer="dynamic_complete")
+    compiled_grammar = compile(grammar, vocab)
+    for text in all_strings(ALPHABET, max_length):
+        try:
+            parser.parse(text)
+            expected = True
+        except lark.exceptions.LarkError:
+            expected = False
+        matcher = Matcher(compiled_grammar)
+        got = matcher.consume_tokens(list(text.encode())) and matcher.is_accepting()
+        assert got == expected, (gbnf, text, expected)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_random_grammars_match_lark_on_every_short_string(byte_vocab, seed):
+    check_random_grammar(seed, byte_vocab, 4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(25, 200))
+def test_more_random_grammars_match_lark_on_every_short_string(byte_vocab, seed):
+    check_random_grammar(seed, byte_vocab, 5)
