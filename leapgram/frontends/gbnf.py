@@ -56,7 +56,7 @@ from ..errors import BudgetExceededError, GrammarError, UnsupportedError
 from ..grammar.builder import GrammarBuilder
 from ..grammar.ir import GrammarIR, Lexeme, is_lexeme, lexeme_index
 from ..limits import DEFAULT_LIMITS, Limits
-from ..regex.expr import EPSILON, INF, bits_of
+from ..regex.expr import EPSILON, INF, ExprPool, bits_of
 from ..regex.utf8 import MAX_CODE_POINT, negate, normalize, ranges_to_expr
 
 MAX_LEVEL = 1
@@ -348,6 +348,10 @@ class _Compiler:
         self.limits = limits
         self.recursive = self.recursive_rules()
         self.regular = {name for name in rules if not self.reaches_recursion(name)}
+        self.pool = ExprPool(limits)
+        self.exprs = _Exprs(self, self.pool)
+        self.overlap_memo: dict[tuple[int, int], bool] = {}
+        self.regular_nodes: dict[int, bool] = {}
 
     def fail(self, message: str, offset: int | None) -> GrammarError:
         return GrammarError(message, source=self.src, offset=offset)
@@ -384,20 +388,22 @@ class _Compiler:
         return name in self.recursive or bool(self.reach[name] & self.recursive)
 
     def is_regular(self, node: Node) -> bool:
-        return all(ref.name in self.regular for ref in refs(node))
+        found = self.regular_nodes.get(id(node))
+        if found is None:
+            found = all(ref.name in self.regular for ref in refs(node))
+            self.regular_nodes[id(node)] = found
+        return found
 
     # ----- compiling at given levels ----------------------------------------------------
 
     def compile(self, start: str) -> GrammarIR:
         self.check(start)
         if start in self.regular:
-            builder = GrammarBuilder(self.limits)
-            expr = _Exprs(self, builder).of(self.rules[start].body)
-            return GrammarIR(builder.pool, (Lexeme(start, expr),))
+            return GrammarIR(self.pool, (Lexeme(start, self.exprs.of(self.rules[start].body)),))
         levels: dict[RunKey, int] = {}
         while True:  # each round raises a level; all levels at 1 is conflict-free
             build = _Translation(self, levels).build(start)
-            failing = greedy_conflicts(build.ir)
+            failing = greedy_conflicts(build.ir, self.overlap_memo)
             if not failing:
                 return build.ir
             if not self.raise_levels(levels, build, failing):
@@ -421,9 +427,9 @@ class _Compiler:
 class _Exprs:
     """Regular nodes → expressions in one builder's pool (regular rules inlined, cached)."""
 
-    def __init__(self, compiler: _Compiler, builder: GrammarBuilder) -> None:
+    def __init__(self, compiler: _Compiler, pool: ExprPool) -> None:
         self.compiler = compiler
-        self.pool = builder.pool
+        self.pool = pool
         self.rule_exprs: dict[str, int] = {}
 
     def of(self, node: Node) -> int:
@@ -453,8 +459,8 @@ class _Translation:
     def __init__(self, compiler: _Compiler, levels: dict[RunKey, int]) -> None:
         self.compiler = compiler
         self.levels = levels
-        self.builder = GrammarBuilder(compiler.limits)
-        self.exprs = _Exprs(compiler, self.builder)
+        self.builder = GrammarBuilder(compiler.limits, pool=compiler.pool)
+        self.exprs = compiler.exprs
         self.sources: dict[int, set[RunKey]] = {}
         self.rule_symbols: dict[str, int] = {}
         self.queue: list[str] = []
@@ -560,10 +566,12 @@ def _render(node: Node) -> str:
 # ----- the greedy-safety rule ---------------------------------------------------------------
 
 
-def greedy_conflicts(ir: GrammarIR) -> set[tuple[int, int]]:
+def greedy_conflicts(ir: GrammarIR, memo: dict[tuple[int, int], bool] | None = None) -> set[tuple[int, int]]:
     """Pairs of lexemes ``(A, C)`` such that a string of ``A`` and a byte that may follow ``A``
-    are a prefix of a string of ``C`` (see the module docstring)."""
-    sets = _LexemeSets(ir)
+    are a prefix of a string of ``C`` (see the module docstring). ``memo`` caches intersection
+    tests across calls on grammars that share one pool."""
+    memo = {} if memo is None else memo
+    sets = _LexemeSets(ir, memo)
     pool = ir.pool
     tail = pool.universal()
     failing: set[tuple[int, int]] = set()
@@ -575,24 +583,30 @@ def greedy_conflicts(ir: GrammarIR) -> set[tuple[int, int]]:
         starts = pool.first_bytes(lexeme.expr)
         for c in bits_of(sets.allowed_with(a)):
             other = ir.lexemes[c].expr
-            if pool.first_bytes(other) & starts and _overlaps(pool, extended, other):
+            if pool.first_bytes(other) & starts and _overlaps(pool, extended, other, memo):
                 failing.add((a, c))
     return failing
 
 
-def _overlaps(pool, a: int, b: int) -> bool:
-    try:
-        return not pool.is_empty(pool.intersect([a, b]))
-    except BudgetExceededError:
-        return True  # undecided: split, which is always safe
+def _overlaps(pool: ExprPool, a: int, b: int, memo: dict[tuple[int, int], bool]) -> bool:
+    key = (min(a, b), max(a, b))
+    found = memo.get(key)
+    if found is None:
+        try:
+            found = not pool.is_empty(pool.intersect([a, b]))
+        except BudgetExceededError:
+            found = True  # undecided: split, which is always safe
+        memo[key] = found
+    return found
 
 
 class _LexemeSets:
     """FIRST and FOLLOW over lexemes (sets as bit masks of lexeme indexes) and, per lexeme, the
     lexemes the parser may allow at the same time (:meth:`allowed_with`)."""
 
-    def __init__(self, ir: GrammarIR) -> None:
+    def __init__(self, ir: GrammarIR, memo: dict[tuple[int, int], bool]) -> None:
         self.ir = ir
+        self.memo = memo
         self.nullable: set[int] = set()
         self.first = [0] * len(ir.nonterminals)
         self.follow = [0] * len(ir.nonterminals)
@@ -611,7 +625,7 @@ class _LexemeSets:
         starts = pool.first_bytes(lexemes[j].expr)
         mask = 1 << j
         for k, other in enumerate(lexemes):
-            if k != j and pool.first_bytes(other.expr) & starts and _overlaps(pool, lexemes[j].expr, other.expr):
+            if k != j and pool.first_bytes(other.expr) & starts and _overlaps(pool, lexemes[j].expr, other.expr, self.memo):
                 mask |= 1 << k
         return mask
 
