@@ -18,8 +18,9 @@ so that the language stays exactly the same:
 1. A rule that cannot reach a recursive rule is *regular*: it is inlined into one regular
    expression. When the start rule is regular, the whole grammar is one regex (no parser).
 2. Elsewhere, each maximal run of regular items of a sequence (say ``"," ws string ":" ws``
-   before ``value``) starts as one lexeme. Splitting a run makes each item stand alone, first
-   as one lexeme, then, split again, with its structure: a string as its characters, a rule
+   before ``value``) starts as one lexeme. Splitting a run peels its first item off (``","``
+   then ``ws string ":" ws``), then the next, until every item stands alone. An item alone is
+   first one lexeme; split again, it keeps its structure: a string as its characters, a rule
    reference as the rule's nonterminal (whose options are runs again), a group as a choice, a
    repetition of its item's run.
 3. **The greedy-safety rule.** Let ``F(A)`` be the bytes that can follow lexeme ``A`` (FIRST of
@@ -32,10 +33,11 @@ so that the language stays exactly the same:
    together" is over-approximated soundly: the lexemes an Earley row allows all follow lexemes
    scanned together just before, which matched one same string; so ``A`` and ``C`` qualify when
    they follow ``L1`` and ``L2`` that share a string, or both start the grammar.
-4. While the rule fails, the run that made ``C`` is split (or ``A``'s, when ``C`` can't be split
-   further) and the grammar is rebuilt. Every split makes progress, and when nothing can be split
-   every lexeme is one character, a prefix code (UTF-8) that always passes: the loop ends, at
-   worst with a character-level (scannerless) parse.
+4. While the rule fails, the run that made ``C`` is split one step (or ``A``'s, when ``C`` can't
+   be split further) and the grammar is rebuilt. A conflict sits at the start of ``C`` (``x c``
+   is a prefix of it), which is why runs are split from the front. Every split makes progress,
+   and when nothing can be split every lexeme is one character, a prefix code (UTF-8) that
+   always passes: the loop ends, at worst with a character-level (scannerless) parse.
 
 For example ``term ::= "(" expr ")" ws`` followed by ``"\n"`` elsewhere, with
 ``ws ::= [ \n]*``: the run ``")" ws`` fails (``") "`` then ``\n`` extends it), so it becomes
@@ -59,7 +61,6 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..regex.expr import EPSILON, INF, ExprPool, bits_of
 from ..regex.utf8 import MAX_CODE_POINT, negate, normalize, ranges_to_expr
 
-MAX_LEVEL = 1
 
 
 # ----- syntax tree --------------------------------------------------------------------------
@@ -352,6 +353,7 @@ class _Compiler:
         self.exprs = _Exprs(self, self.pool)
         self.overlap_memo: dict[tuple[int, int], bool] = {}
         self.regular_nodes: dict[int, bool] = {}
+        self.run_lengths: dict[RunKey, int] = {}
 
     def fail(self, message: str, offset: int | None) -> GrammarError:
         return GrammarError(message, source=self.src, offset=offset)
@@ -415,7 +417,8 @@ class _Compiler:
         raised = False
         for a, c in sorted(conflicts):
             for j in (c, a):
-                keys = [k for k in build.sources.get(build.ir.lexemes[j].expr, ()) if levels.get(k, 0) < MAX_LEVEL]
+                keys = [k for k in build.sources.get(build.ir.lexemes[j].expr, ())
+                        if levels.get(k, 0) < self.run_lengths.get(k, 1)]
                 for key in keys:
                     levels[key] = levels.get(key, 0) + 1
                 if keys:
@@ -507,9 +510,13 @@ class _Translation:
         return out
 
     def run_symbols(self, key: RunKey, run: tuple[Node, ...]) -> list[int]:
-        if self.levels.get(key, 0) == 0:
-            return [self.lexeme(key, run, self.exprs.sequence(run))]
-        return [symbol for item in run for symbol in self.item_symbols(item)]
+        """The first ``level`` items of ``run`` alone, the rest as one lexeme."""
+        self.compiler.run_lengths[key] = len(run)
+        level = self.levels.get(key, 0)
+        out = [symbol for item in run[:level] for symbol in self.item_symbols(item)]
+        if level < len(run):
+            out.append(self.lexeme(key, run[level:], self.exprs.sequence(run[level:])))
+        return out
 
     def lexeme(self, key: RunKey, run: tuple[Node, ...], expr: int) -> int:
         pool = self.builder.pool

@@ -244,3 +244,24 @@ def test_random_grammars_match_lark_on_every_short_string(byte_vocab, seed):
 @pytest.mark.parametrize("seed", range(25, 200))
 def test_more_random_grammars_match_lark_on_every_short_string(byte_vocab, seed):
     check_random_grammar(seed, byte_vocab, 5)
+
+
+def nested_objects_grammar(depth: int) -> str:
+    rules = ['root ::= obj0', 'ws ::= [ \\t\\n]*', 'string ::= "\\"" [^"\\\\]* "\\"" ws',
+             'num ::= "-"? [0-9]+ ("." [0-9]+)? ws', 'value ::= obj0 | string | num | "[" ws (value ("," ws value)*)? "]" ws']
+    for i in range(depth):
+        inner = f"obj{i + 1}" if i < depth - 1 else "value"
+        rules.append(f'obj{i} ::= "{{" ws "\\"k{i}\\"" ws ":" ws {inner} ("," ws "\\"x{i}\\"" ws ":" ws string)? "}}" ws')
+    return "\n".join(rules)
+
+
+def test_nested_contexts_keep_strings_whole(byte_vocab):
+    """Splitting runs from the front resolves ``","`` against ``"," ws "x0" ...`` without
+    breaking ``string`` into characters."""
+    grammar = Grammar.from_gbnf(nested_objects_grammar(6))
+    assert "string" in {lexeme.name for lexeme in grammar.ir.lexemes}
+    compiled_grammar = compile(grammar, byte_vocab)
+    good = '{"k0": {"k1": {"k2": {"k3": {"k4": {"k5": [1, "a", {"k0":{"k1":{"k2":{"k3":{"k4":{"k5":2}}}}}}]}}}}, "x1": "s"}}'
+    for text, expected in [(good, True), (good[:-1], False), (good.replace('"x1"', '"x2"'), False)]:
+        matcher = Matcher(compiled_grammar)
+        assert (matcher.consume_tokens(list(text.encode())) and matcher.is_accepting()) == expected, text
