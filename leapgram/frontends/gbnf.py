@@ -61,8 +61,6 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..regex.expr import EPSILON, INF, ExprPool, bits_of
 from ..regex.utf8 import MAX_CODE_POINT, negate, normalize, ranges_to_expr
 
-
-
 # ----- syntax tree --------------------------------------------------------------------------
 
 
