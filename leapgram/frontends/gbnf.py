@@ -401,7 +401,7 @@ class _Compiler:
         if start in self.regular:
             return GrammarIR(self.pool, (Lexeme(start, self.exprs.of(self.rules[start].body)),))
         levels: dict[RunKey, int] = {}
-        while True:  # each round raises a level; all levels at 1 is conflict-free
+        while True:  # each round splits a run further; all runs fully split is conflict-free
             build = _Translation(self, levels).build(start)
             failing = greedy_conflicts(build.ir, self.overlap_memo)
             if not failing:
@@ -411,18 +411,19 @@ class _Compiler:
         raise self.fail("could not find greedy-safe lexemes for this grammar (please report it)", None)
 
     def raise_levels(self, levels: dict[RunKey, int], build: _Build, conflicts: set[tuple[int, int]]) -> bool:
-        """Split the extended lexeme ``C`` of each conflict, or ``A`` when ``C`` can't be split."""
-        raised = False
+        """Split the extended lexeme ``C`` of each conflict one step, or ``A`` when ``C`` can't be
+        split; each run at most once per round."""
+        chosen: set[RunKey] = set()
         for a, c in sorted(conflicts):
             for j in (c, a):
-                keys = [k for k in build.sources.get(build.ir.lexemes[j].expr, ())
-                        if levels.get(k, 0) < self.run_lengths.get(k, 1)]
-                for key in keys:
-                    levels[key] = levels.get(key, 0) + 1
+                keys = {k for k in build.sources.get(build.ir.lexemes[j].expr, ())
+                        if levels.get(k, 0) < self.run_lengths.get(k, 1)}
                 if keys:
-                    raised = True
+                    chosen |= keys
                     break
-        return raised
+        for key in chosen:
+            levels[key] = levels.get(key, 0) + 1
+        return bool(chosen)
 
 
 class _Exprs:
