@@ -1,0 +1,502 @@
+"""``leapgram bench``: the JSONSchemaBench *pass* criterion, with compile and mask timings.
+
+A case is one file of the benchmark folder: ``schema`` and ``tests`` (``{valid, data}``). It
+*passes* when the schema compiles, every valid instance (``json.dumps(data,
+ensure_ascii=False)``, tokenized with ``add_special_tokens=False``) is accepted token by token
+with EOS allowed after it, and every invalid instance is rejected at some token or at EOS.
+
+Measured per engine: TTFM (time to first mask: compile plus the first mask of a grammar not seen
+before; leapgram clears its caches per case) and TBM (time between masks: one
+``fill_next_token_bitmask`` per step of each valid instance, EOS step included).
+
+Robustness: each engine runs in a worker process that handles the cases one by one; a case that
+takes longer than ``--timeout-s`` gets the worker killed and restarted, and so does a crash, so
+one case never stops the run. Every engine gets the same cases and the same token ids (from
+``tokenizers.Tokenizer``), in the same process pattern.
+
+This module imports only the standard library at import time; ``tqdm``, ``tokenizers``, peers
+and ``matplotlib`` (``--png``) are imported on use. The ``bench`` extra installs them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+PEERS = ("llguidance", "xgrammar")
+DEFAULT_FOLDER = Path(__file__).resolve().parents[1].parent / "shared" / "jsonschemabench"
+TOKENIZERS = Path(__file__).resolve().parents[1].parent / "shared" / "tokenizers"
+WARMUP_SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+
+
+# ----- cases --------------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    """One benchmark file: the schema text and its instances as ``(valid, token ids)``."""
+
+    name: str
+    schema: str
+    instances: list[tuple[bool, list[int]]]
+
+
+@dataclass
+class CaseResult:
+    """What one engine did with one case; ``error`` is ``None`` when the schema compiled."""
+
+    name: str
+    compiled: bool = False
+    error: str | None = None
+    detail: str = ""
+    valid_rejected: int = 0
+    invalid_accepted: int = 0
+    ttfm_ms: float | None = None
+    tbm_us: list[float] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.compiled and not self.valid_rejected and not self.invalid_accepted
+
+
+def load_cases(folder: Path, tokenizer_json: Path, limit: int | None) -> list[Case]:
+    """The first ``limit`` cases of ``folder`` in sorted file order, tokenized once."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(tokenizer_json))
+    files = sorted(p for p in folder.glob("*.json"))[:limit]
+    cases = []
+    for path in files:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            instances = [(bool(t["valid"]), _encode(tokenizer, t["data"])) for t in data.get("tests", [])]
+            cases.append(Case(path.stem, json.dumps(data["schema"]), instances))
+        except (ValueError, KeyError, TypeError) as exc:
+            cases.append(Case(path.stem, f"<unreadable: {exc}>", []))
+    return cases
+
+
+def _encode(tokenizer, data) -> list[int]:
+    return tokenizer.encode(json.dumps(data, ensure_ascii=False), add_special_tokens=False).ids
+
+
+# ----- engines (run inside a worker) --------------------------------------------------------
+
+
+class LeapgramEngine:
+    """leapgram: ``Grammar.from_json_schema`` (``AttributeError`` means the front end is missing)."""
+
+    name = "leapgram"
+
+    def __init__(self, tokenizer_json: Path) -> None:
+        import leapgram
+        from leapgram.cli import load_vocabulary
+
+        self.lg = leapgram
+        self.vocab = load_vocabulary(str(tokenizer_json))
+        self.eos = list(self.vocab.eos_token_ids)
+        self.bitmask = leapgram.allocate_token_bitmask(1, self.vocab.size)
+        self.fill(self.matcher(leapgram.compile(leapgram.Grammar.from_regex(r'\{"a": [0-9]+\}'), self.vocab)))
+
+    def prepare(self) -> None:
+        """Forget every compiled grammar, so the next compile starts cold (not timed)."""
+        self.lg.clear_cache()
+
+    def compile(self, schema: str):
+        lg = self.lg
+        try:
+            make = lg.Grammar.from_json_schema
+        except AttributeError:
+            raise FrontEndMissing("leapgram.Grammar.from_json_schema is not in this version") from None
+        return lg.compile(make(json.loads(schema)), self.vocab)
+
+    def matcher(self, compiled):
+        return self.lg.Matcher(compiled)
+
+    def fill(self, matcher) -> None:
+        matcher.fill_next_token_bitmask(self.bitmask, 0)
+
+    def consume(self, matcher, token: int) -> bool:
+        return bool(matcher.consume_token(token))
+
+    def classify(self, exc: BaseException) -> str:
+        lg = self.lg
+        if isinstance(exc, lg.UnsupportedError):
+            return f"UnsupportedError: {exc.feature}"
+        if isinstance(exc, lg.GrammarError):
+            return "GrammarError"
+        if isinstance(exc, lg.BudgetExceededError):
+            return "BudgetExceeded"
+        return f"crash: {type(exc).__name__}"
+
+
+class LlguidanceEngine(LeapgramEngine):
+    """llguidance's ``grammar_from_json_schema`` with its defaults; a fresh ``LLMatcher`` per case."""
+
+    name = "llguidance"
+
+    def __init__(self, tokenizer_json: Path) -> None:
+        import llguidance
+        import llguidance.numpy
+
+        self.llg = llguidance
+        self._fill = llguidance.numpy.fill_next_token_bitmask
+        self.tokenizer = llguidance.LLTokenizer(str(tokenizer_json))
+        self.eos = [int(t) for t in self.tokenizer.eos_tokens]
+        self.bitmask = llguidance.numpy.allocate_token_bitmask(1, self.tokenizer.vocab_size)
+        self.fill(self.compile(json.dumps(WARMUP_SCHEMA)))
+
+    def compile(self, schema: str):
+        grammar = self.llg.LLMatcher.grammar_from_json_schema(schema)
+        matcher = self.llg.LLMatcher(self.tokenizer, grammar, log_level=0)
+        if matcher.is_error():
+            raise PeerGrammarError(matcher.get_error())
+        return matcher
+
+    def prepare(self) -> None:
+        """Nothing to clear: every ``LLMatcher`` construction compiles from scratch."""
+
+    def matcher(self, compiled):
+        return compiled.deep_copy()
+
+    def fill(self, matcher) -> None:
+        self._fill(matcher, self.bitmask, 0)
+
+    def classify(self, exc: BaseException) -> str:
+        return "GrammarError" if isinstance(exc, PeerGrammarError) else f"crash: {type(exc).__name__}"
+
+
+class XgrammarEngine(LlguidanceEngine):
+    """xgrammar's ``compile_json_schema`` with its defaults, compiler cache off."""
+
+    name = "xgrammar"
+
+    def __init__(self, tokenizer_json: Path) -> None:
+        import warnings
+
+        warnings.filterwarnings("ignore")
+        import xgrammar
+        from transformers import PreTrainedTokenizerFast
+
+        self.xgr = xgrammar
+        info = xgrammar.TokenizerInfo.from_huggingface(PreTrainedTokenizerFast(tokenizer_file=str(tokenizer_json)))
+        self.compiler = xgrammar.GrammarCompiler(info, max_threads=1, cache_enabled=False)
+        self.eos = [int(t) for t in info.stop_token_ids]
+        self.bitmask = xgrammar.allocate_token_bitmask(1, info.vocab_size)
+        self.fill(self.matcher(self.compile(json.dumps(WARMUP_SCHEMA))))
+
+    def compile(self, schema: str):
+        try:
+            return self.compiler.compile_json_schema(schema)
+        except RuntimeError as exc:
+            raise PeerGrammarError(str(exc)) from None
+
+    def matcher(self, compiled):
+        return self.xgr.GrammarMatcher(compiled)
+
+    def fill(self, matcher) -> None:
+        matcher.fill_next_token_bitmask(self.bitmask)
+
+    def consume(self, matcher, token: int) -> bool:
+        return bool(matcher.accept_token(token))
+
+
+ENGINES = {"leapgram": LeapgramEngine, "llguidance": LlguidanceEngine, "xgrammar": XgrammarEngine}
+
+
+class FrontEndMissing(Exception):
+    """The engine has no JSON Schema front end."""
+
+
+class PeerGrammarError(Exception):
+    """A peer refused the schema."""
+
+
+def mask_allows(bitmask, token: int) -> bool:
+    return bool(int(bitmask[0, token // 32]) >> (token % 32) & 1)
+
+
+def run_case(engine, case: Case) -> CaseResult:
+    """Compile, time the first mask, then walk every instance (see the module docstring)."""
+    result = CaseResult(case.name)
+    engine.prepare()
+    start = time.perf_counter()
+    try:
+        compiled = engine.compile(case.schema)
+        first = engine.matcher(compiled)
+        engine.fill(first)
+    except FrontEndMissing as exc:
+        result.error, result.detail = "front end missing", str(exc)
+        return result
+    except Exception as exc:  # noqa: BLE001 - every failure is a result, never a stop
+        result.error, result.detail = engine.classify(exc), str(exc)[:300]
+        return result
+    result.ttfm_ms = (time.perf_counter() - start) * 1e3
+    result.compiled = True
+    for valid, tokens in case.instances:
+        accepted = walk_instance(engine, engine.matcher(compiled), tokens, result.tbm_us if valid else None)
+        if valid and not accepted:
+            result.valid_rejected += 1
+        elif accepted and not valid:
+            result.invalid_accepted += 1
+    return result
+
+
+def walk_instance(engine, matcher, tokens: list[int], times: list[float] | None) -> bool:
+    """Whether ``tokens`` then EOS are accepted; with ``times``, every fill is timed (µs)."""
+    for token in [*tokens, None]:
+        start = time.perf_counter_ns()
+        engine.fill(matcher)
+        if times is not None:
+            times.append((time.perf_counter_ns() - start) / 1e3)
+        if token is None:
+            return any(mask_allows(engine.bitmask, eos) for eos in engine.eos)
+        if not mask_allows(engine.bitmask, token) or not engine.consume(matcher, token):
+            return False
+    return False
+
+
+def worker_main(conn, engine_name: str, tokenizer_json: str) -> None:
+    """Worker process: build the engine, then answer one case per message until ``None``."""
+    try:
+        engine = ENGINES[engine_name](Path(tokenizer_json))
+    except Exception as exc:  # noqa: BLE001
+        conn.send(("unavailable", f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", ""))
+    while True:
+        case = conn.recv()
+        if case is None:
+            return
+        try:
+            conn.send(("done", run_case(engine, case)))
+        except Exception:  # noqa: BLE001
+            conn.send(("done", CaseResult(case.name, error="crash: worker", detail=traceback.format_exc()[-300:])))
+
+
+# ----- the parent side ----------------------------------------------------------------------
+
+
+class Worker:
+    """One engine's worker process, restarted after a timeout or a crash."""
+
+    def __init__(self, engine_name: str, tokenizer_json: Path, startup_timeout_s: float) -> None:
+        self.engine_name = engine_name
+        self.tokenizer_json = tokenizer_json
+        self.startup_timeout_s = startup_timeout_s
+        self.context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+        self.process = None
+        self.conn = None
+        self.unavailable: str | None = None
+
+    def start(self) -> bool:
+        parent, child = self.context.Pipe()
+        self.process = self.context.Process(target=worker_main, args=(child, self.engine_name, str(self.tokenizer_json)),
+                                            daemon=True)
+        self.process.start()
+        child.close()
+        self.conn = parent
+        if not parent.poll(self.startup_timeout_s):
+            self.stop()
+            self.unavailable = f"did not start within {self.startup_timeout_s:.0f} s"
+            return False
+        kind, detail = self.receive()
+        if kind != "ready":
+            self.stop()
+            self.unavailable = detail or "the worker exited while starting"
+        return kind == "ready"
+
+    def receive(self):
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            return ("crashed", "")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.is_alive():
+            self.process.kill()
+        if self.process is not None:
+            self.process.join(5)
+        self.process = None
+
+    def run(self, case: Case, timeout_s: float) -> CaseResult:
+        if self.process is None and not self.start():
+            return CaseResult(case.name, error="unavailable", detail=self.unavailable or "")
+        self.conn.send(case)
+        if not self.conn.poll(timeout_s):
+            self.stop()
+            return CaseResult(case.name, error="timeout", detail=f"over {timeout_s:g} s")
+        kind, payload = self.receive()
+        if kind != "done":
+            self.stop()
+            return CaseResult(case.name, error="crash", detail="the worker process died")
+        return payload
+
+    def close(self) -> None:
+        if self.process is not None and self.process.is_alive():
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+            self.process.join(5)
+        self.stop()
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))]
+
+
+def summarize(results: list[CaseResult]) -> dict:
+    """Counts, errors by kind, TTFM (ms) and TBM (µs) statistics."""
+    errors: dict[str, int] = {}
+    for r in results:
+        if r.error:
+            errors[r.error] = errors.get(r.error, 0) + 1
+    ttfm = [r.ttfm_ms for r in results if r.ttfm_ms is not None]
+    tbm = [t for r in results for t in r.tbm_us]
+    return {
+        "cases": len(results),
+        "compiled": sum(r.compiled for r in results),
+        "passing": sum(r.passed for r in results),
+        "valid_rejected": sum(r.valid_rejected for r in results),
+        "invalid_accepted": sum(r.invalid_accepted for r in results),
+        "errors": dict(sorted(errors.items(), key=lambda kv: -kv[1])),
+        "ttfm_ms": {f"p{q}": percentile(ttfm, q) for q in (50, 90, 99)} | {"max": max(ttfm, default=None)},
+        "tbm_us": {"mean": sum(tbm) / len(tbm) if tbm else None, "p50": percentile(tbm, 50),
+                   "p99": percentile(tbm, 99), "max": max(tbm, default=None), "masks": len(tbm)},
+    }
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def print_summary(name: str, summary: dict, unavailable: str | None) -> None:
+    print(f"\n== {name}")
+    if unavailable:
+        print(f"   unavailable: {unavailable}")
+        return
+    s = summary
+    print(f"   cases {s['cases']}  compiled {s['compiled']}  passing {s['passing']}  "
+          f"valid rejected {s['valid_rejected']}  invalid accepted {s['invalid_accepted']}")
+    for kind, count in s["errors"].items():
+        print(f"   error {count:>5}  {kind}")
+    t = s["ttfm_ms"]
+    print(f"   TTFM ms  p50 {_fmt(t['p50'], 2)}  p90 {_fmt(t['p90'], 2)}  p99 {_fmt(t['p99'], 2)}  max {_fmt(t['max'], 2)}")
+    b = s["tbm_us"]
+    print(f"   TBM µs   mean {_fmt(b['mean'])}  p50 {_fmt(b['p50'])}  p99 {_fmt(b['p99'])}  max {_fmt(b['max'])}"
+          f"  ({b['masks']:,} masks)")
+
+
+def write_png(path: Path, results: dict[str, list[CaseResult]]) -> None:
+    """TTFM and TBM distributions (empirical CDFs, log scale), one line per engine."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("--png needs matplotlib: pip install 'leapgram[bench]'", file=sys.stderr)
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for name, rows in results.items():
+        for ax, values in zip(axes, ([r.ttfm_ms for r in rows if r.ttfm_ms is not None],
+                                     [t for r in rows for t in r.tbm_us])):
+            if values:
+                ordered = sorted(values)
+                ax.plot(ordered, [(i + 1) / len(ordered) for i in range(len(ordered))], label=name)
+    for ax, title in zip(axes, ("TTFM (ms): compile + first mask", "TBM (µs): one mask per step")):
+        ax.set_xscale("log")
+        ax.set_title(title)
+        ax.set_ylabel("fraction ≤ x")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plot written to {path}")
+
+
+def resolve_tokenizer(name: str) -> Path:
+    path = Path(name)
+    if path.is_dir():
+        path = path / "tokenizer.json"
+    if not path.is_file():
+        path = TOKENIZERS / name / "tokenizer.json"
+    if not path.is_file():
+        raise SystemExit(f"tokenizer {name!r} not found: expected {path} (or pass a tokenizer.json path)")
+    return path
+
+
+def run_bench(args) -> int:
+    """The ``leapgram bench`` command (arguments from :func:`add_arguments`)."""
+    folder = Path(args.folder) if args.folder else DEFAULT_FOLDER
+    if not folder.is_dir():
+        raise SystemExit(f"benchmark folder {folder} not found: pass FOLDER, or put JSONSchemaBench's "
+                         "maskbench/data files in ../shared/jsonschemabench beside the repository")
+    peers = [p for p in (args.vs.split(",") if args.vs else []) if p]
+    unknown = [p for p in peers if p not in PEERS]
+    if unknown:
+        raise SystemExit(f"unknown peer(s) {', '.join(unknown)}: choose from {', '.join(PEERS)}")
+    from tqdm import tqdm
+
+    tokenizer_json = resolve_tokenizer(args.tokenizer)
+    cases = load_cases(folder, tokenizer_json, args.limit)
+    print(f"{len(cases)} cases from {folder}, tokenizer {tokenizer_json.parent.name}, "
+          f"timeout {args.timeout_s:g} s per case")
+    names = ["leapgram", *peers]
+    workers = {n: Worker(n, tokenizer_json, max(120.0, args.timeout_s)) for n in names}
+    results: dict[str, list[CaseResult]] = {n: [] for n in names}
+    try:
+        for case in tqdm(cases, unit="case", file=sys.stderr):
+            for name, worker in workers.items():
+                if worker.unavailable is None:
+                    results[name].append(worker.run(case, args.timeout_s))
+    finally:
+        for worker in workers.values():
+            worker.close()
+    return report(args, folder, tokenizer_json, workers, results)
+
+
+def report(args, folder: Path, tokenizer_json: Path, workers: dict[str, Worker],
+           results: dict[str, list[CaseResult]]) -> int:
+    summaries = {n: summarize(rows) for n, rows in results.items()}
+    for name, summary in summaries.items():
+        print_summary(name, summary, workers[name].unavailable)
+    if args.json:
+        data = {"folder": str(folder), "tokenizer": str(tokenizer_json), "limit": args.limit,
+                "timeout_s": args.timeout_s,
+                "engines": {n: {"unavailable": workers[n].unavailable, "summary": summaries[n],
+                                "cases": [_case_json(r) for r in results[n]]} for n in results}}
+        Path(args.json).write_text(json.dumps(data, indent=1), encoding="utf-8")
+        print(f"report written to {args.json}")
+    if args.png:
+        write_png(Path(args.png), {n: rows for n, rows in results.items() if not workers[n].unavailable})
+    return 0
+
+
+def _case_json(result: CaseResult) -> dict:
+    row = asdict(result)
+    row["passed"] = result.passed
+    times = row.pop("tbm_us")
+    row["tbm_us_mean"] = sum(times) / len(times) if times else None
+    row["masks"] = len(times)
+    return row
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("folder", nargs="?", help="benchmark folder (default: ../shared/jsonschemabench)")
+    parser.add_argument("--tokenizer", default="llama3", help="name under ../shared/tokenizers or a tokenizer.json")
+    parser.add_argument("--limit", type=int, help="first N cases in sorted order (default: all)")
+    parser.add_argument("--vs", default="", help="peers to run on the same cases: llguidance,xgrammar")
+    parser.add_argument("--json", help="write the full report here")
+    parser.add_argument("--png", help="write TTFM/TBM plots here (needs matplotlib)")
+    parser.add_argument("--timeout-s", type=float, default=10.0, help="time budget per case and engine")

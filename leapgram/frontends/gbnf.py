@@ -1,0 +1,716 @@
+"""GBNF grammar text (llama.cpp's grammar format) → grammar IR.
+
+Supported syntax (llama.cpp ``grammars/README.md``):
+
+* rules ``name ::= ...``; names are letters, digits and ``-``; a rule may span lines and ends
+  where the next ``name ::=`` starts; comments run from ``#`` to the end of the line;
+* alternatives ``|``, sequences, groups ``( )``, ``x?``, ``x*``, ``x+``, ``x{m}``, ``x{m,}``,
+  ``x{m,n}`` and ``x{,n}``;
+* strings ``"..."`` and character classes ``[a-z]``, ``[^...]`` with the escapes ``\\n \\t \\r
+  \\\\ \\" \\[ \\] \\- \\^ \\xHH \\uHHHH \\UHHHHHHHH`` (``\\xHH`` is the code point U+00HH, as in
+  llama.cpp, not a raw byte); ``.`` is any character.
+
+GBNF is character-level (scannerless): a rule matches a string of code points (UTF-8 in the
+output), with no lexer. leapgram's lexer is greedy over the lexemes the parser allows (a lexeme
+ends where the next byte cannot extend any allowed lexeme), so the translation chooses its lexemes
+so that the language stays exactly the same:
+
+1. A rule that cannot reach a recursive rule is *regular*: it is inlined into one regular
+   expression. When the start rule is regular, the whole grammar is one regex (no parser).
+2. Elsewhere, each maximal run of regular items of a sequence (say ``"," ws string ":" ws``
+   before ``value``) starts as one lexeme. Splitting a run peels its first item off (``","``
+   then ``ws string ":" ws``), then the next, until every item stands alone. An item alone is
+   first one lexeme; split again, it keeps its structure: a string as its characters, a rule
+   reference as the rule's nonterminal (whose options are runs again), a group as a choice, a
+   repetition of its item's run.
+3. **The greedy-safety rule.** Let ``F(A)`` be the bytes that can follow lexeme ``A`` (FIRST of
+   the lexemes in its FOLLOW set; EOS is not a byte). The lexemes are accepted only when no
+   string ``x`` of a lexeme ``A`` and byte ``c`` in ``F(A)`` make ``x c`` a prefix of a string of
+   a lexeme ``C`` that the parser may allow together with ``A`` (checked as the emptiness of
+   ``A·F(A)·Σ* ∩ C``). Then, reading a string of the GBNF language, the lexer never extends a
+   lexeme past the end of the one a derivation used, so it finds every derivation's
+   segmentation; the converse inclusion holds because lexemes are inlined GBNF. "Allowed
+   together" is over-approximated soundly: the lexemes an Earley row allows all follow lexemes
+   scanned together just before, which matched one same string; so ``A`` and ``C`` qualify when
+   they follow ``L1`` and ``L2`` that share a string, or both start the grammar.
+4. While the rule fails, the run that made ``C`` is split one step (or ``A``'s, when ``C`` can't
+   be split further) and the grammar is rebuilt. A conflict sits at the start of ``C`` (``x c``
+   is a prefix of it), which is why runs are split from the front. Every split makes progress,
+   and when nothing can be split every lexeme is one character, a prefix code (UTF-8) that
+   always passes: the loop ends, at worst with a character-level (scannerless) parse.
+
+For example ``term ::= "(" expr ")" ws`` followed by ``"\n"`` elsewhere, with
+``ws ::= [ \n]*``: the run ``")" ws`` fails (``") "`` then ``\n`` extends it), so it becomes
+``")"`` and ``ws``, and ``ws``, failing the same way, a repetition of ``[ \n]``. The llama.cpp
+JSON grammar keeps ``string``, ``number`` and ``"{" ws`` whole.
+
+Errors: malformed grammars raise :class:`GrammarError` with line, column and a caret excerpt
+(messages name the rule); repetition bounds above ``Limits.max_repeat`` raise
+:class:`UnsupportedError`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import BudgetExceededError, GrammarError, UnsupportedError
+from ..grammar.builder import GrammarBuilder
+from ..grammar.ir import GrammarIR, Lexeme, is_lexeme, lexeme_index
+from ..limits import DEFAULT_LIMITS, Limits
+from ..regex.expr import EPSILON, INF, ExprPool, bits_of
+from ..regex.utf8 import MAX_CODE_POINT, negate, normalize, ranges_to_expr
+
+# ----- syntax tree --------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Lit:
+    """``"text"``."""
+
+    text: str
+    offset: int
+
+
+@dataclass(eq=False)
+class CharClass:
+    """``[...]``, ``[^...]`` or ``.``: one character from ``ranges`` (normalized code points)."""
+
+    ranges: tuple[tuple[int, int], ...]
+    text: str
+    offset: int
+
+
+@dataclass(eq=False)
+class Ref:
+    """A reference to rule ``name``."""
+
+    name: str
+    offset: int
+
+
+@dataclass(eq=False)
+class Alt:
+    """``seq | seq | ...``."""
+
+    options: tuple[tuple[Node, ...], ...]
+    offset: int
+
+
+@dataclass(eq=False)
+class Rep:
+    """``item`` between ``low`` and ``high`` times (``high == INF``: unbounded)."""
+
+    item: Node
+    low: int
+    high: int
+    offset: int
+
+
+Node = Lit | CharClass | Ref | Alt | Rep
+
+
+@dataclass
+class RuleDef:
+    name: str
+    offset: int
+    body: Alt
+
+
+def refs(node: Node):
+    """Every :class:`Ref` inside ``node``."""
+    if isinstance(node, Ref):
+        yield node
+    elif isinstance(node, Rep):
+        yield from refs(node.item)
+    elif isinstance(node, Alt):
+        for option in node.options:
+            for item in option:
+                yield from refs(item)
+
+
+# ----- parser -------------------------------------------------------------------------------
+
+_NAME = re.compile(r"[A-Za-z0-9-]+")
+_SPACE = re.compile(r"(?:\s+|#[^\n]*)*")
+_RULE_START = re.compile(r"[A-Za-z0-9-]+(?:[ \t]|#[^\n]*)*::=")
+_NUMBER = re.compile(r"[0-9]+")
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "[": "[", "]": "]",
+                   "-": "-", "^": "^", "/": "/", "'": "'"}
+_HEX_WIDTH = {"x": 2, "u": 4, "U": 8}
+ANY_CHAR = ((0, MAX_CODE_POINT),)
+
+
+class _Parser:
+    """GBNF text → rule definitions (``name → RuleDef``), in order."""
+
+    def __init__(self, text: str, limits: Limits) -> None:
+        self.src = text
+        self.pos = 0
+        self.limits = limits
+        self.rule = ""
+
+    def fail(self, message: str, offset: int) -> GrammarError:
+        where = f" in rule {self.rule}" if self.rule else ""
+        return GrammarError(message + where, source=self.src, offset=offset)
+
+    def skip(self) -> None:
+        self.pos = _SPACE.match(self.src, self.pos).end()
+
+    def at_end(self) -> bool:
+        self.skip()
+        return self.pos >= len(self.src)
+
+    def parse(self) -> dict[str, RuleDef]:
+        rules: dict[str, RuleDef] = {}
+        while not self.at_end():
+            definition = self.parse_rule()
+            first = rules.get(definition.name)
+            if first is not None:
+                line = self.src.count("\n", 0, first.offset) + 1
+                raise GrammarError(f"rule {definition.name} is defined twice (first on line {line})",
+                                   source=self.src, offset=definition.offset)
+            rules[definition.name] = definition
+        return rules
+
+    def parse_rule(self) -> RuleDef:
+        self.rule = ""
+        at = self.pos
+        match = _NAME.match(self.src, at)
+        if match is None:
+            raise self.fail(f"expected a rule name, found {self.found()}", at)
+        self.pos = match.end()
+        self.rule = match.group()
+        self.skip_inline()
+        if not self.src.startswith("::=", self.pos):
+            raise self.fail(f"expected '::=' after the rule name, found {self.found()}", self.pos)
+        self.pos += 3
+        body = self.parse_alternatives(None)
+        return RuleDef(match.group(), at, body)
+
+    def skip_inline(self) -> None:
+        while self.pos < len(self.src) and self.src[self.pos] in " \t":
+            self.pos += 1
+
+    def found(self) -> str:
+        if self.pos >= len(self.src):
+            return "the end of the grammar"
+        ch = self.src[self.pos]
+        return "the end of the line" if ch == "\n" else repr(ch)
+
+    def parse_alternatives(self, opener: int | None) -> Alt:
+        options = [self.parse_sequence(opener)]
+        while self.pos < len(self.src) and self.src[self.pos] == "|":
+            self.pos += 1
+            options.append(self.parse_sequence(opener))
+        return Alt(tuple(options), self.pos if opener is None else opener)
+
+    def parse_sequence(self, opener: int | None) -> tuple[Node, ...]:
+        items: list[Node] = []
+        while True:
+            self.skip()
+            if self.pos >= len(self.src) or self.src[self.pos] in "|)":
+                break
+            if opener is None and _RULE_START.match(self.src, self.pos):
+                break
+            items.append(self.parse_postfix(self.parse_atom()))
+        if opener is None and self.src.startswith(")", self.pos):
+            raise self.fail("unmatched ')'", self.pos)
+        return tuple(items)
+
+    def parse_atom(self) -> Node:
+        at = self.pos
+        ch = self.src[at]
+        if ch == '"':
+            return self.parse_string()
+        if ch == "[":
+            return self.parse_class()
+        if ch == ".":
+            self.pos += 1
+            return CharClass(ANY_CHAR, ".", at)
+        if ch == "(":
+            self.pos += 1
+            body = self.parse_alternatives(at)
+            if not self.src.startswith(")", self.pos):
+                raise self.fail("'(' is never closed", at)
+            self.pos += 1
+            return body
+        match = _NAME.match(self.src, at)
+        if match is None:
+            raise self.fail(f"unexpected character {ch!r}", at)
+        self.pos = match.end()
+        return Ref(match.group(), at)
+
+    def parse_postfix(self, atom: Node) -> Node:
+        while self.pos < len(self.src) and self.src[self.pos] in "*+?{":
+            at = self.pos
+            ch = self.src[at]
+            self.pos += 1
+            if ch == "{":
+                low, high = self.parse_bounds(at)
+            else:
+                low, high = {"*": (0, INF), "+": (1, INF), "?": (0, 1)}[ch]
+            atom = Rep(atom, low, high, at)
+        return atom
+
+    def parse_bounds(self, at: int) -> tuple[int, int]:
+        end = self.src.find("}", at)
+        if end < 0 or "\n" in self.src[at:end]:
+            raise self.fail("'{' is never closed", at)
+        body = self.src[at + 1:end].replace(" ", "")
+        self.pos = end + 1
+        match = re.fullmatch(r"([0-9]*)(,([0-9]*))?", body)
+        if match is None or (not match.group(1) and not match.group(2)):
+            raise self.fail(f"bad repetition {{{body}}}: expected {{m}}, {{m,}} or {{m,n}}", at)
+        low = int(match.group(1) or 0)
+        high = low if match.group(2) is None else (int(match.group(3)) if match.group(3) else INF)
+        if high != INF and high < low:
+            raise self.fail(f"bad repetition bounds {{{body}}}: {high} is below {low}", at)
+        if max(low, high) > self.limits.max_repeat:
+            raise UnsupportedError(f"repeat bound above {self.limits.max_repeat}",
+                                   f"repetition bound {max(low, high)} is above Limits.max_repeat; "
+                                   "raise it or use * / +", source=self.src, offset=at)
+        return low, high
+
+    def parse_string(self) -> Lit:
+        at = self.pos
+        i = at + 1
+        out: list[str] = []
+        while i >= len(self.src) or self.src[i] != '"':
+            if i >= len(self.src) or self.src[i] == "\n":
+                raise self.fail("unterminated string literal", at)
+            ch, i = self.parse_char(i)
+            out.append(ch)
+        self.pos = i + 1
+        return Lit("".join(out), at)
+
+    def parse_char(self, i: int) -> tuple[str, int]:
+        """The character at ``i`` (an escape or itself) and the offset after it."""
+        if self.src[i] != "\\":
+            return self.src[i], i + 1
+        nxt = self.src[i + 1] if i + 1 < len(self.src) else ""
+        if nxt in _SIMPLE_ESCAPES:
+            return _SIMPLE_ESCAPES[nxt], i + 2
+        if nxt not in _HEX_WIDTH:
+            what = f"bad escape \\{nxt}" if nxt.strip() else "bad escape: a backslash before nothing"
+            raise self.fail(what + " (known: \\n \\t \\r \\\\ \\\" \\[ \\] \\- \\^ \\xHH \\uHHHH \\UHHHHHHHH)", i)
+        width = _HEX_WIDTH[nxt]
+        digits = self.src[i + 2:i + 2 + width]
+        if len(digits) < width or not all(c in "0123456789abcdefABCDEF" for c in digits):
+            raise self.fail(f"bad escape \\{nxt}: expected {width} hex digits", i)
+        code = int(digits, 16)
+        if code > MAX_CODE_POINT or 0xD800 <= code <= 0xDFFF:
+            raise self.fail(f"bad escape \\{nxt}{digits}: not a Unicode scalar value", i)
+        return chr(code), i + 2 + width
+
+    def parse_class(self) -> CharClass:
+        at = self.pos
+        i = at + 1
+        negated = self.src.startswith("^", i)
+        i += negated
+        ranges: list[tuple[int, int]] = []
+        while i >= len(self.src) or self.src[i] != "]":
+            if i >= len(self.src) or self.src[i] == "\n":
+                raise self.fail("unterminated character class", at)
+            low, i = self.parse_char(i)
+            high = low
+            if self.src.startswith("-", i) and i + 1 < len(self.src) and self.src[i + 1] not in "]\n":
+                high, i = self.parse_char(i + 1)
+                if high < low:
+                    raise self.fail(f"bad character range {low!r}-{high!r}: the end comes first", at)
+            ranges.append((ord(low), ord(high)))
+        self.pos = i + 1
+        chars = negate(normalize(ranges)) if negated else normalize(ranges)
+        return CharClass(chars, self.src[at:self.pos], at)
+
+
+# ----- compiler -----------------------------------------------------------------------------
+
+RunKey = tuple[int, int, int]
+"""(id of the Alt, option index, index of the run's first item)."""
+
+
+@dataclass
+class _Build:
+    """One translation at given run levels: the IR and, per lexeme expression, its runs."""
+
+    ir: GrammarIR
+    sources: dict[int, set[RunKey]] = field(default_factory=dict)
+
+
+class _Compiler:
+    """Rule definitions → :class:`GrammarIR`, following the levels rule of the module docstring."""
+
+    def __init__(self, text: str, rules: dict[str, RuleDef], limits: Limits) -> None:
+        self.src = text
+        self.rules = rules
+        self.limits = limits
+        self.recursive = self.recursive_rules()
+        self.regular = {name for name in rules if not self.reaches_recursion(name)}
+        self.pool = ExprPool(limits)
+        self.exprs = _Exprs(self, self.pool)
+        self.overlap_memo: dict[tuple[int, int], bool] = {}
+        self.regular_nodes: dict[int, bool] = {}
+        self.run_lengths: dict[RunKey, int] = {}
+
+    def fail(self, message: str, offset: int | None) -> GrammarError:
+        return GrammarError(message, source=self.src, offset=offset)
+
+    # ----- analysis ---------------------------------------------------------------------
+
+    def check(self, start: str) -> None:
+        for definition in self.rules.values():
+            for ref in refs(definition.body):
+                if ref.name not in self.rules:
+                    raise self.fail(f"undefined rule {ref.name} (used in rule {definition.name})", ref.offset)
+        if start not in self.rules:
+            raise self.fail(f"missing start rule: no rule named {start!r}; define "
+                            f"'{start} ::= ...' or pass start=...", None)
+
+    def callees(self, name: str) -> set[str]:
+        return {ref.name for ref in refs(self.rules[name].body) if ref.name in self.rules}
+
+    def recursive_rules(self) -> set[str]:
+        """Rules that can reach themselves."""
+        reach = {name: self.callees(name) for name in self.rules}
+        changed = True
+        while changed:
+            changed = False
+            for name, seen in reach.items():
+                grown = seen.union(*(reach[c] for c in seen))
+                if len(grown) > len(seen):
+                    reach[name] = grown
+                    changed = True
+        self.reach = reach
+        return {name for name, seen in reach.items() if name in seen}
+
+    def reaches_recursion(self, name: str) -> bool:
+        return name in self.recursive or bool(self.reach[name] & self.recursive)
+
+    def is_regular(self, node: Node) -> bool:
+        found = self.regular_nodes.get(id(node))
+        if found is None:
+            found = all(ref.name in self.regular for ref in refs(node))
+            self.regular_nodes[id(node)] = found
+        return found
+
+    # ----- compiling at given levels ----------------------------------------------------
+
+    def compile(self, start: str) -> GrammarIR:
+        self.check(start)
+        if start in self.regular:
+            return GrammarIR(self.pool, (Lexeme(start, self.exprs.of(self.rules[start].body)),))
+        levels: dict[RunKey, int] = {}
+        while True:  # each round splits a run further; all runs fully split is conflict-free
+            build = _Translation(self, levels).build(start)
+            failing = greedy_conflicts(build.ir, self.overlap_memo)
+            if not failing:
+                return build.ir
+            if not self.raise_levels(levels, build, failing):
+                break
+        raise self.fail("could not find greedy-safe lexemes for this grammar (please report it)", None)
+
+    def raise_levels(self, levels: dict[RunKey, int], build: _Build, conflicts: set[tuple[int, int]]) -> bool:
+        """Split the extended lexeme ``C`` of each conflict one step, or ``A`` when ``C`` can't be
+        split; each run at most once per round."""
+        chosen: set[RunKey] = set()
+        for a, c in sorted(conflicts):
+            for j in (c, a):
+                keys = {k for k in build.sources.get(build.ir.lexemes[j].expr, ())
+                        if levels.get(k, 0) < self.run_lengths.get(k, 1)}
+                if keys:
+                    chosen |= keys
+                    break
+        for key in chosen:
+            levels[key] = levels.get(key, 0) + 1
+        return bool(chosen)
+
+
+class _Exprs:
+    """Regular nodes → expressions in one builder's pool (regular rules inlined, cached)."""
+
+    def __init__(self, compiler: _Compiler, pool: ExprPool) -> None:
+        self.compiler = compiler
+        self.pool = pool
+        self.rule_exprs: dict[str, int] = {}
+
+    def of(self, node: Node) -> int:
+        pool = self.pool
+        if isinstance(node, Lit):
+            return pool.literal(node.text.encode("utf-8"))
+        if isinstance(node, CharClass):
+            return ranges_to_expr(pool, node.ranges)
+        if isinstance(node, Ref):
+            found = self.rule_exprs.get(node.name)
+            if found is None:
+                found = self.of(self.compiler.rules[node.name].body)
+                self.rule_exprs[node.name] = found
+            return found
+        if isinstance(node, Rep):
+            return pool.repeat(self.of(node.item), node.low, node.high)
+        return pool.alt([self.sequence(option) for option in node.options])
+
+    def sequence(self, items: tuple[Node, ...]) -> int:
+        return self.pool.concat_all([self.of(item) for item in items])
+
+
+class _Translation:
+    """The Earley rules and lexemes for one assignment of run levels (0: the run is one lexeme;
+    1: each item of the run stands alone, a rule reference or group keeping its structure)."""
+
+    def __init__(self, compiler: _Compiler, levels: dict[RunKey, int]) -> None:
+        self.compiler = compiler
+        self.levels = levels
+        self.builder = GrammarBuilder(compiler.limits, pool=compiler.pool)
+        self.exprs = compiler.exprs
+        self.sources: dict[int, set[RunKey]] = {}
+        self.rule_symbols: dict[str, int] = {}
+        self.queue: list[str] = []
+
+    def build(self, start: str) -> _Build:
+        start_symbol = self.rule_symbol(start)
+        while self.queue:
+            name = self.queue.pop()
+            symbol = self.rule_symbols[name]
+            for option in self.alternatives(self.compiler.rules[name].body):
+                self.builder.rule(symbol, option)
+        try:
+            ir = self.builder.build(start_symbol)
+        except GrammarError as err:
+            raise self.compiler.fail(f"{err.message} (rule {start})", self.compiler.rules[start].offset) from None
+        return _Build(ir, self.sources)
+
+    def rule_symbol(self, name: str) -> int:
+        found = self.rule_symbols.get(name)
+        if found is None:
+            found = self.builder.nonterminal(name)
+            self.rule_symbols[name] = found
+            self.queue.append(name)
+        return found
+
+    def alternatives(self, alt: Alt) -> list[list[int]]:
+        return [self.sequence(alt, i) for i in range(len(alt.options))]
+
+    def sequence(self, alt: Alt, index: int) -> list[int]:
+        """Symbols of option ``index`` of ``alt``: each maximal run of regular items is a run."""
+        items = alt.options[index]
+        out: list[int] = []
+        i = 0
+        while i < len(items):
+            if not self.compiler.is_regular(items[i]):
+                out.extend(self.item_symbols(items[i]))
+                i += 1
+                continue
+            end = i
+            while end < len(items) and self.compiler.is_regular(items[end]):
+                end += 1
+            out.extend(self.run_symbols((id(alt), index, i), items[i:end]))
+            i = end
+        return out
+
+    def run_symbols(self, key: RunKey, run: tuple[Node, ...]) -> list[int]:
+        """The first ``level`` items of ``run`` alone, the rest as one lexeme."""
+        self.compiler.run_lengths[key] = len(run)
+        level = self.levels.get(key, 0)
+        out = [symbol for item in run[:level] for symbol in self.item_symbols(item)]
+        if level < len(run):
+            out.append(self.lexeme(key, run[level:], self.exprs.sequence(run[level:])))
+        return out
+
+    def lexeme(self, key: RunKey, run: tuple[Node, ...], expr: int) -> int:
+        pool = self.builder.pool
+        self.sources.setdefault(expr, set()).add(key)
+        if pool.nullable[expr]:
+            self.sources.setdefault(pool.intersect([expr, pool.complement(EPSILON)]), set()).add(key)
+        return self.builder.lexeme(" ".join(_render(item) for item in run), expr)
+
+    def item_symbols(self, node: Node) -> list[int]:
+        """``node`` standing alone: a string as a run of its characters, a rule as its
+        nonterminal, a group as a choice of sequences, a repetition of its item's run."""
+        if self.compiler.is_regular(node) and not self.levels.get((id(node), 0, 0), 0):
+            return [self.lexeme((id(node), 0, 0), (node,), self.exprs.of(node))]
+        if isinstance(node, Lit) and len(node.text) > 1:
+            pool = self.builder.pool
+            return [self.lexeme((id(node), 1, k), (Lit(ch, node.offset),), pool.literal(ch.encode("utf-8")))
+                    for k, ch in enumerate(node.text)]
+        if isinstance(node, (Lit, CharClass)):
+            return [self.lexeme((id(node), 0, 0), (node,), self.exprs.of(node))]
+        if isinstance(node, Ref):
+            return [self.rule_symbol(node.name)]
+        if isinstance(node, Rep):
+            if self.compiler.is_regular(node.item):
+                return [self.repeat(self.run_symbols((id(node), -1, 0), (node.item,)), node)]
+            return [self.repeat(self.item_symbols(node.item), node)]
+        if len(node.options) == 1:
+            return self.sequence(node, 0)
+        return [self.builder.choice(self.alternatives(node), hint="group")]
+
+    def repeat(self, items: list[int], node: Rep) -> int:
+        bounds = (node.low, node.high)
+        if bounds == (0, 1):
+            return self.builder.optional(items)
+        if bounds == (0, INF):
+            return self.builder.star(items)
+        if bounds == (1, INF):
+            return self.builder.plus(items)
+        return self.builder.repeat(items, node.low, node.high)
+
+
+def _render(node: Node) -> str:
+    if isinstance(node, Lit):
+        return '"' + node.text.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
+    if isinstance(node, CharClass):
+        return node.text
+    if isinstance(node, Ref):
+        return node.name
+    if isinstance(node, Rep):
+        suffix = {(0, 1): "?", (0, INF): "*", (1, INF): "+"}.get((node.low, node.high))
+        return f"({_render(node.item)})" + (suffix or f"{{{node.low},{'' if node.high == INF else node.high}}}")
+    return "(...)"
+
+
+# ----- the greedy-safety rule ---------------------------------------------------------------
+
+
+def greedy_conflicts(ir: GrammarIR, memo: dict[tuple[int, int], bool] | None = None) -> set[tuple[int, int]]:
+    """Pairs of lexemes ``(A, C)`` such that a string of ``A`` and a byte that may follow ``A``
+    are a prefix of a string of ``C`` (see the module docstring). ``memo`` caches intersection
+    tests across calls on grammars that share one pool."""
+    memo = {} if memo is None else memo
+    sets = _LexemeSets(ir, memo)
+    pool = ir.pool
+    tail = pool.universal()
+    failing: set[tuple[int, int]] = set()
+    for a, lexeme in enumerate(ir.lexemes):
+        follow = sets.follow_bytes(a)
+        if not follow:
+            continue
+        extended = pool.concat(lexeme.expr, pool.concat(pool.byteset(follow), tail))
+        starts = pool.first_bytes(lexeme.expr)
+        for c in bits_of(sets.allowed_with(a)):
+            other = ir.lexemes[c].expr
+            if pool.first_bytes(other) & starts and _overlaps(pool, extended, other, memo):
+                failing.add((a, c))
+    return failing
+
+
+def _overlaps(pool: ExprPool, a: int, b: int, memo: dict[tuple[int, int], bool]) -> bool:
+    key = (min(a, b), max(a, b))
+    found = memo.get(key)
+    if found is None:
+        try:
+            found = not pool.is_empty(pool.intersect([a, b]))
+        except BudgetExceededError:
+            found = True  # undecided: split, which is always safe
+        memo[key] = found
+    return found
+
+
+class _LexemeSets:
+    """FIRST and FOLLOW over lexemes (sets as bit masks of lexeme indexes) and, per lexeme, the
+    lexemes the parser may allow at the same time (:meth:`allowed_with`)."""
+
+    def __init__(self, ir: GrammarIR, memo: dict[tuple[int, int], bool]) -> None:
+        self.ir = ir
+        self.memo = memo
+        self.nullable: set[int] = set()
+        self.first = [0] * len(ir.nonterminals)
+        self.follow = [0] * len(ir.nonterminals)
+        self.lexeme_follow = [0] * len(ir.lexemes)
+        self.fixpoint(self.first_step)
+        self.fixpoint(self.follow_step)
+        self.overlapping = [self.overlaps_with(j) for j in range(len(ir.lexemes))]
+        self.preceding = [0] * len(ir.lexemes)
+        for j, follow in enumerate(self.lexeme_follow):
+            for a in bits_of(follow):
+                self.preceding[a] |= 1 << j
+
+    def overlaps_with(self, j: int) -> int:
+        """The lexemes that share a string with lexeme ``j`` (``j`` included)."""
+        pool, lexemes = self.ir.pool, self.ir.lexemes
+        starts = pool.first_bytes(lexemes[j].expr)
+        mask = 1 << j
+        for k, other in enumerate(lexemes):
+            if k != j and pool.first_bytes(other.expr) & starts and _overlaps(pool, lexemes[j].expr, other.expr, self.memo):
+                mask |= 1 << k
+        return mask
+
+    def allowed_with(self, a: int) -> int:
+        """Lexemes the parser may allow together with ``a`` (over-approximated).
+
+        The lexemes an Earley row allows follow the lexemes scanned just before, which all
+        matched one same string; so ``C`` can be allowed with ``A`` only if ``A`` follows some
+        ``L1`` and ``C`` follows some ``L2`` where ``L1`` and ``L2`` share a string, or if both
+        start the grammar.
+        """
+        start = self.first[self.ir.start]
+        out = start if start >> a & 1 else 0
+        before = 0
+        for l1 in bits_of(self.preceding[a]):
+            before |= self.overlapping[l1]
+        for l2 in bits_of(before):
+            out |= self.lexeme_follow[l2]
+        return out
+
+    @staticmethod
+    def fixpoint(step) -> None:
+        while step():
+            pass
+
+    def first_of(self, symbols) -> tuple[int, bool]:
+        mask = 0
+        for s in symbols:
+            if is_lexeme(s):
+                return mask | 1 << lexeme_index(s), False
+            mask |= self.first[s]
+            if s not in self.nullable:
+                return mask, False
+        return mask, True
+
+    def rest(self, rule, i: int) -> int:
+        mask, through = self.first_of(rule.rhs[i:])
+        return mask | self.follow[rule.lhs] if through else mask
+
+    def first_step(self) -> bool:
+        changed = False
+        for rule in self.ir.rules:
+            mask, through = self.first_of(rule.rhs)
+            if mask & ~self.first[rule.lhs]:
+                self.first[rule.lhs] |= mask
+                changed = True
+            if through and rule.lhs not in self.nullable:
+                self.nullable.add(rule.lhs)
+                changed = True
+        return changed
+
+    def follow_step(self) -> bool:
+        changed = False
+        for rule in self.ir.rules:
+            for i, s in enumerate(rule.rhs):
+                mask = self.rest(rule, i + 1)
+                if is_lexeme(s):
+                    self.lexeme_follow[lexeme_index(s)] |= mask
+                elif mask & ~self.follow[s]:
+                    self.follow[s] |= mask
+                    changed = True
+        return changed
+
+    def follow_bytes(self, a: int) -> int:
+        """The bytes that can come right after lexeme ``a`` (EOS excluded)."""
+        out = 0
+        for b in bits_of(self.lexeme_follow[a]):
+            out |= self.ir.pool.first_bytes(self.ir.lexemes[b].expr)
+        return out
+
+
+def gbnf_to_ir(text: str, *, start: str = "root", limits: Limits = DEFAULT_LIMITS) -> GrammarIR:
+    """Compile a grammar in llama.cpp's GBNF syntax (see the module docstring) into a
+    :class:`GrammarIR` with the same language.
+
+    ``start`` names the start rule. Malformed grammars raise :class:`GrammarError` located in
+    ``text``; repetition bounds above ``limits.max_repeat`` raise :class:`UnsupportedError`.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"grammar text must be str, not {type(text).__name__}")
+    rules = _Parser(text, limits).parse()
+    return _Compiler(text, rules, limits).compile(start)

@@ -1,0 +1,96 @@
+"""``leapgram bench``: survives failing cases, reports, and keeps ``import leapgram`` light."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import tokenizer_path
+
+import leapgram
+from leapgram import Grammar
+from leapgram.bench import CaseResult, percentile, summarize
+from leapgram.cli import main
+
+
+def fake_from_json_schema(schema):
+    """Stands in for the JSON Schema front end: the title says how the case should fail."""
+    title = schema.get("title")
+    if title == "hang":
+        time.sleep(3600)
+    if title == "crash":
+        os._exit(3)
+    if title == "bad":
+        raise leapgram.GrammarError("bad schema")
+    return Grammar.from_regex(r'\{"a": [0-9]+\}')
+
+
+def write_case(folder, name, title, tests):
+    schema = {"title": title, "type": "object"}
+    (folder / f"{name}.json").write_text(json.dumps({"schema": schema, "tests": tests, "meta": {}}))
+
+
+@pytest.mark.tokenizers
+def test_bench_survives_failing_cases(tmp_path, monkeypatch, capsys):
+    tokenizer_path("llama3")
+    if sys.platform != "linux":
+        pytest.skip("the fake front end reaches the workers by fork")
+    monkeypatch.setattr(Grammar, "from_json_schema", staticmethod(fake_from_json_schema), raising=False)
+    good = [{"description": "ok", "valid": True, "data": {"a": 12}},
+            {"description": "no", "valid": False, "data": {"a": "x"}}]
+    write_case(tmp_path, "a_good", "fine", good)
+    write_case(tmp_path, "b_hang", "hang", good)
+    write_case(tmp_path, "c_crash", "crash", good)
+    write_case(tmp_path, "d_bad", "bad", good)
+    out = tmp_path / "report.json"
+    assert main(["bench", str(tmp_path), "--limit", "4", "--json", str(out), "--timeout-s", "5"]) == 0
+    report = json.loads(out.read_text())["engines"]["leapgram"]
+    by_name = {row["name"]: row for row in report["cases"]}
+    assert by_name["a_good"]["passed"]
+    assert by_name["b_hang"]["error"] == "timeout"
+    assert by_name["c_crash"]["error"] == "crash"
+    assert by_name["d_bad"]["error"] == "GrammarError"
+    summary = report["summary"]
+    assert (summary["cases"], summary["compiled"], summary["passing"]) == (4, 1, 1)
+    text = capsys.readouterr().out
+    assert "passing 1" in text and "TTFM ms" in text and "timeout" in text
+
+
+@pytest.mark.tokenizers
+def test_bench_without_the_front_end_says_so(tmp_path, monkeypatch, capsys):
+    tokenizer_path("llama3")
+    monkeypatch.delattr(Grammar, "from_json_schema", raising=False)
+    write_case(tmp_path, "a", "fine", [{"description": "ok", "valid": True, "data": {"a": 1}}])
+    assert main(["bench", str(tmp_path), "--timeout-s", "30"]) == 0
+    assert "front end missing" in capsys.readouterr().out
+
+
+def test_missing_folder_is_a_clear_message(tmp_path):
+    with pytest.raises(SystemExit, match="benchmark folder .* not found"):
+        main(["bench", str(tmp_path / "nope")])
+
+
+def test_unknown_peer_is_refused(tmp_path):
+    with pytest.raises(SystemExit, match="unknown peer"):
+        main(["bench", str(tmp_path), "--vs", "outlines"])
+
+
+def test_summary_counts_and_percentiles():
+    rows = [CaseResult("a", compiled=True, ttfm_ms=2.0, tbm_us=[1.0, 3.0]),
+            CaseResult("b", compiled=True, valid_rejected=1, ttfm_ms=4.0, tbm_us=[5.0]),
+            CaseResult("c", error="timeout")]
+    summary = summarize(rows)
+    assert (summary["cases"], summary["compiled"], summary["passing"], summary["valid_rejected"]) == (3, 2, 1, 1)
+    assert summary["errors"] == {"timeout": 1}
+    assert summary["tbm_us"]["mean"] == 3.0 and summary["tbm_us"]["max"] == 5.0
+    assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.0 and percentile([], 50) is None
+
+
+def test_import_leapgram_does_not_load_the_bench_dependencies():
+    code = "import sys, leapgram; print(any(m in sys.modules for m in ('leapgram.bench', 'tqdm', 'matplotlib')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
