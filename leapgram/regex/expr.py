@@ -11,6 +11,8 @@ A byte class is a 256-bit Python ``int``: bit ``b`` set means byte ``b`` is in t
 
 from __future__ import annotations
 
+import collections
+
 import threading
 
 from ..errors import BudgetExceededError
@@ -321,11 +323,13 @@ class ExprPool:
         return found
 
     def _search_empty(self, e: int) -> bool:
+        # Breadth first: the shortest string of a bounded-length language (a JSON string with
+        # ``maxLength: 32767``) is near, while depth first would walk its whole length.
         budget = self.limits.max_emptiness_steps
         seen = {e}
-        frontier = [e]
+        frontier = collections.deque([e])
         while frontier:
-            x = frontier.pop()
+            x = frontier.popleft()
             if self.nullable[x] or not self.has_bool[x] or self._empty.get(x) is False:
                 return False
             budget -= 1
