@@ -1,11 +1,25 @@
 """JSON Schema numbers: the lexeme of one JSON number for a schema's numeric keywords.
 
-Only unconstrained numbers so far; bounds and ``multipleOf`` are refused (``ctx.unsupported``)
-until they are implemented here.
+Bounds are exact for every number written without an exponent: a number as written is a sign, an
+integer part and a fraction, and "magnitude ≤ d" (or <, ≥, >) for a decimal ``d`` is a regex built
+digit by digit (``docs/design/json-schema-values.md``). Under a bound or a ``multipleOf``, numbers
+written with an exponent (``1e+20``, ``1e-05``) are left out: the lexeme is the valid numbers
+written in positional form, a subset of the valid ones, never a superset.
+
+``multipleOf`` is exact for powers of ten (``0.01`` allows at most two fraction digits, then only
+zeros), for integer steps 2 and 5 times a power of ten, and for any step when both bounds leave at
+most ``MAX_ENUMERATED`` multiples; any other step goes through ``ctx.unsupported``.
+
+``integer=True`` accepts integers written without fraction or exponent, as ``json.dumps`` writes an
+``int``; ``1.0`` (an integer under drafts 6+) is not generated.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal, localcontext
+
+from ...errors import GrammarError
+from ...regex.expr import EMPTY, EPSILON, INF
 from ...regex.syntax import parse_regex
 from .context import SchemaContext
 
@@ -13,12 +27,250 @@ JSON_INTEGER = r"-?(0|[1-9][0-9]*)"
 JSON_NUMBER = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?"
 
 NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+MAX_ENUMERATED = 2_000
+
+Bound = tuple[Decimal, bool]  # (value, strict)
 
 
 def number_expr(ctx: SchemaContext, schema: dict, pointer: str, *, integer: bool) -> int:
     """The pool expression of every JSON number valid under ``schema``'s numeric keywords (only
     integers written without fraction or exponent when ``integer``)."""
-    for keyword in NUMBER_KEYWORDS:
-        if keyword in schema:
-            ctx.unsupported(keyword, f"{pointer}/{keyword}", "numeric bounds are not implemented yet")
-    return parse_regex(JSON_INTEGER if integer else JSON_NUMBER, ctx.pool)
+    lowers, uppers = bounds_of(schema, pointer)
+    builder = NumberBuilder(ctx.pool, integer)
+    parts = [builder.at_least(value, strict) for value, strict in lowers]
+    parts += [builder.at_most(value, strict) for value, strict in uppers]
+    if "multipleOf" in schema:
+        step = decimal_of(schema["multipleOf"], f"{pointer}/multipleOf")
+        if step <= 0:
+            raise GrammarError("multipleOf must be greater than 0", pointer=f"{pointer}/multipleOf")
+        multiples = builder.multiples(step, tightest(lowers, max), tightest(uppers, min))
+        if multiples is None:
+            ctx.unsupported("multipleOf", f"{pointer}/multipleOf",
+                            f"multiples of {step} are not expressible as a regex here; give "
+                            f"minimum and maximum with at most {MAX_ENUMERATED} multiples between")
+        else:
+            parts.append(multiples)
+    if not parts:
+        return parse_regex(JSON_INTEGER if integer else JSON_NUMBER, ctx.pool)
+    return ctx.pool.intersect(parts)
+
+
+def decimal_of(value: object, pointer: str) -> Decimal:
+    """A schema number as an exact decimal (a float as its shortest repr, as ``json`` reads it)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise GrammarError(f"expected a number, got {value!r}", pointer=pointer)
+    result = Decimal(value) if isinstance(value, int) else Decimal(repr(value))
+    if not result.is_finite():
+        raise GrammarError(f"expected a finite number, got {value!r}", pointer=pointer)
+    return result
+
+
+def bounds_of(schema: dict, pointer: str) -> tuple[list[Bound], list[Bound]]:
+    """Lower and upper bounds from both the draft-4 (boolean exclusive) and draft-6+ forms."""
+    lowers: list[Bound] = []
+    uppers: list[Bound] = []
+    for plain, exclusive, out in (("minimum", "exclusiveMinimum", lowers),
+                                  ("maximum", "exclusiveMaximum", uppers)):
+        flag = schema.get(exclusive)
+        if isinstance(flag, bool):
+            if plain in schema:
+                out.append((decimal_of(schema[plain], f"{pointer}/{plain}"), flag))
+            continue
+        if plain in schema:
+            out.append((decimal_of(schema[plain], f"{pointer}/{plain}"), False))
+        if exclusive in schema:
+            out.append((decimal_of(flag, f"{pointer}/{exclusive}"), True))
+    return lowers, uppers
+
+
+def tightest(bounds: list[Bound], pick) -> Bound | None:
+    if not bounds:
+        return None
+    value = pick(v for v, _ in bounds)
+    return value, any(strict for v, strict in bounds if v == value)
+
+
+def split_decimal(value: Decimal) -> tuple[str, str]:
+    """Integer digits and fraction digits (no trailing zeros) of a non-negative decimal."""
+    text = format(value, "f")
+    whole, _, fraction = text.partition(".")
+    return whole, fraction.rstrip("0")
+
+
+class NumberBuilder:
+    """Regexes over JSON numbers as written (no exponent), built digit by digit."""
+
+    def __init__(self, pool, integer: bool) -> None:
+        self.pool = pool
+        self.integer = integer
+        self.digits = self.digit_range(0, 9)
+        self.any_digits = pool.repeat(self.digits, 0, INF)
+        self.canonical = parse_regex(r"0|[1-9][0-9]*", pool)
+        self.any_fraction = self.optional_dot(pool.repeat(self.digits, 1, INF))
+
+    def digit_range(self, low: int, high: int) -> int:
+        if low > high:
+            return EMPTY
+        return self.pool.byteset(sum(1 << (0x30 + d) for d in range(low, high + 1)))
+
+    def lit(self, text: str) -> int:
+        return self.pool.literal(text.encode())
+
+    def dot(self, fraction_digits: int) -> int:
+        """``.`` then the fraction digits; nothing in integer mode."""
+        if self.integer:
+            return EMPTY
+        return self.pool.concat(self.lit("."), fraction_digits)
+
+    def optional_dot(self, fraction_digits: int) -> int:
+        return self.pool.alt([EPSILON, self.dot(fraction_digits)])
+
+    # ----- signed bounds ------------------------------------------------------------------
+
+    def at_least(self, bound: Decimal, strict: bool) -> int:
+        """Numbers ``x`` with ``x ≥ bound`` (``>`` when strict)."""
+        positive = self.magnitude_above(bound, strict) if bound >= 0 else self.any_magnitude()
+        negative = self.magnitude_below(-bound, strict) if bound <= 0 else EMPTY
+        return self.signed(positive, negative)
+
+    def at_most(self, bound: Decimal, strict: bool) -> int:
+        """Numbers ``x`` with ``x ≤ bound`` (``<`` when strict)."""
+        positive = self.magnitude_below(bound, strict) if bound >= 0 else EMPTY
+        negative = self.magnitude_above(-bound, strict) if bound <= 0 else self.any_magnitude()
+        return self.signed(positive, negative)
+
+    def signed(self, positive: int, negative: int) -> int:
+        return self.pool.alt([positive, self.pool.concat(self.lit("-"), negative)])
+
+    def any_magnitude(self) -> int:
+        return self.pool.concat(self.canonical, self.any_fraction)
+
+    # ----- magnitudes against a non-negative decimal ------------------------------------
+
+    def magnitude_below(self, bound: Decimal, strict: bool) -> int:
+        whole, fraction = split_decimal(bound)
+        if strict:
+            same = self.pool.alt([EPSILON if fraction else EMPTY,
+                                  self.dot(self.fraction_cmp(fraction, below=True, tail=EMPTY, top_eps=False))])
+        else:
+            same = self.optional_dot(self.fraction_cmp(fraction, below=True, tail=self.zeros(0 if fraction else 1), top_eps=False))
+        smaller = self.pool.concat(self.integers_below(whole), self.any_fraction)
+        return self.pool.alt([smaller, self.pool.concat(self.lit(whole), same)])
+
+    def magnitude_above(self, bound: Decimal, strict: bool) -> int:
+        whole, fraction = split_decimal(bound)
+        if strict:
+            nonzero = self.pool.concat_all([self.any_digits, self.digit_range(1, 9), self.any_digits])
+            same = self.dot(self.fraction_cmp(fraction, below=False, tail=nonzero, top_eps=False))
+        elif fraction:
+            same = self.dot(self.fraction_cmp(fraction, below=False, tail=self.any_digits, top_eps=False))
+        else:
+            same = self.any_fraction
+        larger = self.pool.concat(self.integers_above(whole), self.any_fraction)
+        return self.pool.alt([larger, self.pool.concat(self.lit(whole), same)])
+
+    def zeros(self, low: int) -> int:
+        return self.pool.repeat(self.lit("0"), low, INF)
+
+    def fraction_cmp(self, fraction: str, *, below: bool, tail: int, top_eps: bool) -> int:
+        """Digit strings ``s`` whose value ``0.s`` compares with ``0.fraction`` as asked.
+
+        Built from the last digit back: at each digit, a smaller (larger) digit then anything, or
+        the same digit then the comparison of the rest; ``tail`` is the set after all of
+        ``fraction``. Below, stopping early (ε) is smaller, except at the top where a fraction
+        needs at least one digit.
+        """
+        out = tail
+        for index in range(len(fraction) - 1, -1, -1):
+            c = int(fraction[index])
+            other = self.digit_range(0, c - 1) if below else self.digit_range(c + 1, 9)
+            branches = [self.pool.concat(other, self.any_digits), self.pool.concat(self.lit(fraction[index]), out)]
+            if below and (index > 0 or top_eps):
+                branches.append(EPSILON)
+            out = self.pool.alt(branches)
+        return out
+
+    # ----- canonical integers -------------------------------------------------------------
+
+    def integers_below(self, whole: str) -> int:
+        """Integer literals (``0|[1-9][0-9]*``) with a value below ``whole``."""
+        if whole == "0":
+            return EMPTY
+        k = len(whole)
+        branches = [self.lit("0")]
+        if k >= 2:
+            branches.append(self.pool.concat(self.digit_range(1, 9), self.pool.repeat(self.digits, 0, k - 2)))
+        for i in range(k):
+            low = 1 if i == 0 else 0
+            branches.append(self.same_prefix(whole, i, self.digit_range(low, int(whole[i]) - 1)))
+        return self.pool.alt(branches)
+
+    def integers_above(self, whole: str) -> int:
+        """Integer literals with a value above ``whole``."""
+        k = len(whole)
+        longer = self.pool.concat(self.digit_range(1, 9), self.pool.repeat(self.digits, k, INF))
+        branches = [longer]
+        for i in range(k):
+            branches.append(self.same_prefix(whole, i, self.digit_range(int(whole[i]) + 1, 9)))
+        return self.pool.alt(branches)
+
+    def same_prefix(self, whole: str, i: int, digit: int) -> int:
+        rest = self.pool.repeat(self.digits, len(whole) - i - 1, len(whole) - i - 1)
+        return self.pool.concat_all([self.lit(whole[:i]), digit, rest])
+
+    # ----- multipleOf ---------------------------------------------------------------------
+
+    def multiples(self, step: Decimal, lower: Bound | None, upper: Bound | None) -> int | None:
+        """Numbers that are a multiple of ``step``; ``None`` when not expressible."""
+        sign, digits, exponent = step.normalize().as_tuple()
+        unit = int("".join(map(str, digits)))
+        if unit == 1:
+            return self.multiples_of_power(exponent)
+        if unit in (2, 5) and exponent >= 0:
+            return self.multiples_of_small(unit, exponent)
+        if lower is not None and upper is not None:
+            return self.enumerate_multiples(step, lower, upper)
+        return None
+
+    def multiples_of_power(self, exponent: int) -> int:
+        if exponent >= 0:
+            body = rf"0|[1-9][0-9]*0{{{exponent}}}"
+            return self.with_zero_fraction(body)
+        if self.integer:
+            return parse_regex(JSON_INTEGER, self.pool)
+        return parse_regex(rf"-?(0|[1-9][0-9]*)(\.[0-9]{{1,{-exponent}}}0*)?", self.pool)
+
+    def multiples_of_small(self, unit: int, exponent: int) -> int:
+        last = "02468" if unit == 2 else "05"
+        body = rf"0|[1-9][0-9]*[{last}]0{{{exponent}}}|[{last[1:]}]0{{{exponent}}}"
+        return self.with_zero_fraction(body)
+
+    def with_zero_fraction(self, body: str) -> int:
+        fraction = "" if self.integer else r"(\.0+)?"
+        return parse_regex(rf"-?({body}){fraction}", self.pool)
+
+    def enumerate_multiples(self, step: Decimal, lower: Bound, upper: Bound) -> int | None:
+        with localcontext() as context:
+            context.prec = 200
+            first = (lower[0] / step).to_integral_value(rounding="ROUND_CEILING")
+            last = (upper[0] / step).to_integral_value(rounding="ROUND_FLOOR")
+            if last - first + 1 > MAX_ENUMERATED:
+                return None
+            values = [k * step for k in range(int(first), int(last) + 1)]
+        values = [v for v in values if not (lower[1] and v == lower[0]) and not (upper[1] and v == upper[0])]
+        if self.integer:
+            values = [v for v in values if v == v.to_integral_value()]
+        return self.pool.alt([self.written(v) for v in values])
+
+    def written(self, value: Decimal) -> int:
+        """Every way to write ``value`` without exponent (trailing fraction zeros allowed)."""
+        whole, fraction = split_decimal(abs(value))
+        if fraction:
+            body = self.pool.concat_all([self.lit(whole), self.dot(self.lit(fraction)), self.pool.repeat(self.lit("0"), 0, INF)])
+            if self.integer:
+                body = EMPTY
+        else:
+            body = self.pool.concat(self.lit(whole), self.optional_dot(self.zeros(1)))
+        if value == 0:
+            return self.pool.alt([body, self.pool.concat(self.lit("-"), body)])
+        return self.pool.concat(self.lit("-"), body) if value < 0 else body
