@@ -1,0 +1,156 @@
+"""ECMA-262 regexes (JSON Schema ``pattern``) → expressions over the UTF-8 of the decoded value.
+
+The parser of :mod:`leapgram.regex.syntax` is reused where the two dialects agree; this module
+changes what differs:
+
+* ``\\s`` is ECMA white space and line terminators (including U+00A0, U+2028, U+FEFF, ...);
+  ``\\d`` and ``\\w`` stay ASCII as in ECMA;
+* ``.`` matches any code point but the line terminators ``\\n \\r \\u2028 \\u2029``;
+* ``[^]`` matches any code point, ``[]`` nothing;
+* ``\\p{...}``/``\\P{...}`` for Unicode general categories (``L``, ``Lu``, ``Letter``,
+  ``gc=Nd``), computed from :mod:`unicodedata`; scripts and binary properties are refused;
+* the pattern is **unanchored**: a top-level branch not starting with ``^`` may be preceded by any
+  text, one not ending with ``$`` followed by any text. ``^``/``$`` elsewhere are refused.
+
+Lookaround, backreferences and ``\\b`` raise :class:`UnsupportedError` (from the shared parser).
+Python-only syntax the shared parser also reads (``(?P<n>...)``, inline flags) is accepted.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+
+from ...regex.expr import EMPTY, ExprPool
+from ...regex.syntax import _Parser
+from ...regex.utf8 import MAX_CODE_POINT, Ranges, negate, normalize, ranges_to_expr
+
+LINE_TERMINATORS: Ranges = ((0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029))
+ECMA_SPACE: Ranges = normalize([(0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680),
+                                (0x2000, 0x200A), (0x2028, 0x2029), (0x202F, 0x202F),
+                                (0x205F, 0x205F), (0x3000, 0x3000), (0xFEFF, 0xFEFF)])
+CATEGORY_NAMES = {
+    "Letter": "L", "Cased_Letter": "LC", "Uppercase_Letter": "Lu", "Lowercase_Letter": "Ll",
+    "Titlecase_Letter": "Lt", "Modifier_Letter": "Lm", "Other_Letter": "Lo", "Mark": "M",
+    "Nonspacing_Mark": "Mn", "Spacing_Mark": "Mc", "Enclosing_Mark": "Me", "Number": "N",
+    "Decimal_Number": "Nd", "digit": "Nd", "Letter_Number": "Nl", "Other_Number": "No",
+    "Punctuation": "P", "punct": "P", "Connector_Punctuation": "Pc", "Dash_Punctuation": "Pd",
+    "Open_Punctuation": "Ps", "Close_Punctuation": "Pe", "Initial_Punctuation": "Pi",
+    "Final_Punctuation": "Pf", "Other_Punctuation": "Po", "Symbol": "S", "Math_Symbol": "Sm",
+    "Currency_Symbol": "Sc", "Modifier_Symbol": "Sk", "Other_Symbol": "So", "Separator": "Z",
+    "Space_Separator": "Zs", "Line_Separator": "Zl", "Paragraph_Separator": "Zp", "Other": "C",
+    "Control": "Cc", "cntrl": "Cc", "Format": "Cf", "Surrogate": "Cs", "Private_Use": "Co",
+    "Unassigned": "Cn",
+}
+
+
+def ecma_pattern_expr(pattern: str, pool: ExprPool) -> int:
+    """The expression of every string (as UTF-8) in which ``pattern`` finds a match."""
+    return _EcmaParser(pattern, pool).parse()
+
+
+def any_text(pool: ExprPool) -> int:
+    """Any sequence of code points, as UTF-8."""
+    return pool.repeat(ranges_to_expr(pool, ((0, MAX_CODE_POINT),)), 0)
+
+
+@lru_cache(maxsize=1)
+def _categories() -> dict[str, Ranges]:
+    found: dict[str, list[tuple[int, int]]] = {}
+    for cp in range(MAX_CODE_POINT + 1):
+        category = unicodedata.category(chr(cp))
+        spans = found.setdefault(category, [])
+        if spans and spans[-1][1] == cp - 1:
+            spans[-1] = (spans[-1][0], cp)
+        else:
+            spans.append((cp, cp))
+    return {name: normalize(spans) for name, spans in found.items()}
+
+
+def category_ranges(name: str) -> Ranges | None:
+    """The code points of a general category (``Lu``), a group (``L``) or ``LC``; None if unknown."""
+    short = CATEGORY_NAMES.get(name, name)
+    table = _categories()
+    if short == "LC":
+        members = ["Lu", "Ll", "Lt"]
+    elif len(short) == 1:
+        members = [c for c in table if c[0] == short]
+    else:
+        members = [short] if short in table else []
+    if not members and short not in ("Cs",):
+        return None
+    return normalize([r for c in members for r in table.get(c, ())])
+
+
+class _EcmaParser(_Parser):
+    def __init__(self, pattern: str, pool: ExprPool) -> None:
+        super().__init__(pattern, pool, False, False)
+
+    def parse(self) -> int:
+        self.parse_leading_flags()
+        branches = []
+        while True:
+            branches.append(self.parse_branch())
+            if self.peek() != "|":
+                break
+            self.pos += 1
+        if not self.at_end():
+            raise self.error("unbalanced parenthesis ')'")
+        return self.pool.alt(branches)
+
+    def parse_branch(self) -> int:
+        start = self.pos
+        carets_before = len(self.carets)
+        expr, dollar_at = self.parse_sequence(at_start=True)
+        carets = self.carets[carets_before:]
+        for at in carets:
+            if at != start:
+                raise self.unsupported("anchor ^ inside a group", "put ^ at the start of the pattern", at)
+        if dollar_at is not None and dollar_at != self.pos - 1:
+            raise self.unsupported("anchor $ inside a group", "put $ at the end of the pattern", dollar_at)
+        anything = any_text(self.pool)
+        head = [] if carets else [anything]
+        tail = [] if dollar_at is not None else [anything]
+        return self.pool.concat_all(head + [expr] + tail)
+
+    def parse_atom(self, at_start: bool) -> tuple[int, int | None]:
+        if self.peek() == "." and not self.dotall:
+            self.pos += 1
+            return ranges_to_expr(self.pool, negate(LINE_TERMINATORS)), None
+        if self.startswith("[]"):
+            self.pos += 2
+            return EMPTY, None
+        if self.startswith("[^]"):
+            self.pos += 3
+            return ranges_to_expr(self.pool, ((0, MAX_CODE_POINT),)), None
+        return super().parse_atom(at_start)
+
+    def parse_escape_ranges(self, in_class: bool) -> Ranges:
+        ch = self.peek(1)
+        if ch in ("s", "S"):
+            self.pos += 2
+            return ECMA_SPACE if ch == "s" else negate(ECMA_SPACE)
+        if ch in ("p", "P"):
+            return self.property_ranges(ch == "P")
+        return super().parse_escape_ranges(in_class)
+
+    def property_ranges(self, negated: bool) -> Ranges:
+        start = self.pos
+        self.pos += 2
+        if self.peek() != "{":
+            raise self.error("expected { after \\p", start)
+        close = self.src.find("}", self.pos)
+        if close < 0:
+            raise self.error("unterminated \\p{...}", start)
+        name = self.src[self.pos + 1 : close]
+        self.pos = close + 1
+        key, _, value = name.partition("=")
+        if value and key not in ("General_Category", "gc"):
+            raise self.unsupported(f"Unicode property \\p{{{name}}}",
+                                   "only general categories (\\p{L}, \\p{Nd}, ...) are supported", start)
+        ranges = category_ranges(value or key)
+        if ranges is None:
+            raise self.unsupported(f"Unicode property \\p{{{name}}}",
+                                   "only general categories (\\p{L}, \\p{Nd}, ...) are supported", start)
+        return negate(ranges) if negated else ranges
+
