@@ -5,19 +5,16 @@ described first, as an expression over the UTF-8 of its code points: ``pattern``
 unanchored, :mod:`.ecma`) ∩ ``minLength``/``maxLength`` (counted in code points) ∩ ``format``
 (:mod:`.formats`). Then :func:`json_encoded` maps that expression, node by node, to the JSON
 text of the same values: each ASCII byte becomes the alternatives of its spellings (raw where
-JSON allows it, ``\\"`` ``\\\\`` ``\\/`` ``\\b\\f\\n\\r\\t``, ``\\u00XX`` in any hex case),
-bytes of multi-byte characters stay raw. The spellings form a prefix code, so the map commutes
-with concatenation, union, repetition and intersection, and ``~A`` maps to ``~h(A) ∩ h(any)``:
-lengths and patterns keep counting decoded characters.
-
-Not generated: ``\\uXXXX`` for non-ASCII characters (and surrogate pairs); ``json.dumps(...,
-ensure_ascii=False)`` writes those raw.
+JSON allows it, ``\\"`` ``\\\\`` ``\\/`` ``\\b\\f\\n\\r\\t``, ``\\u00XX`` in any hex case), each
+multi-byte character raw UTF-8 or ``\\uXXXX`` (a surrogate pair beyond U+FFFF). The spellings
+form a prefix code, so the map commutes with concatenation, union, repetition and intersection,
+and ``~A`` maps to ``~h(A) ∩ h(any)``: lengths and patterns keep counting decoded characters.
 """
 
 from __future__ import annotations
 
 from ...errors import GrammarError
-from ...regex.expr import ALL_BYTES, EMPTY, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
+from ...regex.expr import ALL_BYTES, EMPTY, EPSILON, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
 from ...regex.syntax import parse_regex
 from ...regex.utf8 import MAX_CODE_POINT, ranges_to_expr
 from .context import SchemaContext
@@ -155,8 +152,8 @@ class _Encoder:
             items = []
             while pool.kind[e] == K_CONCAT:
                 head, e = pool.args[e]
-                items.append(self.encode(head))
-            return pool.concat_all(items + [self.encode(e)])
+                items.append(head)
+            return pool.concat_all(self.encode_chain(items + [e]))
         if kind == K_OR:
             return pool.alt([self.encode(x) for x in args])
         if kind == K_AND:
@@ -170,8 +167,53 @@ class _Encoder:
 
     def everything(self) -> int:
         if self.any_body is None:
-            self.any_body = self.pool.repeat(self.encode_bytes(ALL_BYTES), 0, INF)
+            self.any_body = self.pool.repeat(self.encode(any_char(self.pool)), 0, INF)
         return self.any_body
+
+    def encode_chain(self, items: list[int]) -> list[int]:
+        """Encode a concatenation, taking each multi-byte character (a lead byte class followed
+        by its continuation classes) as one unit, so it can also be written ``\\uXXXX``."""
+        out = []
+        i = 0
+        while i < len(items):
+            span = self.character_at(items, i)
+            if span is None:
+                out.append(self.encode(items[i]))
+                i += 1
+                continue
+            width, low, high = span
+            raw = self.pool.concat_all(items[i : i + width])
+            out.append(self.pool.alt([raw, unicode_escapes(self.pool, low, high)]))
+            i += width
+        return out
+
+    def character_at(self, items: list[int], i: int) -> tuple[int, int, int] | None:
+        """(bytes, first, last code point) when ``items[i:]`` starts with byte classes that
+        spell exactly the code points first..last; else None."""
+        ranges = []
+        for offset in range(4):
+            if i + offset >= len(items) or self.pool.kind[items[i + offset]] != K_BYTES:
+                return None
+            found = contiguous(self.pool.args[items[i + offset]][0])
+            if found is None:
+                return None
+            ranges.append(found)
+            width = utf8_width(ranges[0][0])
+            if width is None or utf8_width(ranges[0][1]) != width:
+                return None
+            if len(ranges) == width:
+                break
+        if width < 2 or any(not 0x80 <= a <= b <= 0xBF for a, b in ranges[1:]):
+            return None
+        try:
+            low = ord(bytes(a for a, _ in ranges).decode("utf-8"))
+            high = ord(bytes(b for _, b in ranges).decode("utf-8"))
+        except UnicodeDecodeError:
+            return None
+        size = 1
+        for a, b in ranges:
+            size *= b - a + 1
+        return (width, low, high) if size == high - low + 1 else None
 
     def encode_bytes(self, mask: int) -> int:
         pool = self.pool
@@ -197,3 +239,55 @@ def hex_digits(pool: ExprPool, nibbles: int) -> int:
                 mask |= 1 << ord(char)
     return pool.byteset(mask)
 
+
+
+def contiguous(mask: int) -> tuple[int, int] | None:
+    """(first, last) byte of a byte class that is one interval; None otherwise."""
+    low = (mask & -mask).bit_length() - 1
+    high = mask.bit_length() - 1
+    return (low, high) if mask >> low == (1 << (high - low + 1)) - 1 else None
+
+
+def utf8_width(lead: int) -> int | None:
+    for width, (low, high) in enumerate(((0x00, 0x7F), (0xC2, 0xDF), (0xE0, 0xEF), (0xF0, 0xF4)), 1):
+        if low <= lead <= high:
+            return width
+    return None
+
+
+def unicode_escapes(pool: ExprPool, low: int, high: int) -> int:
+    """``\\uXXXX`` spellings (any hex case) of the code points low..high; astral ones as
+    surrogate pairs."""
+    branches = []
+    if low <= 0xFFFF:
+        branches.append(pool.concat(pool.literal(b"\\u"), hex_range(pool, low, min(high, 0xFFFF), 4)))
+    if high > 0xFFFF:
+        first, last = max(low, 0x10000) - 0x10000, high - 0x10000
+        for top in range(first >> 10, (last >> 10) + 1):
+            lows = (max(first, top << 10) & 0x3FF, min(last, (top << 10) | 0x3FF) & 0x3FF)
+            branches.append(pool.concat_all([
+                pool.literal(b"\\u"), hex_range(pool, 0xD800 + top, 0xD800 + top, 4),
+                pool.literal(b"\\u"), hex_range(pool, 0xDC00 + lows[0], 0xDC00 + lows[1], 4)]))
+    return pool.alt(branches)
+
+
+def hex_range(pool: ExprPool, low: int, high: int, width: int) -> int:
+    """Every ``width``-digit hex spelling (either case) of the numbers low..high."""
+    if width == 0:
+        return EPSILON
+    shift = 4 * (width - 1)
+    full = (1 << shift) - 1
+    top_low, top_high = low >> shift, high >> shift
+    if top_low == top_high:
+        return pool.concat(hex_digits(pool, 1 << top_low), hex_range(pool, low & full, high & full, width - 1))
+    branches = []
+    if low & full:
+        branches.append(pool.concat(hex_digits(pool, 1 << top_low), hex_range(pool, low & full, full, width - 1)))
+        top_low += 1
+    if high & full != full:
+        branches.append(pool.concat(hex_digits(pool, 1 << top_high), hex_range(pool, 0, high & full, width - 1)))
+        top_high -= 1
+    if top_low <= top_high:
+        middle = sum(1 << d for d in range(top_low, top_high + 1))
+        branches.append(pool.concat(hex_digits(pool, middle), hex_range(pool, 0, full, width - 1)))
+    return pool.alt(branches)
