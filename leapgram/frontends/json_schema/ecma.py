@@ -51,7 +51,7 @@ def ecma_pattern_expr(pattern: str, pool: ExprPool) -> int:
 
 def any_text(pool: ExprPool) -> int:
     """Any sequence of code points, as UTF-8."""
-    return pool.repeat(ranges_to_expr(pool, ((0, MAX_CODE_POINT),)), 0)
+    return pool.repeat(ranges_to_expr(pool, normalize([(0, MAX_CODE_POINT)])), 0)
 
 
 @lru_cache(maxsize=1)
@@ -122,7 +122,7 @@ class _EcmaParser(_Parser):
             return EMPTY, None
         if self.startswith("[^]"):
             self.pos += 3
-            return ranges_to_expr(self.pool, ((0, MAX_CODE_POINT),)), None
+            return ranges_to_expr(self.pool, normalize([(0, MAX_CODE_POINT)])), None
         return super().parse_atom(at_start)
 
     def parse_escape_ranges(self, in_class: bool) -> Ranges:

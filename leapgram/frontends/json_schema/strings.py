@@ -16,7 +16,7 @@ from __future__ import annotations
 from ...errors import GrammarError
 from ...regex.expr import ALL_BYTES, EMPTY, EPSILON, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
 from ...regex.syntax import parse_regex
-from ...regex.utf8 import MAX_CODE_POINT, ranges_to_expr
+from ...regex.utf8 import MAX_CODE_POINT, normalize, ranges_to_expr
 from .context import SchemaContext
 from .ecma import ecma_pattern_expr
 from .formats import format_expr
@@ -92,7 +92,7 @@ def length_of(schema: dict, keyword: str, pointer: str, default: int) -> int:
 
 
 def any_char(pool: ExprPool) -> int:
-    return ranges_to_expr(pool, ((0, MAX_CODE_POINT),))
+    return ranges_to_expr(pool, normalize([(0, MAX_CODE_POINT)]))
 
 
 def any_value(pool: ExprPool) -> int:

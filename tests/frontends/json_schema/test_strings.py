@@ -91,6 +91,7 @@ def test_decoded_value_decides_like_jsonschema(schema, value):
         return  # Python's \s includes U+001C-U+001F, ECMA's does not
     assert ctx.pool.matches(expr, json.dumps(value, ensure_ascii=False).encode()) is expected
     assert ctx.pool.matches(expr, spelled_out(value).encode()) is expected
+    assert ctx.pool.matches(expr, json.dumps(value).encode()) is expected  # \\uXXXX, surrogate pairs
 
 
 @pytest.mark.parametrize(("schema", "pointer"), [
