@@ -21,7 +21,8 @@ from __future__ import annotations
 import unicodedata
 from functools import lru_cache
 
-from ...regex.expr import EMPTY, ExprPool
+from ...errors import UnsupportedError
+from ...regex.expr import EMPTY, EPSILON, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
 from ...regex.syntax import _Parser
 from ...regex.utf8 import MAX_CODE_POINT, Ranges, negate, normalize, ranges_to_expr
 
@@ -46,7 +47,79 @@ CATEGORY_NAMES = {
 
 def ecma_pattern_expr(pattern: str, pool: ExprPool) -> int:
     """The expression of every string (as UTF-8) in which ``pattern`` finds a match."""
-    return _EcmaParser(pattern, pool).parse()
+    try:
+        return _EcmaParser(pattern, pool).parse()
+    except UnsupportedError as error:
+        if not error.feature.startswith("anchor"):
+            raise
+    return _anchored_search(pool, _MarkedParser(pattern, pool).parse())
+
+
+START, END = 0xFE, 0xFF  # never in UTF-8: zero-width ^ and $ become these marker bytes
+
+
+def _anchored_search(pool: ExprPool, marked: int) -> int:
+    """Strings ``s`` such that ``START^i s END^j`` is in ``any marked any`` for some ``i, j``: a
+    ``^`` matches only before the first character (any number of times), a ``$`` only after the
+    last. The markers are removed by derivatives at each end (the end ones on the reversed
+    expression); what still holds a marker matches nothing."""
+    anything = any_text(pool)
+    framed = pool.concat_all([anything, marked, anything])
+    inner = _reverse(pool, _quotient(pool, _reverse(pool, _quotient(pool, framed, START)), END))
+    return _map_bytes(pool, inner, lambda mask: pool.byteset(mask & ~((1 << START) | (1 << END))))
+
+
+def _quotient(pool: ExprPool, e: int, marker: int) -> int:
+    """The union of the derivatives of ``e`` by ``marker^i`` for every ``i ≥ 0``."""
+    seen = [e]
+    for _ in range(64):
+        e = pool.derivative(e, marker)
+        if e == EMPTY or e in seen:
+            return pool.alt(seen)
+        seen.append(e)
+    raise ValueError("a marker derivative did not settle")
+
+
+def _reverse(pool: ExprPool, e: int) -> int:
+    return _rebuild(pool, e, pool.byteset, reverse=True)
+
+
+def _map_bytes(pool: ExprPool, e: int, on_bytes) -> int:
+    return _rebuild(pool, e, on_bytes, reverse=False)
+
+
+def _rebuild(pool: ExprPool, root: int, on_bytes, reverse: bool) -> int:
+    """``root`` rebuilt bottom-up with each byte class replaced by ``on_bytes(mask)`` and, when
+    ``reverse``, every concatenation reversed (bool-free expressions only)."""
+    memo: dict[int, int] = {}
+
+    def visit(node: int) -> int:
+        found = memo.get(node)
+        if found is not None:
+            return found
+        e = node
+        kind, args = pool.kind[e], pool.args[e]
+        if kind == K_BYTES:
+            out = on_bytes(args[0])
+        elif kind == K_CONCAT:
+            items = []
+            while pool.kind[e] == K_CONCAT:
+                head, e = pool.args[e]
+                items.append(head)
+            items = [visit(x) for x in items + [e]]
+            out = pool.concat_all(items[::-1] if reverse else items)
+        elif kind == K_OR:
+            out = pool.alt([visit(x) for x in args])
+        elif kind == K_REPEAT:
+            out = pool.repeat(visit(args[0]), args[1], args[2])
+        elif kind in (K_AND, K_NOT):
+            raise ValueError("anchors are resolved before any intersection")
+        else:
+            out = e
+        memo[node] = out
+        return out
+
+    return visit(root)
 
 
 def any_text(pool: ExprPool) -> int:
@@ -154,3 +227,27 @@ class _EcmaParser(_Parser):
                                    "only general categories (\\p{L}, \\p{Nd}, ...) are supported", start)
         return negate(ranges) if negated else ranges
 
+
+
+class _MarkedParser(_EcmaParser):
+    """Reads ``^`` and ``$`` anywhere as the marker bytes; the caller resolves them."""
+
+    def parse(self) -> int:
+        self.parse_leading_flags()
+        expr, _ = self.parse_alternation(at_start=True)
+        if not self.at_end():
+            raise self.error("unbalanced parenthesis ')'")
+        return expr
+
+    def parse_sequence(self, at_start: bool) -> tuple[int, int | None]:
+        items: list[int] = []
+        while not self.at_end() and self.peek() not in "|)":
+            ch = self.peek()
+            if ch in "^$":
+                self.pos += 1
+                self.reject_quantifier()
+                items.append(self.pool.byteset(1 << (START if ch == "^" else END)))
+                continue
+            atom, _ = self.parse_atom(False)
+            items.append(self.parse_quantifiers(atom, None))
+        return self.pool.concat_all(items), None

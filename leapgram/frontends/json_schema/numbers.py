@@ -2,9 +2,10 @@
 
 Bounds are exact for every number written without an exponent: a number as written is a sign, an
 integer part and a fraction, and "magnitude ≤ d" (or <, ≥, >) for a decimal ``d`` is a regex built
-digit by digit (``docs/design/json-schema-values.md``). Under a bound or a ``multipleOf``, numbers
-written with an exponent (``1e+20``, ``1e-05``) are left out: the lexeme is the valid numbers
-written in positional form, a subset of the valid ones, never a superset.
+digit by digit (``docs/design/json-schema-values.md``). Under a bound other than 0 or under a
+``multipleOf``, numbers written with an exponent (``1e+20``, ``1e-05``) are left out: the lexeme
+is the valid numbers written in positional form, a subset of the valid ones, never a superset.
+A bound of 0 is decided by the sign, so there exponent forms are accepted exactly.
 
 ``multipleOf`` is exact for powers of ten (``0.01`` allows at most two fraction digits, then only
 zeros), for integer steps 2 and 5 times a power of ten, and for any step when both bounds leave at
@@ -131,13 +132,33 @@ class NumberBuilder:
         """Numbers ``x`` with ``x ≥ bound`` (``>`` when strict)."""
         positive = self.magnitude_above(bound, strict) if bound >= 0 else self.any_magnitude()
         negative = self.magnitude_below(-bound, strict) if bound <= 0 else EMPTY
+        if bound == 0:
+            positive, negative = self.with_exponents(positive, negative, strict)
         return self.signed(positive, negative)
 
     def at_most(self, bound: Decimal, strict: bool) -> int:
         """Numbers ``x`` with ``x ≤ bound`` (``<`` when strict)."""
         positive = self.magnitude_below(bound, strict) if bound >= 0 else EMPTY
         negative = self.magnitude_above(-bound, strict) if bound <= 0 else self.any_magnitude()
+        if bound == 0:
+            negative, positive = self.with_exponents(negative, positive, strict)
         return self.signed(positive, negative)
+
+    def with_exponents(self, same_side: int, other_side: int, strict: bool) -> tuple[int, int]:
+        """A zero bound is decided by the sign alone, so exponent forms are exact there too
+        (``minimum: 0`` accepts ``1e-06``): any mantissa on the bound's side, zero on the other
+        when not strict."""
+        if self.integer:
+            return same_side, other_side
+        exponent = parse_regex(r"[eE][+-]?[0-9]+", self.pool)
+        zero = parse_regex(r"0(\.0+)?", self.pool)
+        nonzero = parse_regex(r"0\.[0-9]*[1-9][0-9]*|[1-9][0-9]*(\.[0-9]+)?", self.pool)
+        same = [same_side, self.pool.concat(nonzero, exponent)]
+        other = [other_side]
+        if not strict:
+            same.append(self.pool.concat(zero, exponent))
+            other.append(self.pool.concat(zero, exponent))
+        return self.pool.alt(same), self.pool.alt(other)
 
     def signed(self, positive: int, negative: int) -> int:
         return self.pool.alt([positive, self.pool.concat(self.lit("-"), negative)])

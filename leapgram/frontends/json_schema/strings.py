@@ -100,15 +100,9 @@ def any_value(pool: ExprPool) -> int:
 
 
 def length_value(ctx: SchemaContext, low: int, high: int, pointer: str) -> int:
-    pool = ctx.pool
-    limit = pool.limits.max_repeat
-    if low > limit:
-        ctx.unsupported("minLength", f"{pointer}/minLength", f"lengths above Limits.max_repeat={limit}")
-        low = 0
-    if high != INF and high > limit:
-        ctx.unsupported("maxLength", f"{pointer}/maxLength", f"lengths above Limits.max_repeat={limit}")
-        high = INF
-    return pool.repeat(any_char(pool), low, high)
+    """Any ``low..high`` code points. Large bounds cost nothing until a long string is written:
+    the DFA then has a few states per counted character, within ``Limits.max_dfa_states``."""
+    return ctx.pool.repeat(any_char(ctx.pool), low, high)
 
 
 def pattern_value(ctx: SchemaContext, pattern: object, pointer: str) -> int:
