@@ -10,7 +10,8 @@ changes what differs:
 * ``\\p{...}``/``\\P{...}`` for Unicode general categories (``L``, ``Lu``, ``Letter``,
   ``gc=Nd``), computed from :mod:`unicodedata`; scripts and binary properties are refused;
 * the pattern is **unanchored**: a top-level branch not starting with ``^`` may be preceded by any
-  text, one not ending with ``$`` followed by any text. ``^``/``$`` elsewhere are refused.
+  text, one not ending with ``$`` followed by any text. ``^``/``$`` elsewhere (``(^a|b$)c?``)
+  are read as marker bytes and resolved exactly by :func:`_anchored_search`.
 
 Lookaround, backreferences and ``\\b`` raise :class:`UnsupportedError` (from the shared parser).
 Python-only syntax the shared parser also reads (``(?P<n>...)``, inline flags) is accepted.
@@ -233,11 +234,7 @@ class _MarkedParser(_EcmaParser):
     """Reads ``^`` and ``$`` anywhere as the marker bytes; the caller resolves them."""
 
     def parse(self) -> int:
-        self.parse_leading_flags()
-        expr, _ = self.parse_alternation(at_start=True)
-        if not self.at_end():
-            raise self.error("unbalanced parenthesis ')'")
-        return expr
+        return _Parser.parse(self)
 
     def parse_sequence(self, at_start: bool) -> tuple[int, int | None]:
         items: list[int] = []
