@@ -78,7 +78,8 @@ def _quotient(pool: ExprPool, e: int, marker: int) -> int:
         if e == EMPTY or e in seen:
             return pool.alt(seen)
         seen.append(e)
-    raise ValueError("a marker derivative did not settle")
+    raise UnsupportedError("anchor", "unsupported regex feature: anchors repeated more than 64 "
+                           "times at one end of the pattern")
 
 
 def _reverse(pool: ExprPool, e: int) -> int:
