@@ -1,29 +1,26 @@
 """JSON Schema numbers: the lexeme of one JSON number for a schema's numeric keywords.
 
-Values are compared as exact decimals (the schema's floats through ``repr``, so ``0.1`` means 1/10).
-The language is built from decimal digit strings, never from an automaton over values:
+Bounds are exact for every number written without an exponent: a number as written is a sign, an
+integer part and a fraction, and "magnitude ≤ d" (or <, ≥, >) for a decimal ``d`` is a regex built
+digit by digit (``docs/design/json-schema-values.md``). Under a bound other than 0 or under a
+``multipleOf``, numbers written with an exponent (``1e+20``, ``1e-05``) are left out: the lexeme
+is the valid numbers written in positional form, a subset of the valid ones, never a superset.
+A bound of 0 is decided by the sign, so there exponent forms are accepted exactly.
 
-* a bound ``x >= B`` on a magnitude is "integer part greater than ``B``'s, any fraction" or "same
-  integer part, fraction at least ``B``'s" (digit-prefix comparisons); negative numbers are ``-``
-  and a magnitude in the mirrored range; the range is the intersection of both bounds;
-* ``multipleOf`` is exact when the step is ``c / 10^t`` with ``c = 2^a 5^b``: then divisibility
-  depends on the last few digits only, which are enumerated (at most ``MAX_MULTIPLE_TAILS``);
-* exponent forms (``1e-05``) are allowed with no bound, or with bounds at zero only (the sign
-  decides); with other bounds or ``multipleOf`` they are refused from the language (the same value
-  written without an exponent is accepted).
+``multipleOf`` is exact for powers of ten (``0.01`` allows at most two fraction digits, then only
+zeros), for integer steps 2 and 5 times a power of ten, and for any step when both bounds leave at
+most ``MAX_ENUMERATED`` multiples; any other step goes through ``ctx.unsupported``.
 
-``integer`` numbers are written without fraction or exponent (``1.0`` is refused, as
-``json.dumps`` never writes an int that way).
+``integer=True`` accepts integers written without fraction or exponent, as ``json.dumps`` writes an
+``int``; ``1.0`` (an integer under drafts 6+) is not generated.
 """
 
 from __future__ import annotations
 
-import math
-from decimal import Decimal, InvalidOperation
-from fractions import Fraction
+from decimal import Decimal, localcontext
 
 from ...errors import GrammarError
-from ...regex.expr import EMPTY, EPSILON
+from ...regex.expr import EMPTY, EPSILON, INF
 from ...regex.syntax import parse_regex
 from .context import SchemaContext
 
@@ -32,7 +29,7 @@ JSON_NUMBER = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?"
 EXPONENT = r"[eE][+-]?[0-9]+"
 
 NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
-MAX_MULTIPLE_TAILS = 1000
+MAX_ENUMERATED = 2_000
 
 Bound = tuple[Decimal, bool]  # (value, strict)
 
@@ -40,264 +37,262 @@ Bound = tuple[Decimal, bool]  # (value, strict)
 def number_expr(ctx: SchemaContext, schema: dict, pointer: str, *, integer: bool) -> int:
     """The pool expression of every JSON number valid under ``schema``'s numeric keywords (only
     integers written without fraction or exponent when ``integer``)."""
-    low, high = _bounds(schema, pointer)
-    builder = _NumberBuilder(ctx, integer)
-    parts = [builder.range_expr(low, high)]
+    lowers, uppers = bounds_of(schema, pointer)
+    builder = NumberBuilder(ctx.pool, integer)
+    parts = [builder.at_least(value, strict) for value, strict in lowers]
+    parts += [builder.at_most(value, strict) for value, strict in uppers]
     if "multipleOf" in schema:
-        step = _decimal(schema["multipleOf"], f"{pointer}/multipleOf")
+        step = decimal_of(schema["multipleOf"], f"{pointer}/multipleOf")
         if step <= 0:
             raise GrammarError("multipleOf must be greater than 0", pointer=f"{pointer}/multipleOf")
-        multiple = builder.multiple_expr(step, f"{pointer}/multipleOf")
-        if multiple is not None:
-            parts.append(multiple)
-    exponent_ok = not integer and len(parts) == 1 and _at_zero(low) and _at_zero(high)
-    if exponent_ok:
-        return builder.signed_exponent_expr(low, high)
-    return ctx.pool.intersect(parts) if len(parts) > 1 else parts[0]
+        multiples = builder.multiples(step, tightest(lowers, max), tightest(uppers, min))
+        if multiples is None:
+            ctx.unsupported("multipleOf", f"{pointer}/multipleOf",
+                            f"multiples of {step} are not expressible as a regex here; give "
+                            f"minimum and maximum with at most {MAX_ENUMERATED} multiples between")
+        else:
+            parts.append(multiples)
+    if not parts:
+        return parse_regex(JSON_INTEGER if integer else JSON_NUMBER, ctx.pool)
+    return ctx.pool.intersect(parts)
 
 
-# ----- schema values --------------------------------------------------------------------------
-
-
-def _decimal(value: object, pointer: str) -> Decimal:
+def decimal_of(value: object, pointer: str) -> Decimal:
+    """A schema number as an exact decimal (a float as its shortest repr, as ``json`` reads it)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise GrammarError(f"expected a number, got {value!r}", pointer=pointer)
-    if isinstance(value, float) and not math.isfinite(value):
+    result = Decimal(value) if isinstance(value, int) else Decimal(repr(value))
+    if not result.is_finite():
         raise GrammarError(f"expected a finite number, got {value!r}", pointer=pointer)
-    try:
-        return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-    except InvalidOperation as exc:  # pragma: no cover - repr of a finite float always parses
-        raise GrammarError(f"expected a number, got {value!r}", pointer=pointer) from exc
+    return result
 
 
-def _bounds(schema: dict, pointer: str) -> tuple[Bound | None, Bound | None]:
-    """The tightest lower and upper bound over the draft-4 (boolean) and draft-6 forms."""
-    lows: list[Bound] = []
-    highs: list[Bound] = []
-    for keyword, exclusive, out in (("minimum", "exclusiveMinimum", lows), ("maximum", "exclusiveMaximum", highs)):
+def bounds_of(schema: dict, pointer: str) -> tuple[list[Bound], list[Bound]]:
+    """Lower and upper bounds from both the draft-4 (boolean exclusive) and draft-6+ forms."""
+    lowers: list[Bound] = []
+    uppers: list[Bound] = []
+    for plain, exclusive, out in (("minimum", "exclusiveMinimum", lowers),
+                                  ("maximum", "exclusiveMaximum", uppers)):
         flag = schema.get(exclusive)
         if isinstance(flag, bool):
-            if keyword not in schema and flag:
-                raise GrammarError(f"{exclusive}: true needs {keyword}", pointer=f"{pointer}/{exclusive}")
-        elif exclusive in schema:
-            out.append((_decimal(flag, f"{pointer}/{exclusive}"), True))
-        if keyword in schema:
-            out.append((_decimal(schema[keyword], f"{pointer}/{keyword}"), flag is True))
-    low = max(lows, key=lambda b: (b[0], b[1])) if lows else None
-    high = min(highs, key=lambda b: (b[0], not b[1])) if highs else None
-    return low, high
+            if plain in schema:
+                out.append((decimal_of(schema[plain], f"{pointer}/{plain}"), flag))
+            continue
+        if plain in schema:
+            out.append((decimal_of(schema[plain], f"{pointer}/{plain}"), False))
+        if exclusive in schema:
+            out.append((decimal_of(flag, f"{pointer}/{exclusive}"), True))
+    return lowers, uppers
 
 
-def _at_zero(bound: Bound | None) -> bool:
-    return bound is None or bound[0] == 0
+def tightest(bounds: list[Bound], pick) -> Bound | None:
+    if not bounds:
+        return None
+    value = pick(v for v, _ in bounds)
+    return value, any(strict for v, strict in bounds if v == value)
 
 
-def _digits(value: Decimal) -> tuple[str, str]:
-    """Integer and fraction digits of a non-negative decimal (fraction without trailing zeros)."""
-    text = f"{value:f}"
-    whole, _, frac = text.partition(".")
-    return whole.lstrip("0") or "0", frac.rstrip("0")
+def split_decimal(value: Decimal) -> tuple[str, str]:
+    """Integer digits and fraction digits (no trailing zeros) of a non-negative decimal."""
+    text = format(value, "f")
+    whole, _, fraction = text.partition(".")
+    return whole, fraction.rstrip("0")
 
 
-# ----- construction ---------------------------------------------------------------------------
+class NumberBuilder:
+    """Regexes over JSON numbers as written (no exponent), built digit by digit."""
 
-
-class _NumberBuilder:
-    def __init__(self, ctx: SchemaContext, integer: bool) -> None:
-        self.ctx = ctx
-        self.pool = ctx.pool
+    def __init__(self, pool, integer: bool) -> None:
+        self.pool = pool
         self.integer = integer
-
-    def rx(self, pattern: str) -> int:
-        return parse_regex(pattern, self.pool)
-
-    def lit(self, text: str) -> int:
-        return self.pool.literal(text.encode())
+        self.digits = self.digit_range(0, 9)
+        self.any_digits = pool.repeat(self.digits, 0, INF)
+        self.canonical = parse_regex(r"0|[1-9][0-9]*", pool)
+        self.any_fraction = self.optional_dot(pool.repeat(self.digits, 1, INF))
 
     def digit_range(self, low: int, high: int) -> int:
         if low > high:
             return EMPTY
         return self.pool.byteset(sum(1 << (0x30 + d) for d in range(low, high + 1)))
 
-    def any_fraction(self) -> int:
-        """An optional fraction (or nothing for integers)."""
-        return EPSILON if self.integer else self.rx(r"(\.[0-9]+)?")
+    def lit(self, text: str) -> int:
+        return self.pool.literal(text.encode())
 
-    def zero_fraction(self) -> int:
-        return EPSILON if self.integer else self.rx(r"(\.0+)?")
-
-    def magnitude(self) -> int:
-        return self.pool.concat(self.rx("0|[1-9][0-9]*"), self.any_fraction())
-
-    # --- ranges ---
-
-    def range_expr(self, low: Bound | None, high: Bound | None) -> int:
-        """Numbers without exponent in the range (``None``: unbounded on that side)."""
-        pool = self.pool
-        zero = (Decimal(0), False)
-        nonneg = [self.magnitude_at_least(zero if low is None or low[0] < 0 else low)]
-        if high is not None:
-            nonneg.append(self.magnitude_at_most(high) if high[0] >= 0 else EMPTY)
-        negative = [self.magnitude_at_least(zero if high is None or high[0] > 0 else (-high[0], high[1]))]
-        if low is not None:
-            negative.append(self.magnitude_at_most((-low[0], low[1])) if low[0] <= 0 else EMPTY)
-        return pool.alt([pool.intersect(nonneg), pool.concat(self.lit("-"), pool.intersect(negative))])
-
-    def magnitude_at_least(self, bound: Bound) -> int:
-        """Magnitudes ``>= value`` (``>`` when strict) of a non-negative bound."""
-        value, strict = bound
-        whole, frac = _digits(value)
-        if value == 0 and not strict:
-            return self.magnitude()
-        pool = self.pool
-        above = pool.concat(self.integer_above(whole), self.any_fraction())
-        return pool.alt([above, pool.concat(self.lit(whole), self.fraction_at_least(frac, strict))])
-
-    def magnitude_at_most(self, bound: Bound) -> int:
-        value, strict = bound
-        whole, frac = _digits(value)
-        pool = self.pool
-        below = pool.concat(self.integer_below(whole), self.any_fraction())
-        return pool.alt([below, pool.concat(self.lit(whole), self.fraction_at_most(frac, strict))])
-
-    def integer_above(self, whole: str) -> int:
-        """Canonical integers (no leading zero) greater than ``whole``."""
-        pool = self.pool
-        n = len(whole)
-        branches = [pool.concat(self.rx("[1-9]"), pool.repeat(self.digit_range(0, 9), n, -1))]
-        for k in range(n):
-            digit = int(whole[k])
-            rest = pool.repeat(self.digit_range(0, 9), n - k - 1, n - k - 1)
-            branches.append(pool.concat_all([self.lit(whole[:k]), self.digit_range(digit + 1, 9), rest]))
-        return pool.alt(branches)
-
-    def integer_below(self, whole: str) -> int:
-        """Canonical integers less than ``whole``."""
-        pool = self.pool
-        n = len(whole)
-        if n == 1:
-            return self.digit_range(0, int(whole) - 1)
-        branches = [self.rx("0"), pool.concat(self.rx("[1-9]"), pool.repeat(self.digit_range(0, 9), 0, n - 2))]
-        for k in range(n):
-            first = 1 if k == 0 else 0
-            rest = pool.repeat(self.digit_range(0, 9), n - k - 1, n - k - 1)
-            branches.append(pool.concat_all([self.lit(whole[:k]), self.digit_range(first, int(whole[k]) - 1), rest]))
-        return pool.alt(branches)
-
-    def fraction_at_least(self, frac: str, strict: bool) -> int:
-        """Optional fractions ``.f`` with ``0.f >= 0.frac`` (``>`` when strict)."""
-        pool = self.pool
-        if self.integer:
-            return EPSILON if not frac and not strict else EMPTY
-        if not frac:
-            return self.rx(r"\.[0-9]*[1-9][0-9]*") if strict else self.any_fraction()
-        tail = self.rx("[0-9]*[1-9][0-9]*" if strict else "[0-9]*")
-        branches = [pool.concat(self.lit(frac), tail)]
-        for k in range(len(frac)):
-            branches.append(pool.concat_all([self.lit(frac[:k]), self.digit_range(int(frac[k]) + 1, 9),
-                                             self.rx("[0-9]*")]))
-        return pool.concat(self.lit("."), pool.alt(branches))
-
-    def fraction_at_most(self, frac: str, strict: bool) -> int:
-        """Optional fractions ``.f`` with ``0.f <= 0.frac`` (``<`` when strict)."""
-        pool = self.pool
-        if not frac:
-            return EMPTY if strict else self.zero_fraction()
-        if self.integer:
-            return EPSILON
-        branches = [] if strict else [pool.concat(self.lit(frac), self.rx("0*"))]
-        for k in range(len(frac)):
-            if k:
-                branches.append(self.lit(frac[:k]))
-            branches.append(pool.concat_all([self.lit(frac[:k]), self.digit_range(0, int(frac[k]) - 1),
-                                             self.rx("[0-9]*")]))
-        return pool.alt([EPSILON, pool.concat(self.lit("."), pool.alt(branches))])
-
-    # --- exponents ---
-
-    def signed_exponent_expr(self, low: Bound | None, high: Bound | None) -> int:
-        """Numbers with optional exponent whose bounds are all at zero: the sign decides."""
-        pool = self.pool
-        exponent = pool.alt([EPSILON, self.rx(EXPONENT)])
-        zero = pool.concat(self.rx(r"0(\.0+)?"), exponent)
-        nonzero = pool.concat(self.rx(r"[1-9][0-9]*(\.[0-9]+)?|0\.0*[1-9][0-9]*"), exponent)
-        allow_zero = (low is None or not low[1]) and (high is None or not high[1])
-        signs = [pool.alt([EPSILON, self.lit("-")])] if allow_zero else []
-        branches = [pool.concat(signs[0], zero)] if signs else []
-        if high is None:
-            branches.append(nonzero)
-        if low is None:
-            branches.append(pool.concat(self.lit("-"), nonzero))
-        return pool.alt(branches)
-
-    # --- multipleOf ---
-
-    def multiple_expr(self, step: Decimal, pointer: str) -> int | None:
-        """Numbers without exponent that are integer multiples of ``step``; None when refused."""
-        ratio = Fraction(step)
-        if self.integer:
-            ratio = Fraction(ratio.numerator)
-        scale = 0
-        while (ratio * 10**scale).denominator != 1:
-            scale += 1
-        factor = int(ratio * 10**scale)
-        twos, fives, rest = _two_five(factor)
-        width = max(twos, fives, scale)
-        if rest != 1 or 10**width // factor > MAX_MULTIPLE_TAILS and factor != 1:
-            self.ctx.unsupported("multipleOf", pointer,
-                                 "only steps c/10^t with c a divisor of a small power of ten "
-                                 "(1, 2, 5, 25, 0.5, 0.01, ...) are enforced exactly")
-            return None
-        if factor == 1:
-            body = self.pool.concat(self.rx("0|[1-9][0-9]*"), self.short_fraction(scale))
-        else:
-            body = self.multiple_tails(factor, width, scale)
-        return self.pool.concat(self.rx("-?"), body)
-
-    def short_fraction(self, scale: int) -> int:
-        """Fractions whose digits after position ``scale`` are zeros."""
-        if self.integer or scale == 0:
-            return self.zero_fraction()
-        return self.rx(rf"(\.[0-9]{{1,{scale}}}0*)?")
-
-    def multiple_tails(self, factor: int, width: int, scale: int) -> int:
-        """Magnitudes whose last ``width`` digits (integer digits, then ``scale`` fraction digits)
-        form a multiple of ``factor``."""
-        pool = self.pool
-        by_whole: dict[str, list[int]] = {}
-        for tail in range(0, 10**width, factor):
-            text = str(tail).zfill(width)
-            whole, frac = text[: width - scale], text[width - scale :]
-            by_whole.setdefault(whole, []).append(self.fraction_exactly(frac))
-        branches = []
-        for whole, fracs in by_whole.items():
-            branches.append(pool.concat(self.integer_ending(whole), pool.alt(fracs)))
-        return pool.alt(branches)
-
-    def fraction_exactly(self, frac: str) -> int:
-        """Optional fractions equal to ``0.frac`` (trailing zeros free)."""
-        digits = frac.rstrip("0")
-        if not digits:
-            return self.zero_fraction()
+    def dot(self, fraction_digits: int) -> int:
+        """``.`` then the fraction digits; nothing in integer mode."""
         if self.integer:
             return EMPTY
-        return self.pool.concat(self.lit("." + digits), self.rx("0*"))
+        return self.pool.concat(self.lit("."), fraction_digits)
 
-    def integer_ending(self, tail: str) -> int:
-        """Canonical integers whose last ``len(tail)`` digits, zero-padded, are ``tail``."""
-        pool = self.pool
-        if not tail:
-            return self.rx("0|[1-9][0-9]*")
-        longer = pool.concat(self.rx("[1-9][0-9]*"), self.lit(tail))
-        return pool.alt([longer, self.lit(str(int(tail)))])
+    def optional_dot(self, fraction_digits: int) -> int:
+        return self.pool.alt([EPSILON, self.dot(fraction_digits)])
 
+    # ----- signed bounds ------------------------------------------------------------------
 
-def _two_five(n: int) -> tuple[int, int, int]:
-    twos = fives = 0
-    while n % 2 == 0:
-        n //= 2
-        twos += 1
-    while n % 5 == 0:
-        n //= 5
-        fives += 1
-    return twos, fives, n
+    def at_least(self, bound: Decimal, strict: bool) -> int:
+        """Numbers ``x`` with ``x ≥ bound`` (``>`` when strict)."""
+        positive = self.magnitude_above(bound, strict) if bound >= 0 else self.any_magnitude()
+        negative = self.magnitude_below(-bound, strict) if bound <= 0 else EMPTY
+        if bound == 0:
+            positive, negative = self.with_exponents(positive, negative, strict)
+        return self.signed(positive, negative)
+
+    def at_most(self, bound: Decimal, strict: bool) -> int:
+        """Numbers ``x`` with ``x ≤ bound`` (``<`` when strict)."""
+        positive = self.magnitude_below(bound, strict) if bound >= 0 else EMPTY
+        negative = self.magnitude_above(-bound, strict) if bound <= 0 else self.any_magnitude()
+        if bound == 0:
+            negative, positive = self.with_exponents(negative, positive, strict)
+        return self.signed(positive, negative)
+
+    def with_exponents(self, same_side: int, other_side: int, strict: bool) -> tuple[int, int]:
+        """A zero bound is decided by the sign alone, so exponent forms are exact there too
+        (``minimum: 0`` accepts ``1e-06``): any mantissa on the bound's side, zero on the other
+        when not strict."""
+        if self.integer:
+            return same_side, other_side
+        exponent = parse_regex(r"[eE][+-]?[0-9]+", self.pool)
+        zero = parse_regex(r"0(\.0+)?", self.pool)
+        nonzero = parse_regex(r"0\.[0-9]*[1-9][0-9]*|[1-9][0-9]*(\.[0-9]+)?", self.pool)
+        same = [same_side, self.pool.concat(nonzero, exponent)]
+        other = [other_side]
+        if not strict:
+            same.append(self.pool.concat(zero, exponent))
+            other.append(self.pool.concat(zero, exponent))
+        return self.pool.alt(same), self.pool.alt(other)
+
+    def signed(self, positive: int, negative: int) -> int:
+        return self.pool.alt([positive, self.pool.concat(self.lit("-"), negative)])
+
+    def any_magnitude(self) -> int:
+        return self.pool.concat(self.canonical, self.any_fraction)
+
+    # ----- magnitudes against a non-negative decimal ------------------------------------
+
+    def magnitude_below(self, bound: Decimal, strict: bool) -> int:
+        whole, fraction = split_decimal(bound)
+        if strict:
+            same = self.pool.alt([EPSILON if fraction else EMPTY,
+                                  self.dot(self.fraction_cmp(fraction, below=True, tail=EMPTY, top_eps=False))])
+        else:
+            same = self.optional_dot(self.fraction_cmp(fraction, below=True, tail=self.zeros(0 if fraction else 1), top_eps=False))
+        smaller = self.pool.concat(self.integers_below(whole), self.any_fraction)
+        return self.pool.alt([smaller, self.pool.concat(self.lit(whole), same)])
+
+    def magnitude_above(self, bound: Decimal, strict: bool) -> int:
+        whole, fraction = split_decimal(bound)
+        if strict:
+            nonzero = self.pool.concat_all([self.any_digits, self.digit_range(1, 9), self.any_digits])
+            same = self.dot(self.fraction_cmp(fraction, below=False, tail=nonzero, top_eps=False))
+        elif fraction:
+            same = self.dot(self.fraction_cmp(fraction, below=False, tail=self.any_digits, top_eps=False))
+        else:
+            same = self.any_fraction
+        larger = self.pool.concat(self.integers_above(whole), self.any_fraction)
+        return self.pool.alt([larger, self.pool.concat(self.lit(whole), same)])
+
+    def zeros(self, low: int) -> int:
+        return self.pool.repeat(self.lit("0"), low, INF)
+
+    def fraction_cmp(self, fraction: str, *, below: bool, tail: int, top_eps: bool) -> int:
+        """Digit strings ``s`` whose value ``0.s`` compares with ``0.fraction`` as asked.
+
+        Built from the last digit back: at each digit, a smaller (larger) digit then anything, or
+        the same digit then the comparison of the rest; ``tail`` is the set after all of
+        ``fraction``. Below, stopping early (ε) is smaller, except at the top where a fraction
+        needs at least one digit.
+        """
+        out = tail
+        for index in range(len(fraction) - 1, -1, -1):
+            c = int(fraction[index])
+            other = self.digit_range(0, c - 1) if below else self.digit_range(c + 1, 9)
+            branches = [self.pool.concat(other, self.any_digits), self.pool.concat(self.lit(fraction[index]), out)]
+            if below and (index > 0 or top_eps):
+                branches.append(EPSILON)
+            out = self.pool.alt(branches)
+        return out
+
+    # ----- canonical integers -------------------------------------------------------------
+
+    def integers_below(self, whole: str) -> int:
+        """Integer literals (``0|[1-9][0-9]*``) with a value below ``whole``."""
+        if whole == "0":
+            return EMPTY
+        k = len(whole)
+        branches = [self.lit("0")]
+        if k >= 2:
+            branches.append(self.pool.concat(self.digit_range(1, 9), self.pool.repeat(self.digits, 0, k - 2)))
+        for i in range(k):
+            low = 1 if i == 0 else 0
+            branches.append(self.same_prefix(whole, i, self.digit_range(low, int(whole[i]) - 1)))
+        return self.pool.alt(branches)
+
+    def integers_above(self, whole: str) -> int:
+        """Integer literals with a value above ``whole``."""
+        k = len(whole)
+        longer = self.pool.concat(self.digit_range(1, 9), self.pool.repeat(self.digits, k, INF))
+        branches = [longer]
+        for i in range(k):
+            branches.append(self.same_prefix(whole, i, self.digit_range(int(whole[i]) + 1, 9)))
+        return self.pool.alt(branches)
+
+    def same_prefix(self, whole: str, i: int, digit: int) -> int:
+        rest = self.pool.repeat(self.digits, len(whole) - i - 1, len(whole) - i - 1)
+        return self.pool.concat_all([self.lit(whole[:i]), digit, rest])
+
+    # ----- multipleOf ---------------------------------------------------------------------
+
+    def multiples(self, step: Decimal, lower: Bound | None, upper: Bound | None) -> int | None:
+        """Numbers that are a multiple of ``step``; ``None`` when not expressible."""
+        sign, digits, exponent = step.normalize().as_tuple()
+        unit = int("".join(map(str, digits)))
+        if unit == 1:
+            return self.multiples_of_power(exponent)
+        if unit in (2, 5) and exponent >= 0:
+            return self.multiples_of_small(unit, exponent)
+        if lower is not None and upper is not None:
+            return self.enumerate_multiples(step, lower, upper)
+        return None
+
+    def multiples_of_power(self, exponent: int) -> int:
+        if exponent >= 0:
+            body = rf"0|[1-9][0-9]*0{{{exponent}}}"
+            return self.with_zero_fraction(body)
+        if self.integer:
+            return parse_regex(JSON_INTEGER, self.pool)
+        return parse_regex(rf"-?(0|[1-9][0-9]*)(\.[0-9]{{1,{-exponent}}}0*)?", self.pool)
+
+    def multiples_of_small(self, unit: int, exponent: int) -> int:
+        last = "02468" if unit == 2 else "05"
+        body = rf"0|[1-9][0-9]*[{last}]0{{{exponent}}}|[{last[1:]}]0{{{exponent}}}"
+        return self.with_zero_fraction(body)
+
+    def with_zero_fraction(self, body: str) -> int:
+        fraction = "" if self.integer else r"(\.0+)?"
+        return parse_regex(rf"-?({body}){fraction}", self.pool)
+
+    def enumerate_multiples(self, step: Decimal, lower: Bound, upper: Bound) -> int | None:
+        with localcontext() as context:
+            context.prec = 200
+            first = (lower[0] / step).to_integral_value(rounding="ROUND_CEILING")
+            last = (upper[0] / step).to_integral_value(rounding="ROUND_FLOOR")
+            if last - first + 1 > MAX_ENUMERATED:
+                return None
+            values = [k * step for k in range(int(first), int(last) + 1)]
+        values = [v for v in values if not (lower[1] and v == lower[0]) and not (upper[1] and v == upper[0])]
+        if self.integer:
+            values = [v for v in values if v == v.to_integral_value()]
+        return self.pool.alt([self.written(v) for v in values])
+
+    def written(self, value: Decimal) -> int:
+        """Every way to write ``value`` without exponent (trailing fraction zeros allowed)."""
+        whole, fraction = split_decimal(abs(value))
+        if fraction:
+            body = self.pool.concat_all([self.lit(whole), self.dot(self.lit(fraction)), self.pool.repeat(self.lit("0"), 0, INF)])
+            if self.integer:
+                body = EMPTY
+        else:
+            body = self.pool.concat(self.lit(whole), self.optional_dot(self.zeros(1)))
+        if value == 0:
+            return self.pool.alt([body, self.pool.concat(self.lit("-"), body)])
+        return self.pool.concat(self.lit("-"), body) if value < 0 else body

@@ -1,186 +1,287 @@
 """JSON Schema strings: the lexeme of one JSON string value (quotes included) for a schema.
 
-``minLength``/``maxLength`` (code points), ``pattern`` (ECMA-262, unanchored) and ``format`` are
-constraints on the *decoded* value. Each becomes a UTF-8 expression over the decoded value; their
-intersection is then encoded (:func:`encode_json_body`) into the JSON text between the quotes.
-
-The encoding substitutes every byte of the decoded language by the ways JSON can write it: raw for
-an ordinary byte (all of a multi-byte UTF-8 sequence is ordinary), ``\\"`` ``\\\\`` ``\\n``... or
-``\\u00XX`` for ``"``, ``\\`` and the controls, raw or ``\\/`` for ``/``. The encodings form a prefix
-code with one decoding, so the substitution commutes with concatenation, union, repetition and
-intersection, and lengths and patterns keep counting decoded characters. A constrained string
-does not accept ``\\uXXXX`` for other characters (the character itself is written instead).
+The keywords constrain the *decoded* value, the lexeme matches the JSON *text*. So the value is
+described first, as an expression over the UTF-8 of its code points: ``pattern`` (ECMA-262,
+unanchored, :mod:`.ecma`) ∩ ``minLength``/``maxLength`` (counted in code points) ∩ ``format``
+(:mod:`.formats`). Then :func:`json_encoded` maps that expression, node by node, to the JSON
+text of the same values: each ASCII byte becomes the alternatives of its spellings (raw where
+JSON allows it, ``\\"`` ``\\\\`` ``\\/`` ``\\b\\f\\n\\r\\t``, ``\\u00XX`` in any hex case), each
+multi-byte character raw UTF-8 or ``\\uXXXX`` (a surrogate pair beyond U+FFFF). The spellings
+form a prefix code, so the map commutes with concatenation, union, repetition and intersection,
+and ``~A`` maps to ``~h(A) ∩ h(any)``: lengths and patterns keep counting decoded characters.
 """
 
 from __future__ import annotations
 
-from ...errors import GrammarError, UnsupportedError
-from ...regex.expr import EMPTY, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
+from ...errors import GrammarError
+from ...regex.expr import ALL_BYTES, EMPTY, EPSILON, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
 from ...regex.syntax import parse_regex
+from ...regex.utf8 import MAX_CODE_POINT, normalize, ranges_to_expr
 from .context import SchemaContext
-from .ecma import any_char, pattern_expr
+from .ecma import ecma_pattern_expr
 from .formats import format_expr
+from .lengths import within_length
 
 # One JSON string, quotes included: unescaped characters other than controls, or an escape.
 JSON_STRING = r'"([^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"'
 
-SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x08: b"\\b", 0x0C: b"\\f", 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t"}
-ESCAPED_BYTES = sum(1 << b for b in range(0x20)) | (1 << 0x22) | (1 << 0x5C)
-SLASH = 0x2F
-STRING_KEYWORDS = ("minLength", "maxLength", "pattern", "format")
+STRING_KEYWORDS = ("minLength", "maxLength", "pattern", "format", "contentEncoding", "contentMediaType")
+SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x2F: b"\\/", 0x08: b"\\b", 0x0C: b"\\f",
+                 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t"}
+RAW_BYTES = ALL_BYTES & ~((1 << 0x20) - 1) & ~(1 << 0x22) & ~(1 << 0x5C)
+MAX_COUNTED_LENGTH = 256
 
 
 def string_expr(ctx: SchemaContext, schema: dict, pointer: str) -> int:
     """The pool expression of every JSON string (with its quotes) valid under ``schema``'s string
     keywords; other keywords of ``schema`` are ignored here."""
     pool = ctx.pool
-    parts = [part for part in (_length_expr(ctx, schema, pointer), _pattern_part(ctx, schema, pointer),
-                               _format_part(ctx, schema, pointer)) if part is not None]
-    if not parts:
+    parts = []
+    low = length_of(schema, "minLength", pointer, 0)
+    high = length_of(schema, "maxLength", pointer, INF)
+    if high != INF and high < low:
+        return EMPTY
+    if "pattern" in schema:
+        parts.append(pattern_value(ctx, schema["pattern"], f"{pointer}/pattern"))
+    if "format" in schema:
+        found = format_expr(ctx, schema["format"], f"{pointer}/format")
+        if found is not None:
+            parts.append(found)
+    for keyword in ("contentEncoding", "contentMediaType"):
+        if keyword in schema:
+            ctx.warnings.append(f"{pointer}/{keyword}: annotation only, not enforced")
+    if not parts and low == 0 and high == INF:
         return parse_regex(JSON_STRING, pool)
-    parts.append(pool.star(any_char(pool)))
+    value = value_expr(ctx, parts, low, high, pointer)
     quote = pool.literal(b'"')
-    return pool.concat_all([quote, encode_json_body(pool, pool.intersect(parts)), quote])
+    return pool.concat_all([quote, json_encoded(pool, value), quote])
 
 
-# ----- keywords -------------------------------------------------------------------------------
+
+def value_expr(ctx: SchemaContext, parts: list[int], low: int, high: int, pointer: str) -> int:
+    """The intersection of ``parts`` and the length limits, with the limits moved into the
+    expression when it allows (:func:`.lengths.within_length`)."""
+    pool = ctx.pool
+    if low == 0 and high == INF:
+        return pool.intersect(parts)
+    if not parts:
+        return length_value(ctx, low, high, pointer)
+    if len(parts) == 1:
+        found = within_length(pool, parts[0], low, high)
+        if found is not None:
+            return found
+    if max(low, high) > MAX_COUNTED_LENGTH:
+        keyword = "maxLength" if high > MAX_COUNTED_LENGTH else "minLength"
+        ctx.unsupported(keyword, f"{pointer}/{keyword}",
+                        f"a length above {MAX_COUNTED_LENGTH} together with this pattern or format "
+                        "would need a DFA state per counted character")
+        return pool.intersect(parts)
+    return pool.intersect(parts + [length_value(ctx, low, high, pointer)])
 
 
-def _length_expr(ctx: SchemaContext, schema: dict, pointer: str) -> int | None:
-    low = _count(schema, "minLength", pointer)
-    high = _count(schema, "maxLength", pointer)
-    if low is None and high is None:
-        return None
-    low = low or 0
-    if high is not None and high < low:
-        return EMPTY  # no string fits
-    return ctx.pool.repeat(any_char(ctx.pool), low, INF if high is None else high)
-
-
-def _count(schema: dict, keyword: str, pointer: str) -> int | None:
+def length_of(schema: dict, keyword: str, pointer: str, default: int) -> int:
     if keyword not in schema:
-        return None
+        return default
     value = schema[keyword]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 0:
-        raise GrammarError(f"{keyword} must be a non-negative integer, got {value!r}", pointer=f"{pointer}/{keyword}")
-    return int(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise GrammarError(f"{keyword} must be a non-negative integer, got {value!r}",
+                           pointer=f"{pointer}/{keyword}")
+    return value
 
 
-def _pattern_part(ctx: SchemaContext, schema: dict, pointer: str) -> int | None:
-    if "pattern" not in schema:
-        return None
-    pattern = schema["pattern"]
-    where = f"{pointer}/pattern"
+def any_char(pool: ExprPool) -> int:
+    return ranges_to_expr(pool, normalize([(0, MAX_CODE_POINT)]))
+
+
+def any_value(pool: ExprPool) -> int:
+    return pool.repeat(any_char(pool), 0, INF)
+
+
+def length_value(ctx: SchemaContext, low: int, high: int, pointer: str) -> int:
+    """Any ``low..high`` code points. Large bounds cost nothing until a long string is written:
+    the DFA then has a few states per counted character, within ``Limits.max_dfa_states``."""
+    return ctx.pool.repeat(any_char(ctx.pool), low, high)
+
+
+def pattern_value(ctx: SchemaContext, pattern: object, pointer: str) -> int:
     if not isinstance(pattern, str):
-        raise GrammarError(f"pattern must be a string, got {pattern!r}", pointer=where)
+        raise GrammarError(f"pattern must be a string, got {pattern!r}", pointer=pointer)
     try:
-        return pattern_expr(pattern, ctx.pool)
-    except UnsupportedError as exc:
-        if ctx.lenient:
-            ctx.unsupported("pattern", where, exc.message)
-            return None
-        raise UnsupportedError(exc.feature, f"unsupported JSON Schema keyword 'pattern': {exc.message}",
-                               source=pattern, offset=_offset(pattern, exc), pointer=where) from exc
-    except GrammarError as exc:
-        raise GrammarError(exc.message, source=pattern, offset=_offset(pattern, exc), pointer=where) from exc
+        return ecma_pattern_expr(pattern, ctx.pool)
+    except GrammarError as error:
+        error.pointer = pointer
+        error.args = (error._render(),)
+        if hasattr(error, "feature"):
+            ctx.unsupported("pattern", pointer, str(error))
+            return any_value(ctx.pool)
+        raise
 
 
-def _offset(source: str, exc: GrammarError) -> int | None:
-    if exc.line is None or exc.column is None:
-        return None
-    lines = source.split("\n")
-    return sum(len(line) + 1 for line in lines[: exc.line - 1]) + exc.column - 1
-
-
-def _format_part(ctx: SchemaContext, schema: dict, pointer: str) -> int | None:
-    if "format" not in schema:
-        return None
-    name = schema["format"]
-    if not isinstance(name, str):
-        raise GrammarError(f"format must be a string, got {name!r}", pointer=f"{pointer}/format")
-    return format_expr(ctx, name, f"{pointer}/format")
-
-
-# ----- encoding -------------------------------------------------------------------------------
-
-
-def encode_json_body(pool: ExprPool, decoded: int) -> int:
-    """The JSON string bodies (between the quotes) whose decoded UTF-8 value is in ``decoded``."""
-    return _Encoder(pool).encode(decoded)
+def json_encoded(pool: ExprPool, value: int) -> int:
+    """The JSON string bodies (no quotes) whose decoded UTF-8 is in ``value``."""
+    return _Encoder(pool).encode(value)
 
 
 class _Encoder:
     def __init__(self, pool: ExprPool) -> None:
         self.pool = pool
-        self.done: dict[int, int] = {}
-        self.byte_cache: dict[int, int] = {}
+        self.memo: dict[int, int] = {}
+        self.any_body: int | None = None
 
-    def encode(self, root: int) -> int:
+    def encode(self, e: int) -> int:
+        found = self.memo.get(e)
+        if found is None:
+            found = self._encode(e)
+            self.memo[e] = found
+        return found
+
+    def _encode(self, e: int) -> int:
         pool = self.pool
-        stack = [root]
-        while stack:
-            e = stack[-1]
-            if e in self.done:
-                stack.pop()
-                continue
-            kind = pool.kind[e]
-            children = [c for c in self.children(e) if c not in self.done]
-            if children:
-                stack.extend(children)
-                continue
-            stack.pop()
-            self.done[e] = self.rebuild(e, kind)
-        return self.done[root]
-
-    def children(self, e: int) -> tuple[int, ...]:
-        kind = self.pool.kind[e]
-        args = self.pool.args[e]
-        if kind in (K_CONCAT, K_OR, K_AND):
-            return args
-        if kind in (K_NOT, K_REPEAT):
-            return (args[0],)
-        return ()
-
-    def rebuild(self, e: int, kind: int) -> int:
-        pool = self.pool
-        args = pool.args[e]
-        done = self.done
+        kind, args = pool.kind[e], pool.args[e]
         if kind == K_BYTES:
             return self.encode_bytes(args[0])
         if kind == K_CONCAT:
-            return pool.concat(done[args[0]], done[args[1]])
+            items = []
+            while pool.kind[e] == K_CONCAT:
+                head, e = pool.args[e]
+                items.append(head)
+            return pool.concat_all(self.encode_chain(items + [e]))
         if kind == K_OR:
-            return pool.alt([done[x] for x in args])
+            return pool.alt([self.encode(x) for x in args])
         if kind == K_AND:
-            return pool.intersect([done[x] for x in args])
+            return pool.intersect([self.encode(x) for x in args])
         if kind == K_NOT:
-            valid = pool.star(self.encode(any_char(pool)))
-            return pool.intersect([valid, pool.complement(done[args[0]])])
+            return pool.intersect([pool.complement(self.encode(args[0])), self.everything()])
         if kind == K_REPEAT:
-            return pool.repeat(done[args[0]], args[1], args[2])
-        return e  # ∅ and ε encode to themselves
+            inner, low, high = args
+            return pool.repeat(self.encode(inner), low, high)
+        return e
+
+    def everything(self) -> int:
+        if self.any_body is None:
+            self.any_body = self.pool.repeat(self.encode(any_char(self.pool)), 0, INF)
+        return self.any_body
+
+    def encode_chain(self, items: list[int]) -> list[int]:
+        """Encode a concatenation, taking each multi-byte character (a lead byte class followed
+        by its continuation classes) as one unit, so it can also be written ``\\uXXXX``."""
+        out = []
+        i = 0
+        while i < len(items):
+            span = self.character_at(items, i)
+            if span is None:
+                out.append(self.encode(items[i]))
+                i += 1
+                continue
+            width, low, high = span
+            raw = self.pool.concat_all(items[i : i + width])
+            out.append(self.pool.alt([raw, unicode_escapes(self.pool, low, high)]))
+            i += width
+        return out
+
+    def character_at(self, items: list[int], i: int) -> tuple[int, int, int] | None:
+        """(bytes, first, last code point) when ``items[i:]`` starts with byte classes that
+        spell exactly the code points first..last; else None."""
+        ranges = []
+        for offset in range(4):
+            if i + offset >= len(items) or self.pool.kind[items[i + offset]] != K_BYTES:
+                return None
+            found = contiguous(self.pool.args[items[i + offset]][0])
+            if found is None:
+                return None
+            ranges.append(found)
+            width = utf8_width(ranges[0][0])
+            if width is None or utf8_width(ranges[0][1]) != width:
+                return None
+            if len(ranges) == width:
+                break
+        if width < 2 or any(not 0x80 <= a <= b <= 0xBF for a, b in ranges[1:]):
+            return None
+        try:
+            low = ord(bytes(a for a, _ in ranges).decode("utf-8"))
+            high = ord(bytes(b for _, b in ranges).decode("utf-8"))
+        except UnicodeDecodeError:
+            return None
+        size = 1
+        for a, b in ranges:
+            size *= b - a + 1
+        return (width, low, high) if size == high - low + 1 else None
 
     def encode_bytes(self, mask: int) -> int:
-        found = self.byte_cache.get(mask)
-        if found is None:
-            pool = self.pool
-            branches = [pool.byteset(mask & ~ESCAPED_BYTES)]
-            for byte in range(0x60):
-                if (mask >> byte) & 1 and ((ESCAPED_BYTES >> byte) & 1 or byte == SLASH):
-                    branches.append(self.escapes(byte))
-            found = pool.alt(branches)
-            self.byte_cache[mask] = found
-        return found
-
-    def escapes(self, byte: int) -> int:
         pool = self.pool
-        if byte == SLASH:
-            return pool.literal(b"\\/")
-        forms = [pool.literal(SHORT_ESCAPES[byte])] if byte in SHORT_ESCAPES else []
-        high, low = f"{byte:02x}"
-        forms.append(pool.concat_all([pool.literal(b"\\u00"), _hex_digit(pool, high), _hex_digit(pool, low)]))
-        return pool.alt(forms)
+        branches = [pool.byteset(mask & RAW_BYTES)]
+        for byte, text in SHORT_ESCAPES.items():
+            if (mask >> byte) & 1:
+                branches.append(pool.literal(text))
+        unicode = []
+        for high_nibble in range(8):
+            lows = (mask >> (16 * high_nibble)) & 0xFFFF
+            if lows:
+                unicode.append(pool.concat(pool.literal(b"%x" % high_nibble), hex_digits(pool, lows)))
+        if unicode:
+            branches.append(pool.concat(pool.literal(b"\\u00"), pool.alt(unicode)))
+        return pool.alt(branches)
 
 
-def _hex_digit(pool: ExprPool, digit: str) -> int:
-    return pool.byteset(sum(1 << ord(c) for c in {digit, digit.upper()}))
+def hex_digits(pool: ExprPool, nibbles: int) -> int:
+    mask = 0
+    for value in range(16):
+        if (nibbles >> value) & 1:
+            for char in {f"{value:x}", f"{value:X}"}:
+                mask |= 1 << ord(char)
+    return pool.byteset(mask)
+
+
+
+def contiguous(mask: int) -> tuple[int, int] | None:
+    """(first, last) byte of a byte class that is one interval; None otherwise."""
+    low = (mask & -mask).bit_length() - 1
+    high = mask.bit_length() - 1
+    return (low, high) if mask >> low == (1 << (high - low + 1)) - 1 else None
+
+
+def utf8_width(lead: int) -> int | None:
+    for width, (low, high) in enumerate(((0x00, 0x7F), (0xC2, 0xDF), (0xE0, 0xEF), (0xF0, 0xF4)), 1):
+        if low <= lead <= high:
+            return width
+    return None
+
+
+def unicode_escapes(pool: ExprPool, low: int, high: int) -> int:
+    """``\\uXXXX`` spellings (any hex case) of the code points low..high; astral ones as
+    surrogate pairs."""
+    branches = []
+    if low <= 0xFFFF:
+        branches.append(pool.concat(pool.literal(b"\\u"), hex_range(pool, low, min(high, 0xFFFF), 4)))
+    if high > 0xFFFF:
+        first, last = max(low, 0x10000) - 0x10000, high - 0x10000
+        for top in range(first >> 10, (last >> 10) + 1):
+            lows = (max(first, top << 10) & 0x3FF, min(last, (top << 10) | 0x3FF) & 0x3FF)
+            branches.append(pool.concat_all([
+                pool.literal(b"\\u"), hex_range(pool, 0xD800 + top, 0xD800 + top, 4),
+                pool.literal(b"\\u"), hex_range(pool, 0xDC00 + lows[0], 0xDC00 + lows[1], 4)]))
+    return pool.alt(branches)
+
+
+def hex_range(pool: ExprPool, low: int, high: int, width: int) -> int:
+    """Every ``width``-digit hex spelling (either case) of the numbers low..high."""
+    if width == 0:
+        return EPSILON
+    shift = 4 * (width - 1)
+    full = (1 << shift) - 1
+    top_low, top_high = low >> shift, high >> shift
+    if top_low == top_high:
+        return pool.concat(hex_digits(pool, 1 << top_low), hex_range(pool, low & full, high & full, width - 1))
+    branches = []
+    if low & full:
+        branches.append(pool.concat(hex_digits(pool, 1 << top_low), hex_range(pool, low & full, full, width - 1)))
+        top_low += 1
+    if high & full != full:
+        branches.append(pool.concat(hex_digits(pool, 1 << top_high), hex_range(pool, 0, high & full, width - 1)))
+        top_high -= 1
+    if top_low <= top_high:
+        middle = sum(1 << d for d in range(top_low, top_high + 1))
+        branches.append(pool.concat(hex_digits(pool, middle), hex_range(pool, 0, full, width - 1)))
+    return pool.alt(branches)
