@@ -26,7 +26,6 @@ from .context import SchemaContext
 
 JSON_INTEGER = r"-?(0|[1-9][0-9]*)"
 JSON_NUMBER = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?"
-EXPONENT = r"[eE][+-]?[0-9]+"
 
 NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 MAX_ENUMERATED = 2_000
