@@ -14,6 +14,7 @@ numbers would be tokenized differently from the original model's ``tokenizer.jso
 from __future__ import annotations
 
 import importlib.util
+from contextlib import contextmanager
 import os
 import shutil
 import sys
@@ -142,9 +143,24 @@ def load_default_model(folder: str | os.PathLike[str] | None = None, *, quiet: b
     tokenizer = AutoTokenizer.from_pretrained(path)
     if not getattr(tokenizer, "chat_template", None):
         tokenizer.chat_template = CHATML_TEMPLATE
-    model = AutoModelForCausalLM.from_pretrained(path)
+    with _quiet_progress():
+        model = AutoModelForCausalLM.from_pretrained(path)
     model.eval()
     return model, tokenizer
+
+
+@contextmanager
+def _quiet_progress():
+    """No progress bar for a load that takes a fraction of a second."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
 
 
 def chat_prompt(tokenizer: Any, user: str, system: str | None = None) -> str:

