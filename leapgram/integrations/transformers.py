@@ -122,7 +122,11 @@ class LeapgramLogitsProcessor(LogitsProcessor):
 
 @dataclass
 class GenerationStats:
-    """Counters and timers of :func:`generate` (summed over prompts with ``+``)."""
+    """Counters and timers of :func:`generate` (summed over prompts with ``+``).
+
+    ``model_seconds`` is all forward passes, ``prefill_seconds`` the first one (the prompt, with
+    any tokens fast-forwarded before the first sample), ``mask_seconds`` the matcher's work
+    (masks, fast-forward tokens), ``total_seconds`` the whole call for the prompt."""
 
     prompt_tokens: int = 0
     forward_passes: int = 0
@@ -130,6 +134,7 @@ class GenerationStats:
     fast_forwarded_tokens: int = 0
     mask_seconds: float = 0.0
     model_seconds: float = 0.0
+    prefill_seconds: float = 0.0
     total_seconds: float = 0.0
 
     @property
@@ -343,10 +348,13 @@ class _Decoder:
         ids = torch.tensor([state.pending], dtype=torch.long)
         with torch.inference_mode():
             out = self.model(input_ids=ids, past_key_values=state.cache, use_cache=True, logits_to_keep=1)
+        elapsed = time.perf_counter() - began
+        if state.cache is None:
+            stats.prefill_seconds += elapsed
         state.cache = out.past_key_values
         state.pending = []
         stats.forward_passes += 1
-        stats.model_seconds += time.perf_counter() - began
+        stats.model_seconds += elapsed
         return out.logits[0, -1].float().clone()
 
 

@@ -1,0 +1,159 @@
+"""End-to-end constrained generation with the embedded SmolLM2-135M-Instruct (CPU, greedy).
+
+The two workloads of SGLang's jump-forward benchmark (LMSYS, "Fast JSON Decoding for Local LLMs
+with Compressed Finite State Machine", 2024):
+
+* character: a Harry Potter character as JSON (name, house enum, blood status enum, occupation
+  enum, a nested wand object with wood, core and a numeric length, alive enum, patronus), one
+  short prompt per character;
+* city: a city's facts (name, country, latitude, longitude, population, top 3 landmarks)
+  extracted as JSON from a passage of about 1,000 tokens (benchmarks/data/passages/).
+
+Each prompt runs in three modes: unconstrained, constrained without jump-forward and constrained
+with jump-forward, interleaved prompt by prompt. Reported per mode: wall time, output tokens per
+second, forward passes, outputs that parse and validate against the schema; then the ratios and
+whether greedy outputs are identical with and without jump-forward. The schemas are
+benchmarks/data/{character,city}.json; while leapgram has no ``Grammar.from_json_schema`` the
+equivalent Lark grammars beside them are used (the report says which).
+
+    PYTHONPATH=. python benchmarks/bench_generate.py [--characters 20] [--cities 5] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+import leapgram
+from leapgram.integrations.smollm2 import chat_prompt, load_default_model
+from leapgram.integrations.transformers import GenerationStats, generate, vocabulary_of
+
+DATA = Path(__file__).resolve().parent / "data"
+
+CHARACTERS = [
+    "Harry Potter", "Hermione Granger", "Ron Weasley", "Albus Dumbledore", "Severus Snape",
+    "Rubeus Hagrid", "Draco Malfoy", "Ginny Weasley", "Fred Weasley", "George Weasley",
+    "Neville Longbottom", "Luna Lovegood", "Minerva McGonagall", "Sirius Black", "Remus Lupin",
+    "Bellatrix Lestrange", "Lord Voldemort", "Cedric Diggory", "Cho Chang", "Nymphadora Tonks",
+    "Dolores Umbridge", "Kingsley Shacklebolt", "Lucius Malfoy", "Molly Weasley",
+]
+CHARACTER_PROMPT = ("{name} is a character in Harry Potter. Please fill in the following information about this "
+                    "character as JSON: name, house, blood status, occupation, wand (wood, core, length), alive "
+                    "and patronus.")
+CITY_PROMPT = ("{passage}\n\nFrom the passage above, extract the city's name, country, latitude, longitude, "
+               "population and top 3 landmarks as JSON.")
+MODES = ("unconstrained", "constrained", "jump-forward")
+
+
+def load_grammar(name: str) -> tuple[leapgram.Grammar, str]:
+    schema_file = DATA / f"{name}.json"
+    from_schema = getattr(leapgram.Grammar, "from_json_schema", None)
+    if from_schema is not None:
+        return from_schema(schema_file.read_text()), f"JSON Schema {schema_file.name}"
+    lark_file = schema_file.with_suffix(".lark")
+    return leapgram.Grammar.from_lark(lark_file.read_text()), f"Lark fallback {lark_file.name}"
+
+
+def workload_prompts(name: str, tokenizer, count: int) -> list[str]:
+    if name == "character":
+        return [chat_prompt(tokenizer, CHARACTER_PROMPT.format(name=n)) for n in CHARACTERS[:count]]
+    passages = sorted((DATA / "passages").glob("*.txt"))[:count]
+    return [chat_prompt(tokenizer, CITY_PROMPT.format(passage=p.read_text().strip())) for p in passages]
+
+
+def schema_valid(text: str, schema: dict) -> bool:
+    """Whether the first ``{`` ... last ``}`` of ``text`` is JSON that validates against ``schema``."""
+    import jsonschema
+
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end < start:
+        return False
+    try:
+        jsonschema.validate(json.loads(text[start:end + 1]), schema)
+    except (ValueError, jsonschema.ValidationError):
+        return False
+    return True
+
+
+def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int) -> dict:
+    grammar, grammar_source = load_grammar(name)
+    schema = json.loads((DATA / f"{name}.json").read_text())
+    prompts = workload_prompts(name, tokenizer, count)
+    began = time.perf_counter()
+    compiled = leapgram.compile(grammar, vocabulary_of(tokenizer))
+    leapgram.Matcher(compiled).compute_mask()
+    ttfm = time.perf_counter() - began
+    generate(model, tokenizer, prompts[:1], compiled, max_new_tokens=8)  # warm-up, not timed
+    totals = {mode: GenerationStats() for mode in MODES}
+    valid = dict.fromkeys(MODES, 0)
+    identical = 0
+    lengths = []
+    for index, prompt in enumerate(prompts):
+        outputs = {}
+        for mode in MODES:
+            constraint = None if mode == "unconstrained" else compiled
+            result = generate(model, tokenizer, [prompt], constraint, max_new_tokens=max_new_tokens,
+                              jump_forward=mode == "jump-forward")[0]
+            outputs[mode] = result
+            totals[mode] = totals[mode] + result.stats
+            valid[mode] += schema_valid(result.text, schema)
+        identical += outputs["constrained"].tokens == outputs["jump-forward"].tokens
+        lengths.append(outputs["constrained"].stats.prompt_tokens)
+        print(f"  [{name} {index + 1}/{len(prompts)}] {outputs['jump-forward'].text[:150]}", file=sys.stderr)
+    return {"workload": name, "grammar": grammar_source, "prompts": len(prompts), "ttfm_s": ttfm,
+            "mean_prompt_tokens": sum(lengths) / len(lengths), "max_new_tokens": max_new_tokens,
+            "identical_greedy": identical, "valid": valid,
+            "stats": {mode: totals[mode].as_dict() for mode in MODES}}
+
+
+def report(result: dict) -> None:
+    stats, n = result["stats"], result["prompts"]
+    print(f"\n== {result['workload']}: {n} prompts (mean prompt {result['mean_prompt_tokens']:.0f} tokens), "
+          f"{result['grammar']}, compile + first mask {result['ttfm_s'] * 1000:.0f} ms")
+    print(f"{'mode':<14}{'wall s':>8}{'prefill':>8}{'out tok':>9}{'tok/s':>7}{'fwd':>6}{'sampled':>8}{'ff':>6}"
+          f"{'mask ms':>9}{'model s':>9}{'valid':>8}")
+    for mode in MODES:
+        s = stats[mode]
+        rate = s["output_tokens"] / s["total_seconds"]
+        cells = (f"{s['total_seconds']:>8.2f}{s['prefill_seconds']:>8.2f}{s['output_tokens']:>9}{rate:>7.1f}",
+                 f"{s['forward_passes']:>6}{s['sampled_tokens']:>8}{s['fast_forwarded_tokens']:>6}",
+                 f"{s['mask_seconds'] * 1000:>9.0f}{s['model_seconds']:>9.2f}{result['valid'][mode]:>5}/{n}")
+        print(f"{mode:<14}" + "".join(cells))
+    plain, jump, free = stats["constrained"], stats["jump-forward"], stats["unconstrained"]
+    per_token = lambda s: (s["total_seconds"] - s["prefill_seconds"]) / max(1, s["output_tokens"])  # noqa: E731
+    print(f"forward passes no-JF / JF: {plain['forward_passes'] / max(1, jump['forward_passes']):.2f}   "
+          f"wall no-JF / JF: {plain['total_seconds'] / jump['total_seconds']:.2f}   "
+          f"per-token time (after prefill) constrained-no-JF / unconstrained: {per_token(plain) / per_token(free):.2f}   "
+          f"greedy identical with and without JF: {result['identical_greedy']}/{n}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--characters", type=int, default=20, help="character prompts (default 20)")
+    parser.add_argument("--cities", type=int, default=5, help="city passages (default 5)")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "out" / "generate.json"))
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    model, tokenizer = load_default_model()
+    print(f"model: SmolLM2-135M-Instruct (float32, CPU, {args.threads} thread(s)), leapgram has "
+          f"fast_forward_tokens: {hasattr(leapgram.Matcher, 'fast_forward_tokens')}, heal_prompt: "
+          f"{hasattr(leapgram, 'heal_prompt')}")
+    results = []
+    for name, count, limit in (("character", args.characters, 200), ("city", args.cities, 160)):
+        if count > 0:
+            results.append(run_workload(name, model, tokenizer, count, limit))
+            report(results[-1])
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=2))
+    print(f"\nwritten to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
