@@ -42,9 +42,9 @@ CHARACTERS = [
     "Bellatrix Lestrange", "Lord Voldemort", "Cedric Diggory", "Cho Chang", "Nymphadora Tonks",
     "Dolores Umbridge", "Kingsley Shacklebolt", "Lucius Malfoy", "Molly Weasley",
 ]
-CHARACTER_PROMPT = ("{name} is a character in Harry Potter. Please fill in the following information about this "
-                    "character as JSON: name, house, blood status, occupation, wand (wood, core, length), alive "
-                    "and patronus.")
+CHARACTER_PROMPT = ("{name} is a character in Harry Potter. Please fill in the following information about "
+                    "this character as JSON: name, house, blood status, occupation, wand (wood, core, "
+                    "length), alive and patronus.")
 CITY_PROMPT = ("{passage}\n\nFrom the passage above, extract the city's name, country, latitude, longitude, "
                "population and top 3 landmarks as JSON.")
 MODES = ("unconstrained", "constrained", "jump-forward")
@@ -115,8 +115,8 @@ def report(result: dict) -> None:
     stats, n = result["stats"], result["prompts"]
     print(f"\n== {result['workload']}: {n} prompts (mean prompt {result['mean_prompt_tokens']:.0f} tokens), "
           f"{result['grammar']}, compile + first mask {result['ttfm_s'] * 1000:.0f} ms")
-    print(f"{'mode':<14}{'wall s':>8}{'prefill':>8}{'out tok':>9}{'tok/s':>7}{'fwd':>6}{'sampled':>8}{'ff':>6}"
-          f"{'mask ms':>9}{'model s':>9}{'valid':>8}")
+    print(f"{'mode':<14}{'wall s':>8}{'prefill':>8}{'out tok':>9}{'tok/s':>7}{'fwd':>6}{'sampled':>8}"
+          f"{'ff':>6}{'mask ms':>9}{'model s':>9}{'valid':>8}")
     for mode in MODES:
         s = stats[mode]
         rate = s["output_tokens"] / s["total_seconds"]
@@ -125,10 +125,14 @@ def report(result: dict) -> None:
                  f"{s['mask_seconds'] * 1000:>9.0f}{s['model_seconds']:>9.2f}{result['valid'][mode]:>5}/{n}")
         print(f"{mode:<14}" + "".join(cells))
     plain, jump, free = stats["constrained"], stats["jump-forward"], stats["unconstrained"]
-    per_token = lambda s: (s["total_seconds"] - s["prefill_seconds"]) / max(1, s["output_tokens"])  # noqa: E731
+
+    def per_token(s: dict) -> float:
+        return (s["total_seconds"] - s["prefill_seconds"]) / max(1, s["output_tokens"])
+
     print(f"forward passes no-JF / JF: {plain['forward_passes'] / max(1, jump['forward_passes']):.2f}   "
           f"wall no-JF / JF: {plain['total_seconds'] / jump['total_seconds']:.2f}   "
-          f"per-token time (after prefill) constrained-no-JF / unconstrained: {per_token(plain) / per_token(free):.2f}   "
+          "per-token time after prefill, constrained-no-JF / unconstrained: "
+          f"{per_token(plain) / per_token(free):.2f}   "
           f"greedy identical with and without JF: {result['identical_greedy']}/{n}")
 
 

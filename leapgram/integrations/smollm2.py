@@ -129,7 +129,8 @@ def is_converted(folder: Path) -> bool:
     return marker.is_file() and marker.read_text().strip() == _FORMAT
 
 
-def load_default_model(folder: str | os.PathLike[str] | None = None, *, quiet: bool = False) -> tuple[Any, Any]:
+def load_default_model(folder: str | os.PathLike[str] | None = None, *,
+                       quiet: bool = False) -> tuple[Any, Any]:
     """``(model, tokenizer)`` of SmolLM2-135M-Instruct, in eval mode on the CPU.
 
     ``folder`` is a converted model folder; by default :func:`cache_dir`, converted from the
@@ -165,7 +166,8 @@ def _quiet_progress():
 
 def chat_prompt(tokenizer: Any, user: str, system: str | None = None) -> str:
     """``user`` (and ``system``) as a chat prompt ending where the assistant's answer starts."""
-    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+    messages = [{"role": "system", "content": system}] if system else []
+    messages.append({"role": "user", "content": user})
     template = getattr(tokenizer, "chat_template", None) or CHATML_TEMPLATE
     return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True,
                                          chat_template=template)

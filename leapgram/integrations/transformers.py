@@ -146,7 +146,8 @@ class GenerationStats:
         return GenerationStats(*(getattr(self, f) + getattr(other, f) for f in self.__dataclass_fields__))
 
     def as_dict(self) -> dict[str, float]:
-        return {**{f: getattr(self, f) for f in self.__dataclass_fields__}, "output_tokens": self.output_tokens}
+        fields = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        return {**fields, "output_tokens": self.output_tokens}
 
 
 @dataclass
@@ -184,8 +185,9 @@ def _top_p(probs: torch.Tensor, top_p: float) -> torch.Tensor:
     return torch.zeros_like(probs).scatter_(-1, order, sorted_probs)
 
 
-def generate(model: Any, tokenizer: Any, prompts: str | Sequence[str], grammar: Grammar | CompiledGrammar | dict | None,
-             *, max_new_tokens: int, temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
+def generate(model: Any, tokenizer: Any, prompts: str | Sequence[str],
+             grammar: Grammar | CompiledGrammar | dict | None, *, max_new_tokens: int,
+             temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
              jump_forward: bool = True, heal_prompt: bool = True) -> list[GenerationResult]:
     """Generate one output per prompt that follows ``grammar`` (``None``: unconstrained).
 

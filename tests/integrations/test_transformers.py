@@ -62,7 +62,8 @@ def prompts(model_and_tokenizer):
 @pytest.fixture(scope="module")
 def greedy_plain(model_and_tokenizer, character_grammar, prompts):
     model, tokenizer = model_and_tokenizer
-    return generate(model, tokenizer, prompts, character_grammar, max_new_tokens=MAX_NEW_TOKENS, jump_forward=False)
+    return generate(model, tokenizer, prompts, character_grammar, max_new_tokens=MAX_NEW_TOKENS,
+                    jump_forward=False)
 
 
 TEXTS = ["Hello world 12345", "  7\n.5", "\n\n45", "{\"length\": 10.5, \"year\": 1998}", "½   45b x1y22z333"]
@@ -95,7 +96,8 @@ def test_outputs_follow_the_schema(greedy_plain) -> None:
         assert result.stats.forward_passes == result.stats.sampled_tokens + (result.finish_reason == "eos")
 
 
-def test_greedy_is_the_same_with_jump_forward(model_and_tokenizer, character_grammar, prompts, greedy_plain) -> None:
+def test_greedy_is_the_same_with_jump_forward(model_and_tokenizer, character_grammar, prompts,
+                                              greedy_plain) -> None:
     model, tokenizer = model_and_tokenizer
     jumped = generate(model, tokenizer, prompts, character_grammar, max_new_tokens=MAX_NEW_TOKENS)
     for plain, fast in zip(greedy_plain, jumped):
@@ -126,7 +128,8 @@ def test_multi_token_jumps_extend_the_cache_exactly(model_and_tokenizer, charact
     assert result.stats.forward_passes < greedy_plain[0].stats.forward_passes - 20
 
 
-def test_logits_processor_with_model_generate(model_and_tokenizer, character_grammar, prompts, greedy_plain) -> None:
+def test_logits_processor_with_model_generate(model_and_tokenizer, character_grammar, prompts,
+                                              greedy_plain) -> None:
     model, tokenizer = model_and_tokenizer
     tokenizer.padding_side = "left"
     batch = tokenizer(prompts, return_tensors="pt", padding=True)
@@ -138,7 +141,8 @@ def test_logits_processor_with_model_generate(model_and_tokenizer, character_gra
     for row, plain in zip(out[:, batch["input_ids"].shape[1]:].tolist(), greedy_plain):
         text = tokenizer.decode(row, skip_special_tokens=True)
         jsonschema.validate(json.loads(text), schema)
-    assert all(m.is_accepting() or m.is_terminated() for m in processor.matchers)  # the last EOS is never fed back
+    # generate stops at EOS without calling the processor again, so the last EOS is never consumed
+    assert all(m.is_accepting() or m.is_terminated() for m in processor.matchers)
 
 
 def test_unconstrained_and_sampled_runs(model_and_tokenizer, prompts) -> None:
