@@ -80,7 +80,7 @@ def schema_valid(text: str, schema: dict) -> bool:
     return True
 
 
-def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int) -> dict:
+def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int, batch_size: int) -> dict:
     grammar, grammar_source = load_grammar(name)
     schema = json.loads((DATA / f"{name}.json").read_text())
     prompts = workload_prompts(name, tokenizer, count)
@@ -90,49 +90,57 @@ def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int) -
     ttfm = time.perf_counter() - began
     generate(model, tokenizer, prompts[:1], compiled, max_new_tokens=8)  # warm-up, not timed
     totals = {mode: GenerationStats() for mode in MODES}
+    wall = dict.fromkeys(MODES, 0.0)
     valid = dict.fromkeys(MODES, 0)
     identical = 0
     lengths = []
-    for index, prompt in enumerate(prompts):
+    for first in range(0, len(prompts), batch_size):
+        group = prompts[first:first + batch_size]
         outputs = {}
         for mode in MODES:
             constraint = None if mode == "unconstrained" else compiled
-            result = generate(model, tokenizer, [prompt], constraint, max_new_tokens=max_new_tokens,
-                              jump_forward=mode == "jump-forward")[0]
-            outputs[mode] = result
-            totals[mode] = totals[mode] + result.stats
-            valid[mode] += schema_valid(result.text, schema)
-        identical += outputs["constrained"].tokens == outputs["jump-forward"].tokens
-        lengths.append(outputs["constrained"].stats.prompt_tokens)
-        print(f"  [{name} {index + 1}/{len(prompts)}] {outputs['jump-forward'].text[:150]}", file=sys.stderr)
+            began = time.perf_counter()
+            outputs[mode] = generate(model, tokenizer, group, constraint, max_new_tokens=max_new_tokens,
+                                     jump_forward=mode == "jump-forward", batch_size=batch_size)
+            wall[mode] += time.perf_counter() - began
+            for result in outputs[mode]:
+                totals[mode] = totals[mode] + result.stats
+                valid[mode] += schema_valid(result.text, schema)
+        for plain, jumped in zip(outputs["constrained"], outputs["jump-forward"]):
+            identical += plain.tokens == jumped.tokens
+            lengths.append(plain.stats.prompt_tokens)
+            print(f"  [{name} {len(lengths)}/{len(prompts)}] {jumped.text[:150]}", file=sys.stderr)
     return {"workload": name, "grammar": grammar_source, "prompts": len(prompts), "ttfm_s": ttfm,
             "mean_prompt_tokens": sum(lengths) / len(lengths), "max_new_tokens": max_new_tokens,
-            "identical_greedy": identical, "valid": valid,
+            "batch_size": batch_size, "identical_greedy": identical, "valid": valid, "wall_s": wall,
             "stats": {mode: totals[mode].as_dict() for mode in MODES}}
 
 
 def report(result: dict) -> None:
     stats, n = result["stats"], result["prompts"]
-    print(f"\n== {result['workload']}: {n} prompts (mean prompt {result['mean_prompt_tokens']:.0f} tokens), "
+    print(f"\n== {result['workload']}: {n} prompts, batch size {result['batch_size']} "
+          f"(mean prompt {result['mean_prompt_tokens']:.0f} tokens), "
           f"{result['grammar']}, compile + first mask {result['ttfm_s'] * 1000:.0f} ms")
     print(f"{'mode':<14}{'wall s':>8}{'prefill':>8}{'out tok':>9}{'tok/s':>7}{'fwd':>6}{'sampled':>8}"
           f"{'ff':>6}{'mask ms':>9}{'model s':>9}{'valid':>8}")
     for mode in MODES:
         s = stats[mode]
-        rate = s["output_tokens"] / s["total_seconds"]
-        cells = (f"{s['total_seconds']:>8.2f}{s['prefill_seconds']:>8.2f}{s['output_tokens']:>9}{rate:>7.1f}",
+        rate = s["output_tokens"] / result["wall_s"][mode]
+        cells = (f"{result['wall_s'][mode]:>8.2f}{s['prefill_seconds']:>8.2f}",
+                 f"{s['output_tokens']:>9}{rate:>7.1f}",
                  f"{s['forward_passes']:>6}{s['sampled_tokens']:>8}{s['fast_forwarded_tokens']:>6}",
                  f"{s['mask_seconds'] * 1000:>9.0f}{s['model_seconds']:>9.2f}{result['valid'][mode]:>5}/{n}")
         print(f"{mode:<14}" + "".join(cells))
-    plain, jump, free = stats["constrained"], stats["jump-forward"], stats["unconstrained"]
+    plain, jump = stats["constrained"], stats["jump-forward"]
 
-    def per_token(s: dict) -> float:
-        return (s["total_seconds"] - s["prefill_seconds"]) / max(1, s["output_tokens"])
+    def per_token(mode: str) -> float:
+        decode_seconds = result["wall_s"][mode] - stats[mode]["prefill_seconds"]
+        return decode_seconds / max(1, stats[mode]["output_tokens"])
 
     print(f"forward passes no-JF / JF: {plain['forward_passes'] / max(1, jump['forward_passes']):.2f}   "
-          f"wall no-JF / JF: {plain['total_seconds'] / jump['total_seconds']:.2f}   "
+          f"wall no-JF / JF: {result['wall_s']['constrained'] / result['wall_s']['jump-forward']:.2f}   "
           "per-token time after prefill, constrained-no-JF / unconstrained: "
-          f"{per_token(plain) / per_token(free):.2f}   "
+          f"{per_token('constrained') / per_token('unconstrained'):.2f}   "
           f"greedy identical with and without JF: {result['identical_greedy']}/{n}")
 
 
@@ -141,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--characters", type=int, default=20, help="character prompts (default 20)")
     parser.add_argument("--cities", type=int, default=5, help="city passages (default 5)")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--batch-size", type=int, default=1, help="prompts decoded together (default 1)")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "out" / "generate.json"))
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -151,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for name, count, limit in (("character", args.characters, 200), ("city", args.cities, 160)):
         if count > 0:
-            results.append(run_workload(name, model, tokenizer, count, limit))
+            results.append(run_workload(name, model, tokenizer, count, limit, args.batch_size))
             report(results[-1])
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=2))

@@ -8,9 +8,9 @@ Two ways in:
 * :func:`generate` is leapgram's own decoding loop over a KV cache. Where the grammar forces the
   next tokens (``Matcher.fast_forward_tokens()``, or a mask that allows a single token) they are
   appended without sampling and fed to the model together with the token sampled before them,
-  in one forward pass that extends the cache ("jump-forward" decoding). Prompts of a batch are
-  decoded one after another with batch size 1: rows of one batch would jump forward by different
-  lengths at different steps, and on the CPU a batch of one keeps the loop simple and exact.
+  in one forward pass that extends the cache ("jump-forward" decoding). Prompts are decoded
+  ``batch_size`` at a time (default one after another); rows of a batch that jump forward by
+  different lengths are left-padded within the step and the padding is masked out.
 
 Needs the ``torch`` extra (torch and transformers).
 """
@@ -188,7 +188,8 @@ def _top_p(probs: torch.Tensor, top_p: float) -> torch.Tensor:
 def generate(model: Any, tokenizer: Any, prompts: str | Sequence[str],
              grammar: Grammar | CompiledGrammar | dict | None, *, max_new_tokens: int,
              temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
-             jump_forward: bool = True, heal_prompt: bool = True) -> list[GenerationResult]:
+             jump_forward: bool = True, heal_prompt: bool = True,
+             batch_size: int = 1) -> list[GenerationResult]:
     """Generate one output per prompt that follows ``grammar`` (``None``: unconstrained).
 
     ``prompts`` are already formatted (apply the chat template first, e.g. with
@@ -199,23 +200,29 @@ def generate(model: Any, tokenizer: Any, prompts: str | Sequence[str],
     ``heal_prompt`` backs the prompt off its last tokens where leapgram's prompt healing is
     available, so the output may start with a token that crosses the prompt's end.
 
-    Prompts are decoded one after another (batch size 1 each); returns one
-    :class:`GenerationResult` per prompt.
+    Prompts are decoded ``batch_size`` at a time (default 1, one after another), a batch sharing
+    one KV cache and one forward pass per step; with several rows, the time of a forward pass is
+    split evenly among the rows it served. Returns one :class:`GenerationResult` per prompt.
     """
     if max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
     if not 0.0 < top_p <= 1.0:
         raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     vocab = vocabulary_of(tokenizer)
     compiled = None if grammar is None else compile_for(grammar, vocab)
     generator = None if seed is None else torch.Generator().manual_seed(seed)
+    eos = _eos_ids(tokenizer, vocab)
+    pad_id = tokenizer.pad_token_id if getattr(tokenizer, "pad_token_id", None) is not None else min(eos)
     decoder = _Decoder(model, vocab, compiled, _Sampler(temperature, top_p, generator),
-                       jump_forward=jump_forward, eos=_eos_ids(tokenizer, vocab))
+                       jump_forward=jump_forward, eos=eos, pad_id=pad_id)
     texts = [prompts] if isinstance(prompts, str) else list(prompts)
+    encoded = [tokenizer(text, add_special_tokens=True)["input_ids"] for text in texts]
+    heal = heal_prompt and compiled is not None
     results = []
-    for text in texts:
-        prompt_ids = tokenizer(text, add_special_tokens=True)["input_ids"]
-        results.append(decoder.run(prompt_ids, max_new_tokens, heal=heal_prompt and compiled is not None))
+    for first in range(0, len(encoded), batch_size):
+        results.extend(decoder.run(encoded[first:first + batch_size], max_new_tokens, heal=heal))
     return results
 
 
@@ -241,38 +248,85 @@ def healed_prompt(vocab: Vocabulary, prompt_ids: list[int]) -> tuple[list[int], 
     if isinstance(healed, tuple):
         ids, prefix = healed
     else:
-        ids, prefix = healed.tokens, healed.prefix
+        ids = _first_attribute(healed, ("tokens", "token_ids", "prompt_tokens"))
+        prefix = _first_attribute(healed, ("prefix", "required_prefix"))
     return list(ids), bytes(prefix)
 
 
+def _first_attribute(value: object, names: tuple[str, ...]) -> Any:
+    for name in names:
+        if hasattr(value, name):
+            return getattr(value, name)
+    raise TypeError(f"heal_prompt returned {type(value).__name__}, with none of {names}")
+
+
+@dataclass
+class _Row:
+    """One prompt in flight: its matcher, the tokens not yet fed to the model (``pending``), the
+    output so far, its counters and, once it stops, why."""
+
+    index: int
+    matcher: Matcher | None
+    prefix: bytes
+    pending: list[int]
+    began: float
+    output: list[int] = field(default_factory=list)
+    stats: GenerationStats = field(default_factory=GenerationStats)
+    reason: str | None = None
+    fed: bool = False
+
+    def append(self, token: int) -> None:
+        self.pending.append(token)
+        self.output.append(token)
+
+    def extend(self, tokens: list[int]) -> None:
+        self.pending.extend(tokens)
+        self.output.extend(tokens)
+
+
 class _Decoder:
-    """The loop of :func:`generate` for one prompt at a time."""
+    """The loop of :func:`generate` for one batch of prompts sharing a KV cache.
+
+    Each step, every running row first takes what the grammar forces (jump-forward) and fills its
+    mask row; then one forward pass feeds every row its pending tokens — the last sampled token
+    and any forced ones, the whole prompt at the first step. Rows with fewer pending tokens are
+    padded on the left of the step's block and the padding is masked out of attention, so
+    positions (from the attention mask's running count) stay those of an unpadded sequence.
+    """
 
     def __init__(self, model: Any, vocab: Vocabulary, compiled: CompiledGrammar | None, sampler: _Sampler,
-                 *, jump_forward: bool, eos: frozenset[int]) -> None:
+                 *, jump_forward: bool, eos: frozenset[int], pad_id: int) -> None:
         self.model = model
         self.vocab = vocab
         self.compiled = compiled
         self.sample = sampler
         self.jump_forward = jump_forward
         self.eos = eos
-        self.bitmask = allocate_token_bitmask(1, vocab.size)
+        self.pad_id = pad_id
 
-    def run(self, prompt_ids: list[int], max_new_tokens: int, *, heal: bool) -> GenerationResult:
+    def run(self, prompts: list[list[int]], max_new_tokens: int, *, heal: bool) -> list[GenerationResult]:
         began = time.perf_counter()
-        stats = GenerationStats()
-        prompt_ids, prefix = healed_prompt(self.vocab, prompt_ids) if heal else (list(prompt_ids), b"")
+        rows = [self._row(i, ids, heal, began) for i, ids in enumerate(prompts)]
+        self.bitmask = allocate_token_bitmask(len(rows), self.vocab.size)
+        self.cache: Any = None
+        self.attention: torch.Tensor | None = None
+        while True:
+            ready = [row for row in rows if row.reason is None and self._prepare(row, max_new_tokens)]
+            if not ready:
+                break
+            logits = self._forward(rows, ready)
+            for row in ready:
+                self._take(row, logits[row.index])
+        return [self._result(row) for row in rows]
+
+    def _row(self, index: int, prompt_ids: list[int], heal: bool, began: float) -> _Row:
+        ids, prefix = healed_prompt(self.vocab, prompt_ids) if heal else (list(prompt_ids), b"")
         matcher = self._matcher(prefix)
-        if matcher is None:
-            prompt_ids, prefix, matcher = list(prompt_ids), b"", self._matcher(b"")
-        stats.prompt_tokens = len(prompt_ids)
-        state = _State(pending=list(prompt_ids))
-        reason = self._loop(matcher, state, stats, max_new_tokens)
-        stats.total_seconds = time.perf_counter() - began
-        data = self.vocab.decode(state.output)
-        text = data[len(prefix):] if data.startswith(prefix) else data
-        complete = matcher is None or matcher.is_terminated() or matcher.is_accepting()
-        return GenerationResult(text.decode("utf-8", "replace"), state.output, reason, complete, stats)
+        if matcher is None and self.compiled is not None:
+            ids, prefix, matcher = list(prompt_ids), b"", self._matcher(b"")
+        row = _Row(index, matcher, prefix, list(ids), began)
+        row.stats.prompt_tokens = len(ids)
+        return row
 
     def _matcher(self, prefix: bytes) -> Matcher | None:
         if self.compiled is None:
@@ -284,97 +338,109 @@ class _Decoder:
         except TypeError:
             return None
 
-    def _loop(self, matcher: Matcher | None, state: _State, stats: GenerationStats, limit: int) -> str:
-        while len(state.output) < limit:
-            if matcher is not None:
-                if self.jump_forward and self._jump(matcher, state, stats, limit):
-                    continue
-                if matcher.is_terminated():
-                    return "grammar"
-                if matcher.is_error():
-                    return "error"
-                reason = self._mask(matcher, state, stats, limit)
-                if reason == "jumped":
-                    continue
-                if reason is not None:
-                    return reason
-            logits = self._forward(state, stats)
-            if matcher is not None:
-                apply_token_bitmask_torch(logits, self.bitmask)
-            token = self.sample(logits)
-            stats.sampled_tokens += token not in self.eos
-            if token in self.eos:
-                if matcher is not None:
-                    matcher.consume_token(token)
-                return "eos"
-            if matcher is not None and not matcher.consume_token(token):
-                return "error"
-            state.append(token)
-        return "length"
+    def _result(self, row: _Row) -> GenerationResult:
+        data = self.vocab.decode(row.output)
+        text = data[len(row.prefix):] if data.startswith(row.prefix) else data
+        matcher = row.matcher
+        complete = matcher is None or matcher.is_terminated() or matcher.is_accepting()
+        return GenerationResult(text.decode("utf-8", "replace"), row.output, row.reason or "length", complete,
+                                row.stats)
 
-    def _jump(self, matcher: Matcher, state: _State, stats: GenerationStats, limit: int) -> bool:
+    def _finish(self, row: _Row, reason: str) -> bool:
+        row.reason = reason
+        row.stats.total_seconds = time.perf_counter() - row.began
+        return False
+
+    def _prepare(self, row: _Row, limit: int) -> bool:
+        """Take forced tokens and fill the row's mask; whether the row needs the model's logits."""
+        matcher = row.matcher
+        while len(row.output) < limit:
+            if matcher is None:
+                return True
+            if self.jump_forward and self._jump(row, limit):
+                continue
+            if matcher.is_terminated():
+                return self._finish(row, "grammar")
+            if matcher.is_error():
+                return self._finish(row, "error")
+            reason = self._mask(row)
+            if reason == "jumped":
+                continue
+            return True if reason is None else self._finish(row, reason)
+        return self._finish(row, "length")
+
+    def _jump(self, row: _Row, limit: int) -> bool:
         began = time.perf_counter()
-        forced = fast_forward_tokens(matcher)[: limit - len(state.output)]
-        forced = forced[: matcher.validate_tokens(forced)] if forced else forced
-        stats.mask_seconds += time.perf_counter() - began
+        forced = fast_forward_tokens(row.matcher)[: limit - len(row.output)]
+        forced = forced[: row.matcher.validate_tokens(forced)] if forced else forced
+        row.stats.mask_seconds += time.perf_counter() - began
         if not forced:
             return False
-        matcher.consume_tokens(forced)
-        state.extend(forced)
-        stats.fast_forwarded_tokens += len(forced)
+        row.matcher.consume_tokens(forced)
+        row.extend(forced)
+        row.stats.fast_forwarded_tokens += len(forced)
         return True
 
-    def _mask(self, matcher: Matcher, state: _State, stats: GenerationStats, limit: int) -> str | None:
-        """Fill the bitmask; stop where only EOS (or nothing) is allowed; with jump-forward, append
-        a token that is the only one allowed without asking the model."""
+    def _mask(self, row: _Row) -> str | None:
+        """Fill the row's bitmask; stop where only EOS (or nothing) is allowed; with jump-forward,
+        append a token that is the only one allowed without asking the model."""
         began = time.perf_counter()
-        matcher.fill_next_token_bitmask(self.bitmask, 0)
-        sole = _few_allowed(self.bitmask[0], self.vocab.size, len(self.eos) + 1)
-        stats.mask_seconds += time.perf_counter() - began
+        row.matcher.fill_next_token_bitmask(self.bitmask, row.index)
+        sole = _few_allowed(self.bitmask[row.index], self.vocab.size, len(self.eos) + 1)
+        row.stats.mask_seconds += time.perf_counter() - began
         if sole is None:
             return None
         if not sole:
             return "error"
         if self.eos.issuperset(sole):
-            matcher.consume_token(sole[0])
+            row.matcher.consume_token(sole[0])
             return "grammar"
         if self.jump_forward and len(sole) == 1:
-            matcher.consume_token(sole[0])
-            state.append(sole[0])
-            stats.fast_forwarded_tokens += 1
+            row.matcher.consume_token(sole[0])
+            row.append(sole[0])
+            row.stats.fast_forwarded_tokens += 1
             return "jumped"
         return None
 
-    def _forward(self, state: _State, stats: GenerationStats) -> torch.Tensor:
+    def _take(self, row: _Row, logits: torch.Tensor) -> None:
+        if row.matcher is not None:
+            apply_token_bitmask_torch(logits, self.bitmask[row.index])
+        token = self.sample(logits)
+        if token in self.eos:
+            if row.matcher is not None:
+                row.matcher.consume_token(token)
+            self._finish(row, "eos")
+            return
+        row.stats.sampled_tokens += 1
+        if row.matcher is not None and not row.matcher.consume_token(token):
+            self._finish(row, "error")
+            return
+        row.append(token)
+
+    def _forward(self, rows: list[_Row], ready: list[_Row]) -> torch.Tensor:
         began = time.perf_counter()
-        ids = torch.tensor([state.pending], dtype=torch.long)
+        width = max(len(row.pending) for row in ready)
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        block = torch.zeros((len(rows), width), dtype=torch.long)
+        for row in ready:
+            count = len(row.pending)
+            ids[row.index, width - count:] = torch.tensor(row.pending, dtype=torch.long)
+            block[row.index, width - count:] = 1
+            row.pending = []
+        self.attention = block if self.attention is None else torch.cat([self.attention, block], dim=1)
+        positions = (self.attention.cumsum(dim=1) - 1).clamp(min=0)[:, -width:]
         with torch.inference_mode():
-            out = self.model(input_ids=ids, past_key_values=state.cache, use_cache=True, logits_to_keep=1)
-        elapsed = time.perf_counter() - began
-        if state.cache is None:
-            stats.prefill_seconds += elapsed
-        state.cache = out.past_key_values
-        state.pending = []
-        stats.forward_passes += 1
-        stats.model_seconds += elapsed
-        return out.logits[0, -1].float().clone()
-
-
-@dataclass
-class _State:
-    """Tokens not yet fed to the model (``pending``), the KV cache and the output so far."""
-
-    pending: list[int]
-    cache: Any = None
-    output: list[int] = field(default_factory=list)
-
-    def append(self, token: int) -> None:
-        self.pending.append(token)
-        self.output.append(token)
-
-    def extend(self, tokens: list[int]) -> None:
-        self.pending.extend(tokens)
-        self.output.extend(tokens)
+            out = self.model(input_ids=ids, attention_mask=self.attention, position_ids=positions,
+                             past_key_values=self.cache, use_cache=True, logits_to_keep=1)
+        self.cache = out.past_key_values
+        share = (time.perf_counter() - began) / len(ready)
+        for row in ready:
+            row.stats.forward_passes += 1
+            row.stats.model_seconds += share
+            if not row.fed:
+                row.stats.prefill_seconds += share
+                row.fed = True
+        return out.logits[:, -1].float().clone()
 
 
 def _few_allowed(row: np.ndarray, vocab_size: int, at_most: int) -> list[int] | None:

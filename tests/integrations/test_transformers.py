@@ -106,6 +106,19 @@ def test_greedy_is_the_same_with_jump_forward(model_and_tokenizer, character_gra
         assert fast.stats.forward_passes + fast.stats.fast_forwarded_tokens >= plain.stats.forward_passes
 
 
+def test_batched_rows_follow_the_schema(model_and_tokenizer, character_grammar, prompts,
+                                        greedy_plain) -> None:
+    """Two prompts of different lengths in one batch: left padding, per-row jumps, one cache."""
+    model, tokenizer = model_and_tokenizer
+    batched = generate(model, tokenizer, prompts, character_grammar, max_new_tokens=MAX_NEW_TOKENS,
+                       batch_size=2)
+    schema = json.loads(SCHEMA_FILE.read_text())
+    assert len({len(tokenizer(p)["input_ids"]) for p in prompts}) == 2
+    for result, plain in zip(batched, greedy_plain):
+        jsonschema.validate(json.loads(result.text), schema)
+        assert result.tokens == plain.tokens  # padding is masked out: the same greedy choices
+
+
 class OracleMatcher(leapgram.Matcher):
     """Offers the greedy output's own next tokens, three at a time every fifth token: a stand-in
     for canonical fast-forward that tests how the loop feeds several tokens to the KV cache."""
