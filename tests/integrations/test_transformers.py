@@ -34,7 +34,7 @@ SHARED_SMOLLM2 = REPO.parent / "shared" / "tokenizers" / "smollm2" / "tokenizer.
 SCHEMA_FILE = REPO / "examples" / "character.json"
 PROMPTS = [
     "Hermione Granger is a character in Harry Potter. Describe her as JSON.",
-    "Severus Snape is a character in Harry Potter. Describe him as JSON.",
+    "Severus Snape, the potions master, is a character in Harry Potter. Describe him as JSON.",
 ]
 MAX_NEW_TOKENS = 160
 
@@ -120,25 +120,44 @@ def test_batched_rows_follow_the_schema(model_and_tokenizer, character_grammar, 
 
 
 class OracleMatcher(leapgram.Matcher):
-    """Offers the greedy output's own next tokens, three at a time every fifth token: a stand-in
-    for canonical fast-forward that tests how the loop feeds several tokens to the KV cache."""
+    """Offers the greedy outputs' own next tokens as fast-forward tokens: a stand-in for canonical
+    fast-forward that tests how the loop feeds several tokens at once to the KV cache. Once the
+    output so far picks one script, that row jumps 3 tokens every fifth token (script 0) or 2
+    tokens every fourth (script 1), so rows of a batch jump by different lengths at different steps."""
 
-    script: list[int] = []
+    scripts: list[list[int]] = []
+
+    def reset(self) -> None:
+        super().reset()
+        self.seen: list[int] = []
+
+    def consume_token(self, token_id: int) -> bool:
+        accepted = super().consume_token(token_id)
+        if accepted:
+            self.seen.append(int(token_id))
+        return accepted
 
     def fast_forward_tokens(self) -> list[int]:
-        done = self.num_tokens
-        return self.script[done:done + 3] if done % 5 == 1 else []
+        done = len(self.seen)
+        matching = [i for i, script in enumerate(self.scripts) if script[:done] == self.seen]
+        if len(matching) != 1:
+            return []
+        size, period = ((3, 5), (2, 4))[matching[0]]
+        return self.scripts[matching[0]][done:done + size] if done % period == 1 else []
 
 
+@pytest.mark.parametrize("batch_size", [1, 2])
 def test_multi_token_jumps_extend_the_cache_exactly(model_and_tokenizer, character_grammar, prompts,
-                                                    greedy_plain, monkeypatch) -> None:
+                                                    greedy_plain, monkeypatch, batch_size) -> None:
     model, tokenizer = model_and_tokenizer
-    OracleMatcher.script = greedy_plain[0].tokens
+    OracleMatcher.scripts = [result.tokens for result in greedy_plain]
     monkeypatch.setattr(lg_transformers, "Matcher", OracleMatcher)
-    result = generate(model, tokenizer, prompts[:1], character_grammar, max_new_tokens=MAX_NEW_TOKENS)[0]
-    assert result.tokens == greedy_plain[0].tokens
-    assert result.stats.fast_forwarded_tokens > 20
-    assert result.stats.forward_passes < greedy_plain[0].stats.forward_passes - 20
+    results = generate(model, tokenizer, prompts, character_grammar, max_new_tokens=MAX_NEW_TOKENS,
+                       batch_size=batch_size)
+    for result, plain in zip(results, greedy_plain):
+        assert result.tokens == plain.tokens
+        assert result.stats.fast_forwarded_tokens > 20
+        assert result.stats.forward_passes < plain.stats.forward_passes - 20
 
 
 def test_logits_processor_with_model_generate(model_and_tokenizer, character_grammar, prompts,
