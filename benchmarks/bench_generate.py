@@ -9,8 +9,10 @@ with Compressed Finite State Machine", 2024):
 * city: a city's facts (name, country, latitude, longitude, population, top 3 landmarks)
   extracted as JSON from a passage of about 1,000 tokens (benchmarks/data/passages/).
 
-Each prompt runs in three modes: unconstrained, constrained without jump-forward and constrained
-with jump-forward, interleaved prompt by prompt. Reported per mode: wall time, output tokens per
+Each prompt runs in four modes, interleaved prompt by prompt: unconstrained; constrained without
+jump-forward; constrained with jump-forward (the matcher's forced tokens appended as they come);
+constrained with verified jump-forward (forced tokens fed as a draft and kept only while the model
+agrees, so the output is exactly that of no jump-forward). Reported per mode: wall time, output tokens per
 second, forward passes, outputs that parse and validate against the schema; then the ratios and
 whether greedy outputs are identical with and without jump-forward. The schemas are
 benchmarks/data/{character,city}.json; while leapgram has no ``Grammar.from_json_schema`` the
@@ -47,7 +49,8 @@ CHARACTER_PROMPT = ("{name} is a character in Harry Potter. Please fill in the f
                     "length), alive and patronus.")
 CITY_PROMPT = ("{passage}\n\nFrom the passage above, extract the city's name, country, latitude, longitude, "
                "population and top 3 landmarks as JSON.")
-MODES = ("unconstrained", "constrained", "jump-forward")
+MODES = ("unconstrained", "constrained", "jump-forward", "verified")
+JUMP = {"unconstrained": False, "constrained": False, "jump-forward": True, "verified": "verify"}
 
 
 def load_grammar(name: str) -> tuple[leapgram.Grammar, str]:
@@ -92,7 +95,7 @@ def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int, b
     totals = {mode: GenerationStats() for mode in MODES}
     wall = dict.fromkeys(MODES, 0.0)
     valid = dict.fromkeys(MODES, 0)
-    identical = 0
+    identical = {"jump-forward": 0, "verified": 0}
     lengths = []
     for first in range(0, len(prompts), batch_size):
         group = prompts[first:first + batch_size]
@@ -101,14 +104,16 @@ def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int, b
             constraint = None if mode == "unconstrained" else compiled
             began = time.perf_counter()
             outputs[mode] = generate(model, tokenizer, group, constraint, max_new_tokens=max_new_tokens,
-                                     jump_forward=mode == "jump-forward", batch_size=batch_size)
+                                     jump_forward=JUMP[mode], batch_size=batch_size)
             wall[mode] += time.perf_counter() - began
             for result in outputs[mode]:
                 totals[mode] = totals[mode] + result.stats
                 valid[mode] += schema_valid(result.text, schema)
-        for plain, jumped in zip(outputs["constrained"], outputs["jump-forward"]):
-            identical += plain.tokens == jumped.tokens
+        for position, plain in enumerate(outputs["constrained"]):
+            for mode in identical:
+                identical[mode] += plain.tokens == outputs[mode][position].tokens
             lengths.append(plain.stats.prompt_tokens)
+            jumped = outputs["jump-forward"][position]
             print(f"  [{name} {len(lengths)}/{len(prompts)}] {jumped.text[:150]}", file=sys.stderr)
     return {"workload": name, "grammar": grammar_source, "prompts": len(prompts), "ttfm_s": ttfm,
             "mean_prompt_tokens": sum(lengths) / len(lengths), "max_new_tokens": max_new_tokens,
@@ -131,17 +136,18 @@ def report(result: dict) -> None:
                  f"{s['forward_passes']:>6}{s['sampled_tokens']:>8}{s['fast_forwarded_tokens']:>6}",
                  f"{s['mask_seconds'] * 1000:>9.0f}{s['model_seconds']:>9.2f}{result['valid'][mode]:>5}/{n}")
         print(f"{mode:<14}" + "".join(cells))
-    plain, jump = stats["constrained"], stats["jump-forward"]
+    wall = result["wall_s"]
 
     def per_token(mode: str) -> float:
-        decode_seconds = result["wall_s"][mode] - stats[mode]["prefill_seconds"]
-        return decode_seconds / max(1, stats[mode]["output_tokens"])
+        return (wall[mode] - stats[mode]["prefill_seconds"]) / max(1, stats[mode]["output_tokens"])
 
-    print(f"forward passes no-JF / JF: {plain['forward_passes'] / max(1, jump['forward_passes']):.2f}   "
-          f"wall no-JF / JF: {result['wall_s']['constrained'] / result['wall_s']['jump-forward']:.2f}   "
-          "per-token time after prefill, constrained-no-JF / unconstrained: "
-          f"{per_token('constrained') / per_token('unconstrained'):.2f}   "
-          f"greedy identical with and without JF: {result['identical_greedy']}/{n}")
+    print("per-token time after prefill, constrained-no-JF / unconstrained: "
+          f"{per_token('constrained') / per_token('unconstrained'):.2f}")
+    for mode in ("jump-forward", "verified"):
+        passes = stats["constrained"]["forward_passes"] / max(1, stats[mode]["forward_passes"])
+        print(f"{mode}: forward passes no-JF / JF {passes:.2f}, wall no-JF / JF "
+              f"{wall['constrained'] / wall[mode]:.2f}, greedy output identical to no-JF "
+              f"{result['identical_greedy'][mode]}/{n}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -111,11 +111,17 @@ def run_generate(args: argparse.Namespace) -> int:
     model, tokenizer = load_default_model(args.model)
     prompt = args.prompt if args.raw else chat_prompt(tokenizer, args.prompt, args.system)
     result = generate(model, tokenizer, [prompt], grammar, max_new_tokens=args.max_new_tokens,
-                      temperature=args.temperature, seed=args.seed, jump_forward=not args.no_jump_forward)[0]
+                      temperature=args.temperature, seed=args.seed, jump_forward=jump_mode(args))[0]
     print(result.text, flush=True)
     if args.stats:
         print_stats(result)
     return 0 if result.is_complete else 1
+
+
+def jump_mode(args: argparse.Namespace) -> bool | str:
+    if args.no_jump_forward:
+        return False
+    return "verify" if args.verify_jumps else True
 
 
 def print_stats(result) -> None:
@@ -143,7 +149,11 @@ def add_generate_parser(sub) -> None:
     gen.add_argument("--raw", action="store_true", help="use the prompt as it is, without the chat template")
     gen.add_argument("--threads", type=int, default=1, help="torch threads (default 1: the model is small)")
     gen.add_argument("--stats", action="store_true", help="print token counts and timings on stderr")
-    gen.add_argument("--no-jump-forward", action="store_true", help="sample every token, even forced ones")
+    jump = gen.add_mutually_exclusive_group()
+    jump.add_argument("--no-jump-forward", action="store_true", help="sample every token, even forced ones")
+    jump.add_argument("--verify-jumps", action="store_true",
+                      help="feed forced tokens as a draft and keep them only while the model agrees "
+                           "(output exactly as with --no-jump-forward)")
 
 
 def main(argv: list[str] | None = None) -> int:

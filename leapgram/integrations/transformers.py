@@ -177,6 +177,22 @@ class _Sampler:
             probs = _top_p(probs, self.top_p)
         return int(torch.multinomial(probs, 1, generator=self.generator))
 
+    def verify(self, logits: torch.Tensor, draft: int) -> int:
+        """``draft`` or the token to take instead, so that the result is distributed exactly as
+        a sample: greedy keeps the draft when it is the argmax; sampling keeps it with its
+        probability and otherwise samples from the rest (speculative sampling with a
+        deterministic draft)."""
+        if self.temperature <= 0.0:
+            return int(torch.argmax(logits))
+        probs = torch.softmax(logits.float() / self.temperature, dim=-1)
+        if self.top_p < 1.0:
+            probs = _top_p(probs, self.top_p)
+        probs = probs / probs.sum()
+        if float(torch.rand(1, generator=self.generator)) < float(probs[draft]):
+            return draft
+        probs[draft] = 0.0
+        return int(torch.multinomial(probs, 1, generator=self.generator))
+
 
 def _top_p(probs: torch.Tensor, top_p: float) -> torch.Tensor:
     sorted_probs, order = torch.sort(probs, descending=True)
@@ -188,7 +204,7 @@ def _top_p(probs: torch.Tensor, top_p: float) -> torch.Tensor:
 def generate(model: Any, tokenizer: Any, prompts: str | Sequence[str],
              grammar: Grammar | CompiledGrammar | dict | None, *, max_new_tokens: int,
              temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
-             jump_forward: bool = True, heal_prompt: bool = True,
+             jump_forward: bool | str = True, heal_prompt: bool = True,
              batch_size: int = 1) -> list[GenerationResult]:
     """Generate one output per prompt that follows ``grammar`` (``None``: unconstrained).
 
@@ -196,7 +212,11 @@ def generate(model: Any, tokenizer: Any, prompts: str | Sequence[str],
     :func:`leapgram.integrations.smollm2.chat_prompt`). Greedy at ``temperature`` 0, otherwise
     sampling with nucleus ``top_p`` from a generator seeded with ``seed``. With ``jump_forward``
     the tokens the grammar forces are appended without sampling and fed in one forward pass;
-    the greedy output is the same either way when the fast-forward tokens are canonical.
+    the output is the same as without when the model itself would choose those tokens — which a
+    canonical tokenization does not guarantee: a small model under a grammar often spells words
+    in other tokens. ``jump_forward="verify"`` keeps exactly the output of ``False`` (greedy
+    tokens, or the sampling distribution): forced tokens are fed as a draft in the same single
+    forward pass, kept while the model agrees, and the rest is masked out of the cache.
     ``heal_prompt`` backs the prompt off its last tokens where leapgram's prompt healing is
     available, so the output may start with a token that crosses the prompt's end.
 
@@ -210,6 +230,8 @@ def generate(model: Any, tokenizer: Any, prompts: str | Sequence[str],
         raise ValueError(f"top_p must be in (0, 1], got {top_p}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if jump_forward not in (True, False, "verify"):
+        raise ValueError(f"jump_forward must be True, False or 'verify', not {jump_forward!r}")
     vocab = vocabulary_of(tokenizer)
     compiled = None if grammar is None else compile_for(grammar, vocab)
     generator = None if seed is None else torch.Generator().manual_seed(seed)
@@ -274,6 +296,8 @@ class _Row:
     stats: GenerationStats = field(default_factory=GenerationStats)
     reason: str | None = None
     fed: bool = False
+    draft: list[int] = field(default_factory=list)
+    logits: torch.Tensor | None = None
 
     def append(self, token: int) -> None:
         self.pending.append(token)
@@ -295,12 +319,13 @@ class _Decoder:
     """
 
     def __init__(self, model: Any, vocab: Vocabulary, compiled: CompiledGrammar | None, sampler: _Sampler,
-                 *, jump_forward: bool, eos: frozenset[int], pad_id: int) -> None:
+                 *, jump_forward: bool | str, eos: frozenset[int], pad_id: int) -> None:
         self.model = model
         self.vocab = vocab
         self.compiled = compiled
         self.sample = sampler
-        self.jump_forward = jump_forward
+        self.jump_forward = bool(jump_forward)
+        self.verify = jump_forward == "verify"
         self.eos = eos
         self.pad_id = pad_id
 
@@ -314,9 +339,14 @@ class _Decoder:
             ready = [row for row in rows if row.reason is None and self._prepare(row, max_new_tokens)]
             if not ready:
                 break
-            logits = self._forward(rows, ready)
+            fresh = [row for row in ready if row.logits is None]
+            if fresh:
+                logits = self._forward(rows, fresh)
+                for row in fresh:
+                    row.logits = logits[row.index]
             for row in ready:
-                self._take(row, logits[row.index])
+                logits, row.logits = row.logits, None
+                self._take(row, logits)
         return [self._result(row) for row in rows]
 
     def _row(self, index: int, prompt_ids: list[int], heal: bool, began: float) -> _Row:
@@ -355,9 +385,9 @@ class _Decoder:
         """Take forced tokens and fill the row's mask; whether the row needs the model's logits."""
         matcher = row.matcher
         while len(row.output) < limit:
-            if matcher is None:
+            if matcher is None or row.draft:
                 return True
-            if self.jump_forward and self._jump(row, limit):
+            if self.jump_forward and row.logits is None and self._jump(row, limit):
                 continue
             if matcher.is_terminated():
                 return self._finish(row, "grammar")
@@ -365,6 +395,7 @@ class _Decoder:
                 return self._finish(row, "error")
             reason = self._mask(row)
             if reason == "jumped":
+                row.logits = None
                 continue
             return True if reason is None else self._finish(row, reason)
         return self._finish(row, "length")
@@ -376,6 +407,10 @@ class _Decoder:
         row.stats.mask_seconds += time.perf_counter() - began
         if not forced:
             return False
+        if self.verify:
+            row.draft = forced
+            row.pending.extend(forced)
+            return True
         row.matcher.consume_tokens(forced)
         row.extend(forced)
         row.stats.fast_forwarded_tokens += len(forced)
@@ -403,9 +438,35 @@ class _Decoder:
         return None
 
     def _take(self, row: _Row, logits: torch.Tensor) -> None:
+        """Sample from the last of ``logits`` (positions, vocab), or verify the row's draft."""
+        if row.draft:
+            self._check_draft(row, logits)
+            return
         if row.matcher is not None:
-            apply_token_bitmask_torch(logits, self.bitmask[row.index])
-        token = self.sample(logits)
+            apply_token_bitmask_torch(logits[-1], self.bitmask[row.index])
+        self._commit(row, self.sample(logits[-1]))
+
+    def _check_draft(self, row: _Row, logits: torch.Tensor) -> None:
+        """Keep the draft's tokens while the model would have chosen them; at the first it would
+        not, take the model's choice and mask the rest of the draft out of the cache. After a
+        whole draft, the last position's logits wait for the next mask."""
+        draft, row.draft = row.draft, []
+        for j, token in enumerate(draft):
+            step = logits[j - len(draft) - 1]
+            began = time.perf_counter()
+            row.matcher.fill_next_token_bitmask(self.bitmask, row.index)
+            row.stats.mask_seconds += time.perf_counter() - began
+            choice = self.sample.verify(apply_token_bitmask_torch(step, self.bitmask[row.index]), token)
+            if choice != token:
+                self.attention[row.index, self.attention.shape[1] - (len(draft) - j):] = 0
+                self._commit(row, choice)
+                return
+            row.matcher.consume_token(token)
+            row.output.append(token)
+            row.stats.fast_forwarded_tokens += 1
+        row.logits = logits
+
+    def _commit(self, row: _Row, token: int) -> None:
         if token in self.eos:
             if row.matcher is not None:
                 row.matcher.consume_token(token)
@@ -420,6 +481,7 @@ class _Decoder:
     def _forward(self, rows: list[_Row], ready: list[_Row]) -> torch.Tensor:
         began = time.perf_counter()
         width = max(len(row.pending) for row in ready)
+        keep = 1 + max(len(row.draft) for row in ready)
         ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
         block = torch.zeros((len(rows), width), dtype=torch.long)
         for row in ready:
@@ -431,7 +493,7 @@ class _Decoder:
         positions = (self.attention.cumsum(dim=1) - 1).clamp(min=0)[:, -width:]
         with torch.inference_mode():
             out = self.model(input_ids=ids, attention_mask=self.attention, position_ids=positions,
-                             past_key_values=self.cache, use_cache=True, logits_to_keep=1)
+                             past_key_values=self.cache, use_cache=True, logits_to_keep=keep)
         self.cache = out.past_key_values
         share = (time.perf_counter() - began) / len(ready)
         for row in ready:
@@ -440,7 +502,7 @@ class _Decoder:
             if not row.fed:
                 row.stats.prefill_seconds += share
                 row.fed = True
-        return out.logits[:, -1].float().clone()
+        return out.logits.float().clone()
 
 
 def _few_allowed(row: np.ndarray, vocab_size: int, at_most: int) -> list[int] | None:

@@ -160,6 +160,42 @@ def test_multi_token_jumps_extend_the_cache_exactly(model_and_tokenizer, charact
         assert result.stats.forward_passes < plain.stats.forward_passes - 20
 
 
+class LyingOracleMatcher(OracleMatcher):
+    """Offers the other prompt's greedy tokens where they fit the grammar (inside strings): drafts
+    the model mostly would not choose, which verified jump-forward must reject."""
+
+    offered = 0
+
+    def fast_forward_tokens(self) -> list[int]:
+        done = len(self.seen)
+        matching = [i for i, script in enumerate(self.scripts) if script[:done] == self.seen]
+        if len(matching) != 1 or done % 3:
+            return []
+        draft = self.scripts[1 - matching[0]][done:done + 3]
+        draft = draft[:self.validate_tokens(draft)]
+        type(self).offered += len(draft)
+        return draft
+
+
+@pytest.mark.parametrize("batch_size", [1, 2])
+@pytest.mark.parametrize("oracle", [OracleMatcher, LyingOracleMatcher])
+def test_verified_jumps_keep_exactly_the_greedy_tokens(
+        model_and_tokenizer, character_grammar, prompts, greedy_plain, monkeypatch, batch_size, oracle) -> None:
+    model, tokenizer = model_and_tokenizer
+    oracle.scripts = [result.tokens for result in greedy_plain]
+    oracle.offered = 0
+    monkeypatch.setattr(lg_transformers, "Matcher", oracle)
+    results = generate(model, tokenizer, prompts, character_grammar, max_new_tokens=MAX_NEW_TOKENS,
+                       batch_size=batch_size, jump_forward="verify")
+    for result, plain in zip(results, greedy_plain):
+        assert result.tokens == plain.tokens
+        if oracle is OracleMatcher:
+            assert result.stats.forward_passes < plain.stats.forward_passes - 20
+    if oracle is LyingOracleMatcher:
+        accepted = sum(result.stats.fast_forwarded_tokens for result in results)
+        assert oracle.offered > 10 and accepted < oracle.offered
+
+
 def test_logits_processor_with_model_generate(model_and_tokenizer, character_grammar, prompts,
                                               greedy_plain) -> None:
     model, tokenizer = model_and_tokenizer
