@@ -83,7 +83,8 @@ def schema_valid(text: str, schema: dict) -> bool:
     return True
 
 
-def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int, batch_size: int) -> dict:
+def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int, batch_size: int,
+                 heal: bool) -> dict:
     grammar, grammar_source = load_grammar(name)
     schema = json.loads((DATA / f"{name}.json").read_text())
     prompts = workload_prompts(name, tokenizer, count)
@@ -104,7 +105,7 @@ def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int, b
             constraint = None if mode == "unconstrained" else compiled
             began = time.perf_counter()
             outputs[mode] = generate(model, tokenizer, group, constraint, max_new_tokens=max_new_tokens,
-                                     jump_forward=JUMP[mode], batch_size=batch_size)
+                                     jump_forward=JUMP[mode], batch_size=batch_size, heal_prompt=heal)
             wall[mode] += time.perf_counter() - began
             for result in outputs[mode]:
                 totals[mode] = totals[mode] + result.stats
@@ -117,7 +118,7 @@ def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int, b
             print(f"  [{name} {len(lengths)}/{len(prompts)}] {jumped.text[:150]}", file=sys.stderr)
     return {"workload": name, "grammar": grammar_source, "prompts": len(prompts), "ttfm_s": ttfm,
             "mean_prompt_tokens": sum(lengths) / len(lengths), "max_new_tokens": max_new_tokens,
-            "batch_size": batch_size, "identical_greedy": identical, "valid": valid, "wall_s": wall,
+            "batch_size": batch_size, "heal_prompt": heal, "identical_greedy": identical, "valid": valid, "wall_s": wall,
             "stats": {mode: totals[mode].as_dict() for mode in MODES}}
 
 
@@ -156,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cities", type=int, default=5, help="city passages (default 5)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=1, help="prompts decoded together (default 1)")
+    parser.add_argument("--no-heal", action="store_true", help="no prompt healing (where leapgram has it)")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "out" / "generate.json"))
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -166,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for name, count, limit in (("character", args.characters, 200), ("city", args.cities, 160)):
         if count > 0:
-            results.append(run_workload(name, model, tokenizer, count, limit, args.batch_size))
+            results.append(run_workload(name, model, tokenizer, count, limit, args.batch_size, not args.no_heal))
             report(results[-1])
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=2))
