@@ -118,7 +118,8 @@ def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int, b
             print(f"  [{name} {len(lengths)}/{len(prompts)}] {jumped.text[:150]}", file=sys.stderr)
     return {"workload": name, "grammar": grammar_source, "prompts": len(prompts), "ttfm_s": ttfm,
             "mean_prompt_tokens": sum(lengths) / len(lengths), "max_new_tokens": max_new_tokens,
-            "batch_size": batch_size, "heal_prompt": heal, "identical_greedy": identical, "valid": valid, "wall_s": wall,
+            "batch_size": batch_size, "heal_prompt": heal, "identical_greedy": identical, "valid": valid,
+            "wall_s": wall,
             "stats": {mode: totals[mode].as_dict() for mode in MODES}}
 
 
@@ -168,8 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for name, count, limit in (("character", args.characters, 200), ("city", args.cities, 160)):
         if count > 0:
-            results.append(run_workload(name, model, tokenizer, count, limit, args.batch_size, not args.no_heal))
-            report(results[-1])
+            result = run_workload(name, model, tokenizer, count, limit, args.batch_size, not args.no_heal)
+            results.append(result)
+            report(result)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=2))
     print(f"\nwritten to {args.out}")
