@@ -8,14 +8,17 @@ timed with ``perf_counter_ns``. Engines, all on the same grammar, documents and 
 - ``leapgram``: slicer on (the default);
 - ``leapgram no slicer``: ``compile(..., use_slicer=False)``, every mask a full trie walk;
 - ``llguidance``: ``LLMatcher`` on the same Lark text (its own slicer on, the default);
-- secondary, clearly labelled ``warm``: leapgram with one compiled grammar reused by all
-  documents, and llguidance with one ``LLMatcher`` ``deep_copy()``-ed per document.
+- ``warm``: leapgram with one compiled grammar reused by all documents, and llguidance with
+  one ``LLMatcher`` ``deep_copy()``-ed per document -- how a server runs one grammar for many
+  requests.
 
-Fresh state per document: leapgram caches masks per (chart, lexer state) in the compiled
-grammar and llguidance keeps the last mask of each matcher, so each document gets a fresh
-compile in both engines (``leapgram.clear_cache()``, a new ``Grammar``, ``compile``; a new
-``LLMatcher``). Masks reused *within* a document (a cache hit inside a string) count, in
-both engines. Vocabulary-level tables (tries, slices) are built before timing in both.
+Two settings, both reported against the target. *Fresh*: each document gets a fresh compile
+in both engines (``leapgram.clear_cache()``, a new ``Grammar``, ``compile``; a new
+``LLMatcher``), so every lexer row and parser row is built again and only masks reused
+*within* a document count as cache hits. *Warm*: the compiled grammar (leapgram: lexer DFA and
+the mask cache keyed by chart fingerprint and lexer state, shared by all matchers; llguidance:
+the lexer shared by deep copies) persists across documents. Vocabulary-level tables (tries,
+slices) are built before timing in both.
 
 Documents: one per file, the first valid test whose ``json.dumps(data,
 ensure_ascii=False)`` fits ``--max-bytes``, in sorted file order; ``--docs`` of them evenly
@@ -603,7 +606,7 @@ def mask_rows(label: str, stats: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-WARM_TITLE = ("SECONDARY, warm: one compiled grammar (leapgram) / one deep_copy-ed LLMatcher (llguidance) "
+WARM_TITLE = ("warm: one compiled grammar (leapgram) / one deep_copy-ed LLMatcher (llguidance) "
               "reused across all documents")
 SLOWEST_TITLE = "slowest leapgram masks (slicer, fresh compile; first masks of documents left out, see TTFM):"
 MASK_HEADER = ["engine", "masks", "count", "mean", "p50", "p90", "p99", "max"]
@@ -636,7 +639,8 @@ def target_rows(results: dict[str, Any]) -> list[list[str]]:
                          f"≤ {target:g}x" if target else "", verdict(value, target)])
     ours, theirs = mean_of(results, "leapgram_warm", "all"), mean_of(results, "llguidance_warm", "all")
     if ours and theirs:
-        rows.append(["warm: leapgram / llguidance, mean all masks", ratio(ours, theirs), "", ""])
+        rows.append(["warm: leapgram / llguidance, mean all masks", ratio(ours, theirs),
+                     f"≤ {TARGET_MEAN_RATIO:g}x", verdict(ours / theirs, TARGET_MEAN_RATIO)])
     return rows
 
 
@@ -660,7 +664,7 @@ def render_masks(results: dict[str, Any]) -> list[str]:
              for row in mask_rows(labels[key], engines[key])]
     warm = [row for key in ("leapgram_warm", "llguidance_warm") if key in engines
             for row in mask_rows(labels[key], engines[key])]
-    lines = ["per-mask fill time, µs — fresh compile per document (the fair comparison)",
+    lines = ["per-mask fill time, µs — fresh compile per document",
              format_table(fresh, MASK_HEADER)]
     if warm:
         lines += ["", WARM_TITLE, format_table(warm, MASK_HEADER)]

@@ -82,6 +82,11 @@ class CompiledGrammar:
 
     def state_mask(self, state) -> np.ndarray:
         """uint32 words of the tokens (EOS excluded) allowed in ``state``; do not modify."""
+        return self.state_mask_and_accepting(state)[0]
+
+    def state_mask_and_accepting(self, state) -> tuple[np.ndarray, bool]:
+        """The mask of ``state`` (do not modify) and whether the output is complete there (EOS
+        allowed); both cached together, under ``Limits.max_cached_masks``."""
         key = self.engine.mask_key(state)
         with self._lock:
             cached = self._masks.get(key)
@@ -90,11 +95,12 @@ class CompiledGrammar:
                 return cached
         mask = np.zeros(self.words, dtype=np.uint32)
         self.engine.fill_mask(state, mask)
+        entry = (mask, self.engine.is_accepting(state))
         with self._lock:
-            self._masks[key] = mask
+            self._masks[key] = entry
             while len(self._masks) > self.limits.max_cached_masks:
                 self._masks.popitem(last=False)
-        return mask
+        return entry
 
     def __repr__(self) -> str:
         return f"CompiledGrammar({self.grammar!r}, vocab_size={self.vocab.size})"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from .frontends.regex import regex_to_ir
 from .grammar.ir import GrammarIR
 from .errors import UnsupportedError
@@ -16,11 +19,13 @@ class Grammar:
     unsupported input raises :class:`leapgram.UnsupportedError`.
     """
 
-    def __init__(self, ir: GrammarIR, *, kind: str, source: str, options: tuple = ()) -> None:
+    def __init__(self, ir: GrammarIR, *, kind: str, source: str, options: tuple = (),
+                 warnings: tuple[str, ...] = ()) -> None:
         self.ir = ir
         self.kind = kind
         self.source = source
         self.key = (kind, source, options)
+        self.warnings = warnings
 
     @classmethod
     def from_regex(cls, pattern: str, *, ignore_case: bool = False, dotall: bool = False,
@@ -36,6 +41,28 @@ class Grammar:
 
         ir = lark_to_ir(text, start=start, limits=limits or DEFAULT_LIMITS)
         return cls(ir, kind="lark", source=text, options=(start,))
+
+    @classmethod
+    def from_json_schema(cls, schema: Any, *, whitespace: str | int = "flexible", lenient: bool = False,
+                         any_order: bool = False, limits: Limits | None = None) -> Grammar:
+        """JSON text valid under a JSON Schema (a dict, JSON text, or a Pydantic model class).
+
+        ``whitespace``: ``"flexible"`` (default: up to 20 whitespace bytes around ``{}[],:``,
+        as ``json.dumps`` writes with or without ``indent``), ``"compact"`` (none) or the longest
+        run allowed. Properties come in the order the schema declares them (other keys may stand
+        between them); ``any_order=True`` allows any order (exact for up to 6 properties, else
+        tracking the required ones only). Every keyword is enforced exactly or refused with
+        :class:`leapgram.UnsupportedError` naming it and its JSON pointer; ``lenient=True`` skips
+        such keywords instead and lists them in :attr:`warnings`.
+        """
+        from .frontends.json_schema import json_schema_to_ir, schema_document
+
+        document = schema_document(schema)
+        ir, warnings = json_schema_to_ir(document, whitespace=whitespace, lenient=lenient, any_order=any_order,
+                                         limits=limits or DEFAULT_LIMITS)
+        source = json.dumps(document, sort_keys=True, ensure_ascii=False, default=str)
+        return cls(ir, kind="json_schema", source=source, options=(whitespace, lenient, any_order),
+                   warnings=tuple(warnings))
 
     @classmethod
     def from_gbnf(cls, text: str, *, start: str = "root", limits: Limits | None = None) -> Grammar:

@@ -163,8 +163,8 @@ class Matcher:
         allow_eos = self._terminated or self._error is not None
         if not allow_eos:
             try:
-                row[:words] = self.compiled.state_mask(self._states[-1])
-                allow_eos = self.compiled.engine.is_accepting(self._states[-1])
+                mask, allow_eos = self.compiled.state_mask_and_accepting(self._states[-1])
+                row[:words] = mask
             except LeapgramError as exc:
                 self._error = str(exc)
                 allow_eos = True

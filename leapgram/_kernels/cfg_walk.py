@@ -21,6 +21,7 @@ from numba import njit
 
 from .earley import NONE, OK, boundary_kernel
 from .tables import ABSENT, table_get_kernel
+from .trie_walk import copy_duplicate_bits_kernel
 
 DONE = 0
 MISSING_ROW = 1
@@ -28,11 +29,12 @@ MISSING_ROW_AFTER_STEP = 3
 
 
 @njit(cache=True, nogil=True)
-def walk_cfg_kernel(node_info, node_end, trans, accepting, grammar, arena, lexer, max_row, use_leo, stack,
-                    start, mask):
+def walk_cfg_kernel(node_info, node_end, dup_primary, dup_other, trans, accepting, grammar, arena, lexer, max_row,
+                    use_leo, stack, start, mask):
     """Mark in ``mask`` every token that the lexer and parser accept from the chart and lexer
     state packed in ``stack[0]`` (``chart << 32 | lexer state``; ``stack[d]`` is the same after
-    ``d`` bytes). Returns ``(node, code, payload)``."""
+    ``d`` bytes); when the walk is complete, tokens sharing their bytes with a marked one get
+    their bit too. Returns ``(node, code, payload)``."""
     bound_keys = arena[3]
     bound_vals = arena[4]
     n = node_info.shape[0]
@@ -79,6 +81,7 @@ def walk_cfg_kernel(node_info, node_end, trans, accepting, grammar, arena, lexer
         if token >= 0:
             mask[token >> 5] |= np.uint32(1) << np.uint32(token & 31)
         i += 1
+    copy_duplicate_bits_kernel(mask, dup_primary, dup_other)
     return n, DONE, 0
 
 

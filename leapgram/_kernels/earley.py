@@ -95,7 +95,8 @@ def _leo_top(grammar, arena, origin, symbol):
     completing ``symbol`` at chart ``origin`` starts, or ``NONE``. Memoized in the leo table."""
     dr_next, dr_lhs, dr_accept, nullable, first_ptr, first_drs, start = grammar
     (items, charts, counts, bound_keys, bound_vals, child_keys, child_vals, leo_keys, leo_vals,
-     set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain) = arena
+     set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain,
+     fps) = arena
     length = 0
     top = np.int64(NONE)
     o, a = origin, symbol
@@ -131,6 +132,48 @@ def _leo_top(grammar, arena, origin, symbol):
     return top
 
 
+M31 = 0x7FFFFFFF
+M62 = 0x3FFFFFFFFFFFFFFF
+FP_LANES = (0x5BD1E995, 0x27D4EB2F)
+FP_SELF = 0x2F0F0F0F0F0F0F0F  # stands for "this chart" as an origin
+FP_ROOT = 0x15A4E35A5A4E35A5
+FP_ACCEPT = 0x0B5AD4ECEDA1CE2A
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mix(x, c):
+    """A bijection of 62-bit values (a four-round Feistel network on 31-bit halves); every
+    product stays below 2**62, so it computes the same with or without numba."""
+    lo = x & M31
+    hi = (x >> 31) & M31
+    for r in range(4):
+        f = (((lo * c + r) >> 11) ^ (lo * 0x2545F491)) & M31
+        hi, lo = lo, hi ^ f
+    return (hi << 31) | lo
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fingerprint(items, fps, dr_next, chart, row_start, row_stop, accepting):
+    """Two 62-bit fingerprints of the chart's future: a sum of mixed ``(dotted rule, origin's
+    fingerprint)`` over the items still waiting for a symbol (completed items were used up by
+    the closure; only whether the chart accepts remains of them). Charts whose waiting items are
+    the same up to origins with the same fingerprints allow the same lexeme sequences."""
+    for lane in range(2):
+        c = FP_LANES[lane]
+        total = np.int64(0)
+        for k in range(row_start, row_stop):
+            if dr_next[items[k, 0]] == END:
+                continue
+            origin = items[k, 1]
+            fo = np.int64(FP_SELF) if origin == chart else fps[origin, lane]
+            total = (total + _mix(fo ^ ((np.int64(items[k, 0]) & M31) * 0x3C6EF35F), c)) & M62
+        if chart == 0:
+            total ^= FP_ROOT
+        if accepting:
+            total ^= FP_ACCEPT
+        fps[chart, lane] = _mix(total & M62, c)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _finish_chart(grammar, arena, chart, row_start, max_row, use_leo):
     """Close the row started at ``row_start`` (seeds already added) for the new chart ``chart``
@@ -138,7 +181,8 @@ def _finish_chart(grammar, arena, chart, row_start, max_row, use_leo):
     is dropped."""
     dr_next, dr_lhs, dr_accept, nullable, first_ptr, first_drs, start = grammar
     (items, charts, counts, bound_keys, bound_vals, child_keys, child_vals, leo_keys, leo_vals,
-     set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain) = arena
+     set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain,
+     fps) = arena
     gen = counts[GEN]
     accepting = 0
     k = row_start
@@ -243,6 +287,7 @@ def _finish_chart(grammar, arena, chart, row_start, max_row, use_leo):
         set_id = n_sets
     charts[chart, START] = row_start
     charts[chart, STOP] = row_stop
+    _fingerprint(items, fps, dr_next, chart, row_start, row_stop, accepting)
     charts[chart, ACCEPT] = accepting
     charts[chart, SET] = set_id
     counts[N_CHARTS] = chart + 1
@@ -255,7 +300,8 @@ def root_kernel(grammar, arena, max_row):
     """Build chart 0: everything predicted from the start symbol. Returns a status."""
     dr_next, dr_lhs, dr_accept, nullable, first_ptr, first_drs, start = grammar
     (items, charts, counts, bound_keys, bound_vals, child_keys, child_vals, leo_keys, leo_vals,
-     set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain) = arena
+     set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain,
+     fps) = arena
     counts[GEN] += 2
     gen = counts[GEN]
     counts[ROW_START] = 0
@@ -274,7 +320,8 @@ def scan_kernel(grammar, arena, chart, lexemes, max_row, use_leo):
     ``chart``: ``(status, child)``; ``child`` is ``NONE`` when the parser allows none of them."""
     dr_next, dr_lhs, dr_accept, nullable, first_ptr, first_drs, start = grammar
     (items, charts, counts, bound_keys, bound_vals, child_keys, child_vals, leo_keys, leo_vals,
-     set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain) = arena
+     set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain,
+     fps) = arena
     child = counts[N_CHARTS]
     if child >= charts.shape[0]:
         counts[WANT] = WANT_CHARTS
@@ -307,7 +354,8 @@ def boundary_kernel(grammar, arena, lexer, chart, lex, max_row, use_leo):
     that can end there). Memoized in the boundary table; ignored lexemes keep the chart.
     ``status`` ``NEED_FRESH`` comes with the child chart as ``value``."""
     (items, charts, counts, bound_keys, bound_vals, child_keys, child_vals, leo_keys, leo_vals,
-     set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain) = arena
+     set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain,
+     fps) = arena
     acc_start, acc_len, acc_pool, acc_id, acc_ignore_only = lexer
     key = (np.int64(chart) << 32) | lex
     found = table_get_kernel(bound_keys, bound_vals, key)

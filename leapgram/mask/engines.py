@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.cfg_walk import DONE, MISSING_ROW, MISSING_ROW_AFTER_STEP, advance_cfg_kernel, walk_cfg_kernel
-from .._kernels.trie_walk import copy_duplicate_bits_kernel
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
 from ..parser.arena import ChartArena, ParserTables
@@ -123,8 +122,10 @@ class CfgEngine:
         return arena.allowed_lexemes(chart)
 
     def mask_key(self, state: CfgState) -> tuple[int, int, int]:
+        """The chart's fingerprints and the lexer state: equal for states of any matcher that
+        have the same future, so they share one cached mask (see ``ChartArena.fingerprint``)."""
         arena, chart, lex = state
-        return arena.serial, chart, lex
+        return (*arena.fingerprint(chart), lex)
 
     def fill_mask(self, state: CfgState, mask: np.ndarray) -> None:
         arena, chart, lex = state
@@ -144,7 +145,8 @@ class CfgEngine:
         start = 1
         lexer = self.lexer
         while True:
-            start, code, payload = walk_cfg_kernel(trie.node_info, trie.node_end, lexer.trans, lexer.accepting,
+            start, code, payload = walk_cfg_kernel(trie.node_info, trie.node_end, trie.dup_primary, trie.dup_other,
+                                                   lexer.trans, lexer.accepting,
                                                    self.tables.grammar, arena.arrays, lexer.kernel_arrays,
                                                    self.limits.max_earley_items, self.use_leo, stack, start, mask)
             if code == DONE:
@@ -156,5 +158,3 @@ class CfgEngine:
             else:
                 arena.handle(code, payload)
         arena.tidy()
-        if trie.dup_primary.shape[0]:
-            copy_duplicate_bits_kernel(mask, trie.dup_primary, trie.dup_other)

@@ -23,9 +23,9 @@ import numpy as np
 
 from ..errors import BudgetExceededError
 from ..regex.dfa import LazyDfa
-from ..regex.expr import INF, K_CONCAT, K_OR, K_REPEAT, ExprPool
+from ..regex.expr import INF, K_BYTES, K_CONCAT, K_OR, K_REPEAT, ExprPool
 from ..regex.syntax import parse_regex
-from ..regex.utf8 import Ranges, ranges_include, ranges_to_expr
+from ..regex.utf8 import Ranges, byte_sequences, ranges_include, ranges_to_expr
 from ..vocab.trie import TokenTrie
 from ..vocab.vocabulary import Vocabulary
 from .walk import fill_dfa_mask
@@ -114,15 +114,43 @@ def _is_char_subset(pool: ExprPool, char: Ranges, inner: int, alt: int, tail: in
         outer = pool.char_ranges.get(inner)
         if outer is not None:
             return ranges_include(outer, char)
-        if pool.kind[inner] == K_OR:
-            # One alternative that is a character class holding Y is enough (``\\.|[^"\\]``).
-            for branch in pool.args[inner]:
-                ranges = pool.char_ranges.get(branch)
-                if ranges is not None and ranges_include(ranges, char):
-                    return True
+        if pool.kind[inner] == K_OR and _pieces_included(pool, char, pool.args[inner]):
+            return True
         return pool.is_subset(ranges_to_expr(pool, char), inner)
     except BudgetExceededError:
         return False
+
+
+def _pieces_included(pool: ExprPool, char: Ranges, branches: tuple[int, ...]) -> bool:
+    """A quick sufficient test of ``Y ⊆ X`` for ``X`` an alternation (``\\.|[^"\\]`` once
+    flattened into its UTF-8 byte sequences): every UTF-8 byte sequence class of ``Y`` lies,
+    byte by byte, inside one branch of ``X`` of the same length."""
+    shapes = []
+    for branch in branches:
+        parts = _byteset_sequence(pool, branch)
+        if parts is not None:
+            shapes.append(parts)
+    for low, high in char:
+        for seq in byte_sequences(low, high):
+            masks = [((1 << (b + 1)) - 1) ^ ((1 << a) - 1) for a, b in seq]
+            if not any(len(shape) == len(masks) and all(m & ~p == 0 for m, p in zip(masks, shape))
+                       for shape in shapes):
+                return False
+    return True
+
+
+def _byteset_sequence(pool: ExprPool, e: int) -> list[int] | None:
+    """The byte classes of ``e`` when it is a fixed sequence of byte classes, else ``None``."""
+    out = []
+    while pool.kind[e] == K_CONCAT:
+        head, e = pool.args[e]
+        if pool.kind[head] != K_BYTES:
+            return None
+        out.append(pool.args[head][0])
+    if pool.kind[e] != K_BYTES:
+        return None
+    out.append(pool.args[e][0])
+    return out
 
 
 class SliceChecker:
@@ -142,6 +170,7 @@ class SliceChecker:
         self.get_sliced = get_sliced
         self.slices = tuple(slice_class(char_regex, count) for char_regex, count in definitions)
         self._contained: dict[int, tuple[bool, ...]] = {}
+        self._unions: dict[tuple[bool, ...], np.ndarray] = {}  # OR of the contained slices' masks
 
     def contained(self, state: int) -> tuple[bool, ...]:
         """For each slice, whether all its tokens are allowed at ``state``."""
@@ -163,10 +192,16 @@ class SliceChecker:
             walk(full_trie)
             return
         sliced = self.get_sliced()
+        union = self._unions.get(contained)
+        if union is None:
+            union = np.zeros_like(mask)
+            for slice_, inside in zip(sliced.slices, contained):
+                if inside:
+                    union |= slice_.mask
+            self._unions[contained] = union
+        mask |= union
         for slice_, inside in zip(sliced.slices, contained):
-            if inside:
-                mask |= slice_.mask
-            else:
+            if not inside:
                 walk(slice_.trie)
         walk(sliced.rest)
 

@@ -13,19 +13,15 @@ and ``Limits.max_earley_items`` per row with :class:`leapgram.errors.BudgetExcee
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from .._kernels import earley as k
-from .._kernels.tables import EMPTY_KEY, table_rehash_kernel
+from .._kernels.tables import ABSENT, EMPTY_KEY, table_get_kernel, table_rehash_kernel
 from ..errors import BudgetExceededError
 from ..grammar.builder import nullable_nonterminals
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
 from .lexer import Lexer
-
-_SERIALS = itertools.count(1)
 
 
 class ParserTables:
@@ -74,9 +70,9 @@ class ChartArena:
         self.lexer = lexer
         self.limits = limits
         self.use_leo = use_leo
-        self.serial = next(_SERIALS)
         self.items = np.zeros((256, 2), dtype=np.int32)
         self.charts = np.zeros((32, k.CHART_FIELDS), dtype=np.int32)
+        self.fps = np.zeros((32, 2), dtype=np.int64)
         self.counts = np.zeros(k.COUNT_FIELDS, dtype=np.int64)
         self.bound_keys, self.bound_vals = _empty_table(256)
         self.child_keys, self.child_vals = _empty_table(128)
@@ -105,7 +101,7 @@ class ChartArena:
         self.arrays = (self.items, self.charts, self.counts, self.bound_keys, self.bound_vals,
                        self.child_keys, self.child_vals, self.leo_keys, self.leo_vals, self.set_keys,
                        self.set_vals, self.set_ptr, self.set_items, self.set_fresh, self.scr_keys,
-                       self.scr_gen, self.nt_gen, self.lex_gen, self.tmp, self.chain)
+                       self.scr_gen, self.nt_gen, self.lex_gen, self.tmp, self.chain, self.fps)
 
     def handle(self, status: int, payload: int) -> None:
         """Act on a kernel's request: grow what is full, or fill a fresh lexer state."""
@@ -128,6 +124,7 @@ class ChartArena:
             self.items = _grown_rows(self.items, size)
         elif want == k.WANT_CHARTS:
             self.charts = _grown_rows(self.charts, self.charts.shape[0] * 2)
+            self.fps = _grown_rows(self.fps, self.charts.shape[0])
         elif want == k.WANT_SCRATCH:
             size = self.scr_keys.shape[0] * 2
             self.scr_keys = np.zeros(size, dtype=np.int64)
@@ -186,13 +183,14 @@ class ChartArena:
         ``chart``; ``None`` when the parser allows none of the lexemes that end there."""
         if not self.lexer.accepting[lex]:
             return None
-        while True:
+        value = table_get_kernel(self.bound_keys, self.bound_vals, (chart << 32) | lex)
+        while value == ABSENT:
             status, value = k.boundary_kernel(self.tables.grammar, self.arrays, self.lexer.kernel_arrays,
                                               np.int64(chart), np.int64(lex), self.limits.max_earley_items,
                                               self.use_leo)
-            if status == k.OK:
-                break
-            self.handle(status, value)
+            if status != k.OK:
+                self.handle(status, value)
+                value = ABSENT
         self.tidy()
         if value == k.NONE:
             return None
@@ -209,6 +207,12 @@ class ChartArena:
                 break
             self.handle(status, child)
         return None if child == k.NONE else int(child)
+
+    def fingerprint(self, chart: int) -> tuple[int, int]:
+        """Two 62-bit fingerprints of the chart's row and, through its origins, of every row
+        its future depends on: charts with equal fingerprints (in any arena of the same grammar)
+        allow the same lexeme sequences, so they have the same token masks."""
+        return int(self.fps[chart, 0]), int(self.fps[chart, 1])
 
     def accepting(self, chart: int) -> bool:
         """Whether the lexemes up to ``chart`` form a complete sentence."""

@@ -149,7 +149,10 @@ class Lexer:
     def _target(self, items: Items, byte: int) -> int:
         pool = self.pool
         alive = []
+        bit = 1 << byte
         for lex, expr in items:
+            if not pool.first_bytes(expr) & bit:  # cached; skips lexemes the byte cannot start
+                continue
             d = pool.derivative(expr, byte)
             if d != EMPTY and not pool.is_empty(d):
                 alive.append((lex, d))

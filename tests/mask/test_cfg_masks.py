@@ -127,3 +127,40 @@ def test_slicer_does_not_change_cfg_masks(llama3_vocab, name):
     for token in llama3_vocab.encode(sentence.encode()):
         assert np.array_equal(sliced.compute_mask(), plain.compute_mask())
         assert sliced.consume_token(token) and plain.consume_token(token)
+
+
+def test_charts_with_the_same_future_share_fingerprints(byte_vocab):
+    compiled = compile(GRAMMARS["json"](), byte_vocab)
+
+    def state_after(text: str):
+        matcher = Matcher(compiled)
+        assert matcher.consume_tokens(list(text.encode()))
+        return matcher._states[-1]
+
+    def key(text: str):
+        return compiled.engine.mask_key(state_after(text))
+
+    assert key('{"a": 1, "b":') == key('{"c": [2], "d":')  # a later member, any earlier ones
+    assert key('{"e":') == key('{"ff":')  # the first member (other dotted rules: not merged)
+    assert key('[{"a": 1, "b":') != key('{"a": 1, "b":')  # one more open bracket to close
+    assert key('[1, 2') == key('[3, 4, 5') != key('[[3, 4')
+    assert key('{"a": "x') == key('{"b": "yz')
+    assert key('{"a": "x') != key('["x')
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(sorted(GRAMMARS)), seed=st.integers(0, 10_000))
+def test_shared_mask_cache_equals_fresh_walks(small_vocab, name, seed):
+    """Masks served from the cache shared by all matchers (keyed by chart fingerprints) equal a
+    walk computed for the state itself."""
+    compiled = compile(GRAMMARS[name](), small_vocab)
+    rng = np.random.default_rng(seed)
+    for _ in range(3):
+        matcher = Matcher(compiled)
+        for _ in range(8):
+            state = matcher._states[-1]
+            expected = np.zeros(compiled.words, dtype=np.uint32)
+            compiled.engine.fill_mask(state, expected)
+            assert np.array_equal(compiled.state_mask(state), expected)
+            if not walk_to(matcher, small_vocab, rng, 1):
+                break

@@ -105,3 +105,21 @@ def test_bounded_string_uses_only_short_slice(llama3_vocab):
     state = matcher._states[-1]
     assert compiled.slicer.contained(state) == (True, False, False)
     assert INF == SLICES[2].max_count
+
+
+@pytest.mark.parametrize("inner, expected", [
+    (r'[^"\\\n]|\\.', True), (r'[^"\\]|\\["\\/bfnrt]|\\u[0-9a-f]{4}', True), (r"[a-z]|\\.", False),
+    (r"[^\x80-\U0010FFFF]|é", False), (r"[\x00-\U0010FFFF]|a", True),
+])
+def test_quick_class_inclusion_agrees_with_automata(inner, expected):
+    from leapgram.mask.slicer import _pieces_included
+    from leapgram.regex.utf8 import ranges_to_expr
+
+    pool = ExprPool()
+    x = parse_regex(inner, pool)
+    char = slice_class(JSON_STRING_CHAR, 10).char
+    exact = pool.is_subset(ranges_to_expr(pool, char), x)
+    assert exact == expected
+    quick = _pieces_included(pool, char, pool.args[x])
+    assert quick <= exact  # sufficient, never wrong
+    assert quick or not expected or "U0010FFFF" in inner  # and it decides the JSON string bodies

@@ -1,0 +1,45 @@
+"""JSON Schema front end: a schema (dict, JSON text or Pydantic model class) -> grammar IR.
+
+Split by concern: ``translate`` (dispatch by type, enum/const, any value, whitespace), ``objects``,
+``arrays``, ``combinators`` (allOf/anyOf/oneOf/not), ``refs`` ($ref, $id, $anchor), ``strings``
+and ``numbers`` (the lexemes of string and number values), ``values`` (JSON literals).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...errors import GrammarError
+from ...grammar.ir import GrammarIR
+from ...limits import Limits
+from .translate import SchemaTranslator
+
+
+def schema_document(schema: Any) -> Any:
+    """The schema as JSON data: a dict or bool as is, JSON text parsed (a :class:`GrammarError`
+    with line and column when it is not JSON), a Pydantic model class by ``model_json_schema()``."""
+    if isinstance(schema, (dict, bool)):
+        return schema
+    if isinstance(schema, (str, bytes)):
+        text = schema.decode("utf-8") if isinstance(schema, bytes) else schema
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as err:
+            raise GrammarError(f"schema is not valid JSON: {err.msg}", source=text, offset=err.pos) from None
+    if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
+        return schema.model_json_schema()
+    raise TypeError(f"schema must be a dict, JSON text or a Pydantic model class, not {type(schema).__name__}")
+
+
+def json_schema_to_ir(schema: Any, *, whitespace: str | int = "flexible", lenient: bool = False,
+                      any_order: bool = False, limits: Limits) -> tuple[GrammarIR, list[str]]:
+    """The grammar of the JSON texts valid under ``schema``, and the warnings (keywords skipped
+    under ``lenient``)."""
+    translator = SchemaTranslator(schema_document(schema), whitespace=whitespace, lenient=lenient,
+                                  any_order=any_order, limits=limits)
+    ir = translator.build()
+    return ir, translator.ctx.warnings
+
+
+__all__ = ["json_schema_to_ir", "schema_document"]

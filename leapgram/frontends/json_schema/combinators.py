@@ -1,0 +1,321 @@
+"""``allOf``, ``anyOf``, ``oneOf`` and ``not``.
+
+* ``allOf`` merges its schemas into one (after resolving a top-level ``$ref`` in each): types
+  intersect, ``required`` unites, bounds tighten, ``properties`` present in several become
+  ``allOf`` of their schemas (translated later, so recursion stays lazy), string and number
+  constraints that cannot share one keyword (two patterns, two formats) are kept as extra
+  conjuncts whose lexeme expressions are intersected. A keyword that cannot be merged exactly
+  is refused.
+* ``anyOf`` is the union of its branches, each merged with the keywords beside it.
+* ``oneOf`` is the same union when its branches are provably disjoint: different types,
+  different ``const``/``enum`` values (also of one required property), or string/number lexemes
+  whose expressions do not intersect. Otherwise it is refused, or taken as ``anyOf`` with a
+  warning under ``lenient``.
+* ``not`` is rewritten when the result is finite: ``not`` of types, of ``const``/``enum`` values,
+  of ``{}``. Anything else is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from ...errors import GrammarError
+from .values import json_equal, json_type
+
+if TYPE_CHECKING:
+    from .translate import SchemaTranslator
+
+LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")
+UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains")
+SCALAR_CONJUNCTS = ("pattern", "format", "multipleOf")
+MAX_BRANCHES = 64
+
+
+# ----- allOf ----------------------------------------------------------------------------------
+
+
+def merge_all_of(t: SchemaTranslator, schema: dict, pointer: str) -> dict | bool:
+    parts = schema["allOf"]
+    if not isinstance(parts, list) or not parts:
+        raise GrammarError("allOf must be a non-empty array", pointer=f"{pointer}/allOf")
+    merged: dict | bool = {k: v for k, v in schema.items() if k != "allOf"}
+    for i, part in enumerate(parts):
+        merged = merge(t, merged, part, f"{pointer}/allOf/{i}")
+        if merged is False:
+            return False
+    return merged
+
+
+def _resolved(t: SchemaTranslator, schema: Any, pointer: str) -> Any:
+    while isinstance(schema, dict) and "$ref" in schema:
+        target, pointer = t.refs.resolve(schema["$ref"], t.refs.base(schema), f"{pointer}/$ref")
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        if not rest:
+            schema = target
+        elif target is True or target == {}:
+            schema = rest
+        else:
+            schema = merge(t, rest, target, pointer)
+    if isinstance(schema, dict) and "allOf" in schema:
+        return merge_all_of(t, schema, pointer)
+    return schema
+
+
+def merge(t: SchemaTranslator, a: Any, b: Any, pointer: str) -> dict | bool:
+    """One schema valid exactly where both ``a`` and ``b`` are."""
+    a, b = _resolved(t, a, pointer), _resolved(t, b, pointer)
+    if a is False or b is False:
+        return False
+    if a is True:
+        return b if isinstance(b, dict) else {}
+    if b is True:
+        return a
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        raise GrammarError("a schema must be an object or a boolean", pointer=pointer)
+    out = dict(a)
+    for key, value in b.items():
+        if key not in out:
+            out[key] = value
+            continue
+        if json_equal(out[key], value):
+            continue
+        out[key] = _merge_keyword(t, key, out, value, a, b, pointer)
+        if out[key] is _IMPOSSIBLE:
+            return False
+    _drop_undeclared(out, a, b)
+    return out
+
+
+_IMPOSSIBLE = object()
+
+
+def _merge_keyword(t: SchemaTranslator, key: str, out: dict, value: Any, a: dict, b: dict, pointer: str) -> Any:
+    mine = out[key]
+    if key == "type":
+        return _merge_types(mine, value)
+    if key in LOWER:
+        return max(mine, value) if _numbers(mine, value) else _refuse(t, key, pointer)
+    if key in UPPER:
+        return min(mine, value) if _numbers(mine, value) else _refuse(t, key, pointer)
+    if key == "required":
+        return list(dict.fromkeys([*mine, *value]))
+    if key in ("properties", "patternProperties") and isinstance(mine, dict) and isinstance(value, dict):
+        if key == "patternProperties":
+            return _refuse(t, key, pointer)
+        return {k: ({"allOf": [mine[k], value[k]]} if k in mine and k in value else mine.get(k, value.get(k)))
+                for k in {**mine, **value}}
+    if key in ("items", "additionalProperties", "additionalItems", "propertyNames", "contains", "not"):
+        if isinstance(mine, list) or isinstance(value, list):
+            return _refuse(t, key, pointer)
+        return {"allOf": [mine, value]} if key != "not" else {"anyOf": [mine, value]}
+    if key in ("enum", "const"):
+        left = [mine] if key == "const" else mine
+        both = [v for v in left if any(json_equal(v, w) for w in ([value] if key == "const" else value))]
+        if not both:
+            return _IMPOSSIBLE
+        return both[0] if key == "const" else both
+    if key in SCALAR_CONJUNCTS:
+        out.setdefault("$leapgram:and", [])
+        out["$leapgram:and"] = [*out["$leapgram:and"], {key: value}]
+        return mine
+    if key in ("anyOf", "oneOf"):
+        if len(mine) * len(value) > MAX_BRANCHES:
+            return _refuse(t, key, pointer)
+        return [{"allOf": [x, y]} for x in mine for y in value]
+    if key in ("exclusiveMinimum", "exclusiveMaximum"):
+        return _refuse(t, key, pointer)
+    if key == "uniqueItems":
+        return bool(mine) or bool(value)
+    if key == "$leapgram:and":
+        return [*mine, *value]
+    if key == "$leapgram:exclude":
+        return [*mine, *value]
+    if key == "nullable":
+        return bool(mine) and bool(value)
+    return mine  # annotations and unknown keywords
+
+
+def _merge_types(a: Any, b: Any) -> Any:
+    left = {a} if isinstance(a, str) else set(a)
+    right = {b} if isinstance(b, str) else set(b)
+    both = left & right
+    if "integer" in left and "number" in right or "integer" in right and "number" in left:
+        both.add("integer")
+    return sorted(both) if both else _IMPOSSIBLE
+
+
+def _numbers(a: Any, b: Any) -> bool:
+    return all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+
+
+def _refuse(t: SchemaTranslator, key: str, pointer: str) -> Any:
+    t.ctx.unsupported(key, f"{pointer}/{key}", f"allOf with two different {key} values cannot be merged")
+    return {}
+
+
+def _drop_undeclared(out: dict, a: dict, b: dict) -> None:
+    """``additionalProperties: false`` in one schema forbids the other's extra properties."""
+    for own, other in ((a, b), (b, a)):
+        if own.get("additionalProperties") is False and "patternProperties" not in own:
+            declared = own.get("properties", {})
+            props = dict(out.get("properties", {}))
+            for name in list(props):
+                if name not in declared:
+                    props[name] = False
+            out["properties"] = props
+
+
+# ----- anyOf / oneOf ------------------------------------------------------------------------
+
+
+def union(t: SchemaTranslator, schema: dict, pointer: str) -> list[int]:
+    keyword = "anyOf" if "anyOf" in schema else "oneOf"
+    branches = schema[keyword]
+    if not isinstance(branches, list) or not branches:
+        raise GrammarError(f"{keyword} must be a non-empty array", pointer=f"{pointer}/{keyword}")
+    rest = {k: v for k, v in schema.items() if k != keyword}  # a oneOf beside anyOf stays in it
+    merged = []
+    for i, branch in enumerate(branches):
+        at = f"{pointer}/{keyword}/{i}"
+        combined = merge(t, rest, branch, at) if _has_keywords(rest) else _resolved(t, branch, at)
+        if combined is not False:
+            merged.append((combined, at))
+    if keyword == "oneOf" and len(merged) > 1 and not _disjoint(t, [m for m, _ in merged], pointer):
+        t.ctx.unsupported("oneOf", f"{pointer}/oneOf", "its branches may overlap, so 'exactly one' cannot be "
+                          "expressed; make them disjoint (different types or const values) or use anyOf")
+    out = []
+    for combined, at in merged:
+        symbol = t.value(combined, at)
+        if symbol is not None:
+            out.append(symbol)
+    return out
+
+
+def _has_keywords(schema: dict) -> bool:
+    from .translate import ANNOTATIONS
+
+    return any(k not in ANNOTATIONS for k in schema)
+
+
+def _disjoint(t: SchemaTranslator, branches: list[Any], pointer: str) -> bool:
+    for i in range(len(branches)):
+        for j in range(i + 1, len(branches)):
+            if not _pair_disjoint(t, branches[i], branches[j], pointer):
+                return False
+    return True
+
+
+def _pair_disjoint(t: SchemaTranslator, a: Any, b: Any, pointer: str) -> bool:
+    if a is False or b is False:
+        return True
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return False
+    ta, tb = _value_types(t, a, pointer), _value_types(t, b, pointer)
+    if not ta & tb:
+        return True
+    va, vb = _finite(a), _finite(b)
+    if va is not None and vb is not None and not any(json_equal(x, y) for x in va for y in vb):
+        return True
+    if _tagged_apart(a, b):
+        return True
+    if ta | tb <= {"string"} or ta | tb <= {"number", "integer"}:
+        kind = "string" if ta | tb <= {"string"} else "number"
+        try:
+            ea, eb = t.scalar_expr(a, pointer, kind), t.scalar_expr(b, pointer, kind)
+        except GrammarError:
+            return False
+        return t.pool.is_empty(t.pool.intersect([ea, eb]))
+    return False
+
+
+def _value_types(t: SchemaTranslator, schema: dict, pointer: str) -> set[str]:
+    values = _finite(schema)
+    if values is not None:
+        kinds = {json_type(v) for v in values}
+        return kinds | ({"number"} if "integer" in kinds else set())
+    types = t.types_of(schema, pointer)
+    if "integer" in types:
+        types.add("number")
+    if "number" in types:
+        types.add("integer")
+    return types
+
+
+def _finite(schema: dict) -> list[Any] | None:
+    if "const" in schema:
+        return [schema["const"]]
+    if isinstance(schema.get("enum"), list):
+        return schema["enum"]
+    return None
+
+
+def _tagged_apart(a: dict, b: dict) -> bool:
+    """Both objects require a property whose allowed values (const/enum) do not meet."""
+    pa, pb = a.get("properties", {}), b.get("properties", {})
+    if not isinstance(pa, dict) or not isinstance(pb, dict):
+        return False
+    required = set(a.get("required", []) or []) & set(b.get("required", []) or [])
+    for name in required:
+        sa, sb = pa.get(name), pb.get(name)
+        if isinstance(sa, dict) and isinstance(sb, dict):
+            va, vb = _finite(sa), _finite(sb)
+            if va is not None and vb is not None and not any(json_equal(x, y) for x in va for y in vb):
+                return True
+    return False
+
+
+# ----- not ------------------------------------------------------------------------------------
+
+
+def apply_not(t: SchemaTranslator, schema: dict, pointer: str) -> dict | bool:
+    """``schema`` with its ``not`` rewritten into positive keywords, or ``False``."""
+    at = f"{pointer}/not"
+    negated = _resolved(t, schema["not"], at)
+    out = {k: v for k, v in schema.items() if k != "not"}
+    if negated is True or negated == {}:
+        return False
+    if negated is False:
+        return out
+    keys = {k for k in negated if k not in ("description", "title", "$comment")}
+    if keys == {"type"}:
+        banned = t.types_of(negated, at)
+        kept = sorted(t.types_of(out, pointer) - banned - ({"integer"} if "number" in banned else set()))
+        if "number" in kept and "integer" in banned:
+            t.ctx.unsupported("not", at, "'not integer' among numbers (non-integral numbers only) is not expressible")
+            return out
+        return {**out, "type": kept} if kept else False
+    if keys and keys <= {"enum", "const", "type"}:
+        values = t.enumerated_values(negated, at)
+        if "type" in keys:
+            values = [v for v in values if json_type(v) in t.types_of(negated, at)
+                      or (json_type(v) == "integer" and "number" in t.types_of(negated, at))]
+        if any(isinstance(v, (dict, list)) for v in values):
+            t.ctx.unsupported("not", at, "'not' of object or array values is not expressible")
+            return out
+        return _exclude(t, out, values, pointer)
+    t.ctx.unsupported("not", at, "only 'not' of types, const/enum values or {} is translated")
+    return out
+
+
+def _exclude(t: SchemaTranslator, schema: dict, values: list[Any], pointer: str) -> dict | bool:
+    """``schema`` minus the scalar ``values``: booleans and null drop out of the types, strings
+    and numbers are cut out of their lexemes."""
+    types = t.types_of(schema, pointer)
+    if None in values:
+        types.discard("null")
+    bools = {v for v in values if isinstance(v, bool)}
+    if bools == {True, False}:
+        types.discard("boolean")
+    elif bools and "boolean" in types:
+        keep = not next(iter(bools))
+        return {"anyOf": [{**schema, "type": sorted(types - {"boolean"})}, {"const": keep}]} \
+            if types - {"boolean"} else {"const": keep}
+    if not types:
+        return False
+    scalars = [v for v in values if isinstance(v, (str, int, float)) and not isinstance(v, bool)
+               and (not isinstance(v, float) or math.isfinite(v))]
+    out = {**schema, "type": sorted(types)}
+    if scalars:
+        out["$leapgram:exclude"] = [*schema.get("$leapgram:exclude", ()), *scalars]
+    return out

@@ -1,0 +1,292 @@
+"""JSON objects: declared properties in order, other keys, counts.
+
+Members follow the order of ``properties``; keys the schema does not declare (allowed by
+``additionalProperties``, default true, or by ``patternProperties``) may stand before, between
+and after them. The rules walk the declared properties left to right, with the count of members
+written so far when ``minProperties``/``maxProperties`` ask for it (``N(i, c)`` below), so the
+grammar grows with properties times the count bound, never with their permutations.
+
+An undeclared key is a JSON string that is none of the declared names (by complement in the
+expression pool), satisfies ``propertyNames``, and selects its value schema by the pattern it
+matches: patterns must be pairwise disjoint (else ``patternProperties`` is refused), and a key
+matching none takes ``additionalProperties``. A declared key that matches a pattern must satisfy
+both schemas.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ...errors import GrammarError
+
+if TYPE_CHECKING:
+    from .translate import SchemaTranslator
+
+OBJECT_KEYWORDS = frozenset({"properties", "required", "additionalProperties", "patternProperties",
+                             "propertyNames", "minProperties", "maxProperties"})
+MAX_COUNT_STATES = 20_000  # declared properties times the count bound
+MAX_TRACKED = 6  # any_order: properties whose use is tracked (2**6 states)
+
+
+def object_symbol(t: SchemaTranslator, schema: dict, pointer: str) -> int | None:
+    """The nonterminal of the objects ``schema`` allows, or ``None`` when there are none."""
+    props = _mapping(schema, "properties", pointer)
+    required = _required(schema, pointer)
+    low = _count(schema, "minProperties", pointer, 0)
+    high = _count(schema, "maxProperties", pointer, None)
+    names_expr = _names_expr(t, schema, pointer)
+    members: list[tuple[int, bool]] = []  # (member symbol, required)
+    declared = list(props)
+    for name in required:
+        if name not in props:
+            declared.append(name)
+    for name in declared:
+        member = _declared_member(t, schema, name, props, names_expr, pointer)
+        if member is None:
+            if name in required:
+                return None
+            continue
+        members.append((member, name in required))
+    extra = _extra_member(t, schema, declared, names_expr, pointer)
+    if t.any_order:
+        body = _members_any_order(t, members, extra, low, high, pointer)
+    else:
+        body = _members(t, members, extra, low, high, pointer)
+    if body is None:
+        return None
+    b = t.b
+    return b.sequence([b.literal("{"), *t.ows(), body, *t.ows(), b.literal("}")], hint="object")
+
+
+def _mapping(schema: dict, keyword: str, pointer: str) -> dict:
+    value = schema.get(keyword, {})
+    if not isinstance(value, dict):
+        raise GrammarError(f"{keyword} must be an object", pointer=f"{pointer}/{keyword}")
+    return value
+
+
+def _required(schema: dict, pointer: str) -> list[str]:
+    value = schema.get("required", [])
+    if isinstance(value, bool):  # draft 3 style, inside a property: ignored by later drafts
+        return []
+    if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+        raise GrammarError("required must be an array of strings", pointer=f"{pointer}/required")
+    return list(dict.fromkeys(value))
+
+
+def _count(schema: dict, keyword: str, pointer: str, default: int | None) -> int | None:
+    value = schema.get(keyword, default)
+    if value is default:
+        return value
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise GrammarError(f"{keyword} must be a non-negative integer", pointer=f"{pointer}/{keyword}")
+    return value
+
+
+def _key_literal(t: SchemaTranslator, name: str) -> int:
+    return t.pool.literal(json.dumps(name, ensure_ascii=False).encode("utf-8"))
+
+
+def _names_expr(t: SchemaTranslator, schema: dict, pointer: str) -> int | None:
+    """The keys ``propertyNames`` allows, as a string expression (``None``: any key)."""
+    names = schema.get("propertyNames")
+    if names is None or names is True or names == {}:
+        return None
+    if names is False:
+        return t.pool.intersect([t.any_string_expr(), t.pool.complement(t.any_string_expr())])
+    if not isinstance(names, dict):
+        raise GrammarError("propertyNames must be a schema", pointer=f"{pointer}/propertyNames")
+    at = f"{pointer}/propertyNames"
+    if "$ref" in names:
+        target, at = t.refs.resolve(names["$ref"], t.refs.base(names), f"{at}/$ref")
+        return _names_expr(t, {"propertyNames": target}, at.rsplit("/propertyNames", 1)[0])
+    if "enum" in names or "const" in names:
+        values = [v for v in t.enumerated_values(names, at) if isinstance(v, str)]
+        return t.pool.alt([_key_literal(t, v) for v in values])
+    return t.scalar_expr(names, at, "string")
+
+
+def _pattern_exprs(t: SchemaTranslator, schema: dict, pointer: str) -> list[tuple[str, int, Any]]:
+    patterns = _mapping(schema, "patternProperties", pointer)
+    out = []
+    for pattern, sub in patterns.items():
+        at = f"{pointer}/patternProperties/{pattern.replace('~', '~0').replace('/', '~1')}"
+        out.append((at, t.scalar_expr({"pattern": pattern}, at, "string"), sub))
+    for i in range(len(out)):
+        for j in range(i + 1, len(out)):
+            if not t.pool.is_empty(t.pool.intersect([out[i][1], out[j][1]])):
+                t.ctx.unsupported("patternProperties", f"{pointer}/patternProperties",
+                                  "two patterns match the same key; merge them into one")
+                return []
+    return out
+
+
+def _declared_member(t: SchemaTranslator, schema: dict, name: str, props: dict, names_expr: int | None,
+                     pointer: str) -> int | None:
+    key = _key_literal(t, name)
+    if names_expr is not None and not t.pool.matches(names_expr, json.dumps(name, ensure_ascii=False).encode()):
+        return None
+    at = f"{pointer}/properties/{name.replace('~', '~0').replace('/', '~1')}"
+    parts = [props[name]] if name in props else []
+    encoded = json.dumps(name, ensure_ascii=False).encode("utf-8")
+    matched = [sub for _, expr, sub in _pattern_exprs(t, schema, pointer) if t.pool.matches(expr, encoded)]
+    parts += matched
+    if not parts:  # required but undeclared: an additional property
+        additional = schema.get("additionalProperties", True)
+        parts = [additional]
+    value_schema = parts[0] if len(parts) == 1 else {"allOf": parts}
+    value = t.value(value_schema, at)
+    if value is None:
+        return None
+    return t.b.sequence([t.b.lexeme(f"key:{name}", key), *t.punct(":"), value], hint="member")
+
+
+def _extra_member(t: SchemaTranslator, schema: dict, declared: list[str], names_expr: int | None,
+                  pointer: str) -> int | None:
+    """Members with keys the schema does not declare, or ``None`` when none are allowed."""
+    pool = t.pool
+    keys = t.any_string_expr()
+    if declared:
+        keys = pool.intersect([keys, pool.complement(pool.alt([_key_literal(t, n) for n in declared]))])
+    if names_expr is not None:
+        keys = pool.intersect([keys, names_expr])
+    alternatives = []
+    patterns = _pattern_exprs(t, schema, pointer)
+    for at, expr, sub in patterns:
+        value = t.value(sub, at)
+        lexeme = t.string_lexeme(pool.intersect([keys, expr]), f"key:{at}")
+        if value is not None and lexeme is not None:
+            alternatives.append([lexeme, *t.punct(":"), value])
+    additional = schema.get("additionalProperties", True)
+    value = t.value(additional, f"{pointer}/additionalProperties")
+    if value is not None:
+        rest = keys
+        if patterns:
+            rest = pool.intersect([keys, pool.complement(pool.alt([expr for _, expr, _ in patterns]))])
+        lexeme = t.string_lexeme(rest, f"key:{pointer}/additionalProperties")
+        if lexeme is not None:
+            alternatives.append([lexeme, *t.punct(":"), value])
+    return t.b.choice(alternatives, hint="extra") if alternatives else None
+
+
+def _members(t: SchemaTranslator, members: list[tuple[int, bool]], extra: int | None, low: int,
+             high: int | None, pointer: str) -> int | None:
+    """``N(0, 0)``: the members, declared ones in order, extras anywhere, with counts."""
+    required_count = sum(1 for _, is_required in members if is_required)
+    if (high is not None and required_count > high) or (extra is None and low > len(members)):
+        return None
+    top = high if high is not None else max(low, 1)
+    if (len(members) + 1) * (top + 1) > MAX_COUNT_STATES:
+        t.ctx.unsupported("maxProperties" if high is not None else "minProperties", pointer,
+                          f"counting up to {top} members over {len(members)} properties is too large")
+        top, low, high = 1, 0, None
+    bump = _counter(low, high)
+
+    def step(state: tuple[int, int]) -> list[list[Any]]:
+        i, c = state
+        sep = t.punct(",") if c else []
+        after = bump(c)
+        alternatives = []
+        if extra is not None and after is not None:
+            alternatives.append([*sep, extra, (i, after)])
+        if i == len(members):
+            if c >= low:
+                alternatives.append([])
+        else:
+            member, is_required = members[i]
+            if after is not None:
+                alternatives.append([*sep, member, (i + 1, after)])
+            if not is_required:
+                alternatives.append([(i + 1, c)])
+        return alternatives
+
+    return _emit(t, _expand(step), (0, 0))
+
+
+def _counter(low: int, high: int | None):
+    """The member count after one more member: saturating when only a minimum matters,
+    ``None`` past the maximum."""
+    top = high if high is not None else max(low, 1)
+
+    def bump(c: int) -> int | None:
+        if c < top:
+            return c + 1
+        return None if high is not None else c
+
+    return bump
+
+
+def _expand(step) -> dict[tuple[int, int], list[list[Any]]]:
+    """Every state reachable from ``(0, 0)`` with its alternatives (states inside them are tuples)."""
+    rules: dict[tuple[int, int], list[list[Any]]] = {}
+    pending = [(0, 0)]
+    while pending:
+        key = pending.pop()
+        if key not in rules:
+            rules[key] = step(key)
+            pending += [x for alt in rules[key] for x in alt if isinstance(x, tuple)]
+    return rules
+
+
+def _emit(t: SchemaTranslator, rules: dict[tuple[int, int], list[list[Any]]], root: tuple[int, int]) -> int | None:
+    """Nonterminals for the states that can end, and the rules among them."""
+    live = _live_states(rules)
+    if root not in live:
+        return None
+    names = {key: t.b.fresh_nonterminal("members") for key in live}
+    for key in live:
+        for alt in rules[key]:
+            if all(not isinstance(x, tuple) or x in live for x in alt):
+                t.b.rule(names[key], [names[x] if isinstance(x, tuple) else x for x in alt])
+    return names[root]
+
+
+def _members_any_order(t: SchemaTranslator, members: list[tuple[int, bool]], extra: int | None, low: int,
+                       high: int | None, pointer: str) -> int | None:
+    """Members in any order. With at most ``MAX_TRACKED`` declared properties the states are the
+    sets of properties written so far (each at most once), with the count when bounds ask for
+    it. With more, only the required ones are tracked and optional ones may repeat (Python's
+    ``json`` keeps the last value of a repeated key, and every value is checked), which rules
+    out count bounds."""
+    tracked = [k for k, (_, req) in enumerate(members) if len(members) <= MAX_TRACKED or req]
+    if len(tracked) > MAX_TRACKED or (len(tracked) < len(members) and (low or high is not None)):
+        t.ctx.unsupported("properties", pointer, f"any_order tracks at most {MAX_TRACKED} required properties "
+                          "(and all of them when there are count bounds); use the declared order")
+        return _members(t, members, extra, low, high, pointer)
+    free = [members[k][0] for k in range(len(members)) if k not in tracked]
+    repeatable = [*free, *([extra] if extra is not None else [])]
+    needed = sum(1 << j for j, k in enumerate(tracked) if members[k][1])
+    bump = _counter(low, high)
+
+    def step(state: tuple[int, int]) -> list[list[Any]]:
+        used, c = state
+        sep = t.punct(",") if c else []
+        after = bump(c)
+        alternatives = []
+        if after is not None:
+            for j, k in enumerate(tracked):
+                if not used >> j & 1:
+                    alternatives.append([*sep, members[k][0], (used | 1 << j, after)])
+            alternatives += [[*sep, symbol, (used, after)] for symbol in repeatable]
+        if used & needed == needed and c >= low:
+            alternatives.append([])
+        return alternatives
+
+    return _emit(t, _expand(step), (0, 0))
+
+
+def _live_states(rules: dict[tuple[int, int], list[list[Any]]]) -> set[tuple[int, int]]:
+    """The states that can end (derive a finite member list), by fixpoint."""
+    live: set[tuple[int, int]] = set()
+    changed = True
+    while changed:
+        changed = False
+        for key, alternatives in rules.items():
+            if key not in live and any(all(not isinstance(x, tuple) or x in live for x in alt)
+                                       for alt in alternatives):
+                live.add(key)
+                changed = True
+    return live

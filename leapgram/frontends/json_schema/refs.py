@@ -1,0 +1,102 @@
+"""``$ref`` within one schema document: JSON pointers, ``$id`` and ``$anchor``."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote, urldefrag, urljoin
+
+from ...errors import GrammarError, UnsupportedError
+
+
+class RefResolver:
+    """Finds the subschema a ``$ref`` names, inside the document only.
+
+    Every subschema with an ``$id`` (``id`` in draft 4) or an ``$anchor`` is indexed by its
+    absolute URI, resolved against the base URI of its parent. A reference is resolved against
+    the base URI where it stands; a reference to another document is an :class:`UnsupportedError`.
+    """
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        self.by_uri: dict[str, tuple[Any, str]] = {}
+        self.base_of: dict[int, str] = {}
+        base = _own_id(root) or ""
+        self.root_uri = urldefrag(base)[0]
+        self._index(root, "", self.root_uri)
+
+    def _index(self, schema: Any, pointer: str, base: str) -> None:
+        if isinstance(schema, list):
+            for i, item in enumerate(schema):
+                self._index(item, f"{pointer}/{i}", base)
+            return
+        if not isinstance(schema, dict):
+            return
+        own = _own_id(schema)
+        if own:
+            base = urljoin(base, own)
+            uri, fragment = urldefrag(base)
+            self.by_uri.setdefault(uri, (schema, pointer))
+            if fragment and not fragment.startswith("/"):
+                self.by_uri.setdefault(f"{uri}#{fragment}", (schema, pointer))
+            base = uri
+        anchor = schema.get("$anchor")
+        if isinstance(anchor, str):
+            self.by_uri.setdefault(f"{base}#{anchor}", (schema, pointer))
+        self.base_of[id(schema)] = base
+        for key, value in schema.items():
+            if key in ("enum", "const", "default", "examples", "example"):
+                continue
+            self._index(value, f"{pointer}/{_escape(key)}", base)
+
+    def base(self, schema: dict) -> str:
+        return self.base_of.get(id(schema), self.root_uri)
+
+    def resolve(self, ref: Any, base: str, pointer: str) -> tuple[Any, str]:
+        """``(subschema, its JSON pointer)`` for ``ref`` standing at ``pointer`` (base ``base``)."""
+        if not isinstance(ref, str):
+            raise GrammarError(f"$ref must be a string, not {type(ref).__name__}", pointer=pointer)
+        target = urljoin(base, ref) if base else ref
+        uri, fragment = urldefrag(target)
+        if uri and uri != self.root_uri and uri not in self.by_uri:
+            raise UnsupportedError("$ref", f"$ref {ref!r} points outside this document; inline the "
+                                   "referenced schema or put it under $defs", pointer=pointer)
+        if not fragment.startswith("/") and fragment:
+            found = self.by_uri.get(f"{uri}#{fragment}")
+            if found is None:
+                raise GrammarError(f"$ref {ref!r}: no $anchor {fragment!r} in this document", pointer=pointer)
+            return found
+        document, doc_pointer = (self.root, "") if not uri or uri == self.root_uri else self.by_uri[uri]
+        try:
+            return self._walk(document, doc_pointer, fragment, ref, pointer)
+        except GrammarError:
+            if document is self.root:
+                raise
+            # a pointer written from the document root under a subschema's own id (a common slip)
+            return self._walk(self.root, "", fragment, ref, pointer)
+
+    def _walk(self, node: Any, at: str, fragment: str, ref: str, pointer: str) -> tuple[Any, str]:
+        for raw in fragment.split("/")[1:] if fragment else []:
+            part = unquote(raw).replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                raise GrammarError(f"$ref {ref!r} points to nothing (no {part!r})", pointer=pointer)
+            at = f"{at}/{_escape(part)}"
+        return node, at
+
+
+def _own_id(schema: Any) -> str | None:
+    """The schema's ``$id`` (or draft 4's ``id``) when it is a string."""
+    if not isinstance(schema, dict):
+        return None
+    for key in ("$id", "id"):
+        value = schema.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _escape(key: str) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")

@@ -1,0 +1,320 @@
+"""JSON Schema -> grammar IR: the dispatcher over schema kinds.
+
+Each subschema becomes one nonterminal (memoized by object identity, so ``$ref`` recursion
+becomes a recursive rule). A schema applies its keywords by the JSON type of the value: the
+value is any of the allowed types, each with the keywords that constrain that type (a schema
+without ``type`` allows every type, as the specification says). Strings and numbers are single
+lexemes (``strings.py``, ``numbers.py``); objects, arrays and combinations are rules
+(``objects.py``, ``arrays.py``, ``combinators.py``).
+
+Whitespace: ``flexible`` allows a run of at most ``max_ws`` JSON whitespace bytes around every
+``{ } [ ] , :`` (what ``json.dumps`` with or without ``indent`` writes), none before or after the
+whole value; ``compact`` allows none. A bounded run means a model can never loop on whitespace.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...errors import GrammarError, UnsupportedError
+from ...grammar.builder import GrammarBuilder
+from ...grammar.ir import GrammarIR
+from ...limits import Limits
+from ...regex.expr import ExprPool
+from . import arrays, combinators, objects
+from .context import SchemaContext
+from .numbers import number_expr
+from .refs import RefResolver
+from .strings import string_expr
+from .values import json_equal, json_type, scalar_spellings, unique_values
+
+TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
+
+# Keywords without effect on which instances are valid (annotations, vocabularies, OpenAPI extras).
+ANNOTATIONS = frozenset({
+    "title", "description", "default", "examples", "example", "$comment", "deprecated", "readOnly",
+    "writeOnly", "$schema", "$id", "id", "$anchor", "$defs", "definitions", "$vocabulary",
+    "contentEncoding", "contentMediaType", "discriminator", "externalDocs", "xml", "markdownDescription",
+})
+
+# Keywords with a validation meaning that this front end does not translate.
+REFUSED = {
+    "dependencies": "rewrite it with anyOf over the two cases, or pass lenient=True",
+    "dependentRequired": "rewrite it with anyOf over the two cases, or pass lenient=True",
+    "dependentSchemas": "rewrite it with anyOf over the two cases, or pass lenient=True",
+    "unevaluatedProperties": "use additionalProperties in a schema without combinators, or lenient=True",
+    "unevaluatedItems": "use items/additionalItems, or lenient=True",
+    "$dynamicRef": "use $ref", "$recursiveRef": "use $ref",
+    "if": "conditional schemas are not translated; rewrite as anyOf, or pass lenient=True",
+    "contentSchema": "pass lenient=True to skip it",
+}
+
+WHITESPACE = rb"[ \t\n\r]"
+DEFAULT_MAX_WS = 20
+
+
+class SchemaTranslator:
+    """Translates one schema document; :meth:`build` returns the IR."""
+
+    def __init__(self, root: Any, *, whitespace: str | int = "flexible", lenient: bool = False,
+                 any_order: bool = False, limits: Limits) -> None:
+        self.root = root
+        self.ctx = SchemaContext(ExprPool(limits), lenient)
+        self.pool = self.ctx.pool
+        self.b = GrammarBuilder(limits, pool=self.pool)
+        self.refs = RefResolver(root)
+        self.any_order = any_order
+        self._memo: dict[int, tuple[Any, int | None]] = {}
+        self._ws = self._whitespace(whitespace)
+        self._any: int | None = None
+        self._any_string: int | None = None
+
+    def build(self) -> GrammarIR:
+        start = self.b.nonterminal("start")
+        top = self.value(self.root, "")
+        if top is None:
+            raise GrammarError("the schema matches no JSON value", pointer="")
+        self.b.rule(start, [top])
+        return self.b.build(start)
+
+    # ----- tokens -------------------------------------------------------------------------
+
+    def _whitespace(self, whitespace: str | int) -> int | None:
+        if whitespace == "compact":
+            return None
+        if whitespace == "flexible":
+            run = DEFAULT_MAX_WS
+        elif isinstance(whitespace, int) and not isinstance(whitespace, bool) and whitespace >= 0:
+            run = whitespace
+        else:
+            raise ValueError(f"whitespace must be 'flexible', 'compact' or a maximum run length, not {whitespace!r}")
+        if run == 0:
+            return None
+        ws = self.pool.repeat(self.pool.byteset(sum(1 << c for c in b" \t\n\r")), 1, run)
+        return self.b.optional([self.b.lexeme("WS", ws)], hint="ws")
+
+    def ows(self) -> list[int]:
+        """Optional whitespace (nothing in compact mode)."""
+        return [] if self._ws is None else [self._ws]
+
+    def punct(self, text: str) -> list[int]:
+        """``text`` with optional whitespace on both sides."""
+        return [*self.ows(), self.b.literal(text), *self.ows()]
+
+    def string_lexeme(self, expr: int, name: str) -> int | None:
+        return None if self.pool.is_empty(expr) else self.b.lexeme(name, expr)
+
+    def any_string_expr(self) -> int:
+        if self._any_string is None:
+            self._any_string = string_expr(self.ctx, {}, "")
+        return self._any_string
+
+    # ----- values -------------------------------------------------------------------------
+
+    def value(self, schema: Any, pointer: str) -> int | None:
+        """The nonterminal of the values valid under ``schema``; ``None`` when there are none."""
+        if schema is True or schema == {}:
+            return self.any_value()
+        if schema is False:
+            return None
+        if not isinstance(schema, dict):
+            raise GrammarError(f"a schema must be an object or a boolean, not {type(schema).__name__}",
+                               pointer=pointer)
+        found = self._memo.get(id(schema))
+        if found is not None:
+            return found[1]
+        nt = self.b.nonterminal(f"schema:{pointer or '/'}#{len(self._memo)}")
+        self._memo[id(schema)] = (schema, nt)
+        alternatives = self._alternatives(schema, pointer)
+        if not alternatives:
+            self._memo[id(schema)] = (schema, None)
+            return None
+        for symbol in alternatives:
+            self.b.rule(nt, [symbol])
+        return nt
+
+    def _alternatives(self, schema: dict, pointer: str) -> list[int]:
+        self._check_keywords(schema, pointer)
+        if "$ref" in schema:
+            return self._ref(schema, pointer)
+        if "allOf" in schema:
+            merged = combinators.merge_all_of(self, schema, pointer)
+            return [] if merged is False else self._alternatives_of(merged, pointer)
+        if "anyOf" in schema or "oneOf" in schema:
+            return combinators.union(self, schema, pointer)
+        if "not" in schema:
+            schema = combinators.apply_not(self, schema, pointer)
+            if schema is False:
+                return []
+        return self._typed(schema, pointer)
+
+    def _alternatives_of(self, schema: Any, pointer: str) -> list[int]:
+        symbol = self.value(schema, pointer)
+        return [] if symbol is None else [symbol]
+
+    def _ref(self, schema: dict, pointer: str) -> list[int]:
+        try:
+            target, target_pointer = self.refs.resolve(schema["$ref"], self.refs.base(schema), f"{pointer}/$ref")
+        except UnsupportedError as err:
+            self.ctx.unsupported("$ref", f"{pointer}/$ref", err.message.split(": ", 1)[-1])
+            target, target_pointer = True, f"{pointer}/$ref"
+        siblings = {k: v for k, v in schema.items() if k != "$ref" and k not in ANNOTATIONS}
+        if not siblings:
+            return self._alternatives_of(target, target_pointer)
+        return self._alternatives_of({"allOf": [target, siblings]}, pointer)
+
+    def _check_keywords(self, schema: dict, pointer: str) -> None:
+        for keyword, advice in REFUSED.items():
+            if keyword in schema:
+                self.ctx.unsupported(keyword, f"{pointer}/{keyword}", advice)
+                if keyword == "if":
+                    for branch in ("then", "else"):
+                        if branch in schema:
+                            self.ctx.warnings.append(f"{pointer}/{branch}: ignored with 'if'")
+
+    # ----- by type ------------------------------------------------------------------------
+
+    def types_of(self, schema: dict, pointer: str) -> set[str]:
+        """The JSON types ``schema`` allows (``integer`` only when ``number`` is absent)."""
+        declared = schema.get("type")
+        if declared is None:
+            types = set(TYPES) - {"integer"}
+        else:
+            names = [declared] if isinstance(declared, str) else declared
+            if not isinstance(names, list) or not all(isinstance(n, str) and n in TYPES for n in names):
+                raise GrammarError(f"type must be one of {', '.join(TYPES)} or a list of them, not {declared!r}",
+                                   pointer=f"{pointer}/type")
+            types = set(names)
+            if "number" in types:
+                types.discard("integer")
+        if schema.get("nullable") is True:
+            types.add("null")
+        return types
+
+    def _typed(self, schema: dict, pointer: str) -> list[int]:
+        types = self.types_of(schema, pointer)
+        if "const" in schema or "enum" in schema:
+            return self._enumerated(schema, pointer, types)
+        out = []
+        for kind in sorted(types):
+            symbol = self._of_type(kind, schema, pointer)
+            if symbol is not None:
+                out.append(symbol)
+        return out
+
+    def _of_type(self, kind: str, schema: dict, pointer: str) -> int | None:
+        b = self.b
+        if kind == "null":
+            return b.literal("null")
+        if kind == "boolean":
+            return b.choice([[b.literal("true")], [b.literal("false")]], hint="boolean")
+        if kind == "string":
+            return self.string_lexeme(self.scalar_expr(schema, pointer, "string"), f"string:{pointer or '/'}")
+        if kind in ("number", "integer"):
+            return self.string_lexeme(self.scalar_expr(schema, pointer, kind), f"{kind}:{pointer or '/'}")
+        if kind == "object":
+            return objects.object_symbol(self, schema, pointer)
+        return arrays.array_symbol(self, schema, pointer)
+
+    def scalar_expr(self, schema: dict, pointer: str, kind: str) -> int:
+        """The lexeme expression of a string or number schema, with the extra conjuncts that
+        ``allOf`` merging left (``$leapgram:and``) intersected in and ``not`` exclusions cut out."""
+        exprs = [self._one_scalar_expr(schema, pointer, kind)]
+        for extra in schema.get("$leapgram:and", ()):
+            exprs.append(self._one_scalar_expr(extra, pointer, kind))
+        expr = exprs[0] if len(exprs) == 1 else self.pool.intersect(exprs)
+        excluded = [text for value in schema.get("$leapgram:exclude", ()) for text in scalar_spellings(value)]
+        if excluded:
+            expr = self.pool.intersect([expr, self.pool.complement(self.pool.alt([self.pool.literal(t) for t in excluded]))])
+        return expr
+
+    def _one_scalar_expr(self, schema: dict, pointer: str, kind: str) -> int:
+        if kind == "string":
+            return string_expr(self.ctx, schema, pointer)
+        return number_expr(self.ctx, schema, pointer, integer=kind == "integer")
+
+    # ----- enum and const -----------------------------------------------------------------
+
+    def _enumerated(self, schema: dict, pointer: str, types: set[str]) -> list[int]:
+        values = self.enumerated_values(schema, pointer)
+        rest = {k: v for k, v in schema.items() if k not in ("enum", "const", "type", "nullable") and k not in ANNOTATIONS}
+        kept = [v for v in values if _type_allowed(json_type(v), types) and self._passes(v, rest, pointer)]
+        scalars = [text for v in kept if not isinstance(v, (dict, list)) for text in scalar_spellings(v)]
+        out = []
+        if scalars:
+            out.append(self.b.lexeme(f"enum:{pointer or '/'}", self.pool.alt([self.pool.literal(t) for t in scalars])))
+        out.extend(self.literal_value(v) for v in kept if isinstance(v, (dict, list)))
+        return out
+
+    def enumerated_values(self, schema: dict, pointer: str) -> list[Any]:
+        if "const" in schema:
+            values = [schema["const"]]
+            if "enum" in schema:
+                values = [v for v in values if any(json_equal(v, e) for e in self._enum_list(schema, pointer))]
+            return values
+        return unique_values(self._enum_list(schema, pointer))
+
+    def _enum_list(self, schema: dict, pointer: str) -> list[Any]:
+        values = schema["enum"]
+        if not isinstance(values, list):
+            raise GrammarError("enum must be an array", pointer=f"{pointer}/enum")
+        return values
+
+    def _passes(self, value: Any, rest: dict, pointer: str) -> bool:
+        """Whether an enumerated value satisfies the schema's other keywords (checked with the
+        same lexemes the grammar would use; structured values only when nothing else applies)."""
+        if not rest:
+            return True
+        kind = json_type(value)
+        if kind in ("string", "number", "integer"):
+            lexeme_kind = "string" if kind == "string" else "number"
+            expr = self.scalar_expr(rest, pointer, lexeme_kind)
+            return any(self.pool.matches(expr, text) for text in scalar_spellings(value))
+        if kind in ("null", "boolean"):
+            return True
+        constraining = [k for k in rest if k in objects.OBJECT_KEYWORDS or k in arrays.ARRAY_KEYWORDS]
+        if constraining:
+            self.ctx.unsupported(constraining[0], f"{pointer}/{constraining[0]}",
+                                 "an enum of objects or arrays together with object or array keywords")
+        return True
+
+    def literal_value(self, value: Any) -> int:
+        """The nonterminal writing exactly ``value`` (objects and arrays with whitespace)."""
+        b = self.b
+        if isinstance(value, dict):
+            members = []
+            for i, (key, item) in enumerate(value.items()):
+                members += [*(self.punct(",") if i else []), b.literal(json.dumps(key, ensure_ascii=False)),
+                            *self.punct(":"), self.literal_value(item)]
+            return b.sequence([b.literal("{"), *self.ows(), *members, *self.ows(), b.literal("}")], hint="const")
+        if isinstance(value, list):
+            items = []
+            for i, item in enumerate(value):
+                items += [*(self.punct(",") if i else []), self.literal_value(item)]
+            return b.sequence([b.literal("["), *self.ows(), *items, *self.ows(), b.literal("]")], hint="const")
+        texts = scalar_spellings(value)
+        return b.lexeme(texts[0].decode("utf-8", "replace"), self.pool.alt([self.pool.literal(t) for t in texts]))
+
+    # ----- any value ------------------------------------------------------------------------
+
+    def any_value(self) -> int:
+        """Every JSON value (the schema ``{}`` or ``true``)."""
+        if self._any is not None:
+            return self._any
+        b = self.b
+        value = self._any = b.nonterminal("any")
+        string = b.lexeme("string", self.any_string_expr())
+        number = b.lexeme("number", number_expr(self.ctx, {}, "", integer=False))
+        for symbol in (string, number, b.literal("true"), b.literal("false"), b.literal("null")):
+            b.rule(value, [symbol])
+        member = [string, *self.punct(":"), value]
+        members = b.sequence([*member, b.star([*self.punct(","), *member], hint="members")], hint="members")
+        b.rule(value, [b.literal("{"), *self.ows(), b.optional([members]), *self.ows(), b.literal("}")])
+        items = b.sequence([value, b.star([*self.punct(","), value], hint="items")], hint="items")
+        b.rule(value, [b.literal("["), *self.ows(), b.optional([items]), *self.ows(), b.literal("]")])
+        return value
+
+
+def _type_allowed(kind: str, types: set[str]) -> bool:
+    return kind in types or (kind == "integer" and "number" in types)

@@ -1,0 +1,71 @@
+"""JSON values as text: the literal spellings of ``const``/``enum`` members, and equality.
+
+A value is written the way ``json.dumps(value, ensure_ascii=False)`` writes it (the benchmark's
+serialization): strings with its escapes, floats by ``repr``; an integral number also as ``1.0``
+when written as an int and as ``1`` when written as a float (JSON Schema compares numbers by
+value). Objects and arrays become grammar rules, so whitespace between their tokens follows the
+grammar's whitespace setting; object members keep the order the schema lists them in.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type of a Python JSON value (``integer`` for integral numbers)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    raise TypeError(f"not a JSON value: {value!r}")
+
+
+def scalar_spellings(value: Any) -> list[bytes]:
+    """The texts a scalar (not an object or array) may be written as."""
+    if value is None:
+        return [b"null"]
+    if isinstance(value, bool):
+        return [b"true" if value else b"false"]
+    if isinstance(value, int):
+        return [str(value).encode(), f"{value}.0".encode()]
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return []
+        text = repr(value).encode()
+        return [str(int(value)).encode(), text] if value.is_integer() else [text]
+    return [json.dumps(value, ensure_ascii=False).encode("utf-8")]
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality as JSON Schema defines it: numbers by value, ``1 == 1.0`` but ``true != 1``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def unique_values(values: list[Any]) -> list[Any]:
+    """``values`` without repeats (JSON equality), in order."""
+    out: list[Any] = []
+    for value in values:
+        if not any(json_equal(value, seen) for seen in out):
+            out.append(value)
+    return out

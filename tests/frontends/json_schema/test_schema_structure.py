@@ -1,0 +1,235 @@
+"""The JSON Schema front end, keyword by keyword, in the style of the JSON-Schema-Test-Suite:
+each schema with instances it must accept and reject (checked against ``jsonschema`` too, so
+the table itself is right), the refusals and their messages, and JSONSchemaBench samples."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+import leapgram
+from leapgram import Grammar, GrammarError, UnsupportedError, Vocabulary
+
+jsonschema = pytest.importorskip("jsonschema")
+
+BENCH = Path(__file__).resolve().parents[3].parent / "shared" / "jsonschemabench"
+
+OBJ = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["a"]}
+
+# (name, schema, valid instances, invalid instances)
+TABLE = [
+    ("type string", {"type": "string"}, ["", "x", "é\n\"", "\u0000"], [1, None, [], {}]),
+    ("type list", {"type": ["integer", "null"]}, [0, -12, None], [1.5, "1", True]),
+    ("integer", {"type": "integer"}, [0, 7, -3, 10**20], [0.5, "7", False]),
+    ("number", {"type": "number"}, [0, -0.5, 1e-05, 1e+20, 3], ["0", None]),
+    ("boolean and null", {"type": ["boolean", "null"]}, [True, False, None], [0, "true"]),
+    ("no type", {}, [1, "x", None, [1, {"a": []}], {"k": [True]}], []),
+    ("true schema", True, [1, "x", {"a": None}], []),
+    ("nullable", {"type": "string", "nullable": True}, ["x", None], [1]),
+    ("const string", {"const": "a\"b"}, ["a\"b"], ["a", "ab", 1]),
+    ("const number", {"const": 2}, [2, 2.0], [3, "2"]),
+    ("const object", {"const": {"x": [1, None]}}, [{"x": [1, None]}], [{"x": [1]}, {"y": [1, None]}]),
+    ("enum mixed", {"enum": ["red", 1, None, [1, 2], {"k": True}]}, ["red", 1, None, [1, 2], {"k": True}],
+     ["blue", 2, [2, 1], {"k": False}, False]),
+    ("enum with type", {"type": "string", "enum": ["a", 1]}, ["a"], [1, "b"]),
+    ("object required", OBJ, [{"a": 1}, {"a": 1, "b": "x"}, {"a": 1, "c": [None]}, {"c": 0, "a": 1}],
+     [{}, {"b": "x"}, {"a": "1"}, {"a": 1, "b": 2}, []]),
+    ("additionalProperties false", {**OBJ, "additionalProperties": False}, [{"a": 1, "b": "x"}],
+     [{"a": 1, "c": 0}, {"a": 1, "b": "x", "bb": "y"}]),
+    ("additionalProperties schema", {**OBJ, "additionalProperties": {"type": "boolean"}},
+     [{"a": 1, "z": True}, {"z": False, "a": 1, "y": True}], [{"a": 1, "z": 1}]),
+    ("required undeclared", {"type": "object", "required": ["k"]}, [{"k": 1}, {"x": 2, "k": None}], [{"x": 1}, {}]),
+    ("min/maxProperties", {"type": "object", "minProperties": 1, "maxProperties": 2},
+     [{"a": 1}, {"a": 1, "b": 2}], [{}, {"a": 1, "b": 2, "c": 3}]),
+    ("min/maxProperties declared", {"type": "object", "properties": {"a": {}, "b": {}}, "additionalProperties": False,
+                                    "minProperties": 1}, [{"a": 1}, {"b": 2}, {"a": 1, "b": 2}], [{}]),
+    ("propertyNames enum", {"type": "object", "propertyNames": {"enum": ["x", "y"]}}, [{"x": 1}, {}, {"y": 2, "x": 1}],
+     [{"z": 1}]),
+    ("empty object only", {"type": "object", "additionalProperties": False}, [{}], [{"a": 1}]),
+    ("items", {"type": "array", "items": {"type": "integer"}}, [[], [1], [1, 2, 3]], [[1, "2"], ["x"], {}]),
+    ("min/maxItems", {"type": "array", "minItems": 2, "maxItems": 3}, [[1, 2], [1, "2", None]], [[1], [1, 2, 3, 4]]),
+    ("prefixItems", {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": False},
+     [[], ["a"], ["a", 1]], [[1], ["a", "b"], ["a", 1, 2]]),
+    ("items array draft 7", {"$schema": "http://json-schema.org/draft-07/schema#", "type": "array",
+                             "items": [{"type": "string"}], "additionalItems": {"type": "integer"}},
+     [["a"], ["a", 1, 2]], [[1], ["a", "b"]]),
+    ("contains", {"type": "array", "contains": {"const": 5}}, [[5], [1, 5], [5, 1, 5], [1, 2, 5, 3]], [[], [1, 2]]),
+    ("minContains", {"type": "array", "contains": {"type": "string"}, "minContains": 2},
+     [["a", "b"], [1, "a", 2, "b"]], [["a"], [1, 2]]),
+    ("uniqueItems enum", {"type": "array", "items": {"enum": ["x", "y", "z"]}, "uniqueItems": True},
+     [[], ["x"], ["z", "x"], ["x", "y", "z"]], [["x", "x"], ["y", "x", "y"]]),
+    ("uniqueItems booleans", {"type": "array", "items": {"type": "boolean"}, "uniqueItems": True, "minItems": 1},
+     [[True], [False, True]], [[], [True, True]]),
+    ("anyOf", {"anyOf": [{"type": "string"}, {"type": "integer"}]}, ["x", 3], [None, 1.5]),
+    ("anyOf with siblings", {"type": "object", "required": ["k"], "anyOf": [{"required": ["a"]}, {"required": ["b"]}]},
+     [{"k": 1, "a": 2}, {"k": 1, "b": 2}], [{"a": 2}, {"k": 1}]),
+    ("oneOf by type", {"oneOf": [{"type": "string"}, {"type": "array"}]}, ["x", []], [1]),
+    ("oneOf by tag", {"oneOf": [
+        {"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}, "required": ["kind"]},
+        {"type": "object", "properties": {"kind": {"const": "b"}, "y": {"type": "string"}}, "required": ["kind"]}]},
+     [{"kind": "a", "x": 1}, {"kind": "b", "y": "s"}], [{"kind": "c"}, {"kind": "a", "x": "s"}]),
+    ("allOf merge", {"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+                               {"properties": {"b": {"type": "boolean"}}, "required": ["b"]}]},
+     [{"a": 1, "b": True}], [{"a": 1}, {"b": True}, {"a": "x", "b": True}]),
+    ("allOf types", {"allOf": [{"type": ["string", "integer"]}, {"type": ["integer", "null"]}]}, [3], ["x", None]),
+    ("allOf additionalProperties false", {"allOf": [
+        {"type": "object", "properties": {"a": {}}, "additionalProperties": False},
+        {"properties": {"a": {}, "b": {}}}]}, [{"a": 1}, {}], [{"b": 1}, {"a": 1, "c": 2}]),
+    ("not type", {"not": {"type": "string"}}, [1, None, [], {}], ["x"]),
+    ("not enum", {"type": "string", "not": {"enum": ["a", "b"]}}, ["c", "", "ab"], ["a", "b"]),
+    ("not const boolean", {"type": "boolean", "not": {"const": True}}, [False], [True]),
+    ("$ref", {"$defs": {"pos": {"type": "integer"}}, "type": "array", "items": {"$ref": "#/$defs/pos"}},
+     [[1, 2]], [["x"]]),
+    ("recursive $ref", {"$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"},
+                                                                              "next": {"$ref": "#/$defs/node"}},
+                                           "required": ["v"], "additionalProperties": False}},
+                        "$ref": "#/$defs/node"},
+     [{"v": 1}, {"v": 1, "next": {"v": 2, "next": {"v": 3}}}], [{"v": 1, "next": {}}, {"next": {"v": 1}}]),
+    ("$anchor", {"$defs": {"x": {"$anchor": "thing", "type": "boolean"}}, "$ref": "#thing"}, [True], [1]),
+    ("$id relative", {"$id": "http://example.com/root.json", "$defs": {
+        "a": {"$id": "item.json", "type": "integer"}}, "items": {"$ref": "item.json"}, "type": "array"},
+     [[1, 2]], [["1"]]),
+    ("definitions draft 4", {"definitions": {"s": {"type": "string"}}, "properties": {"p": {"$ref": "#/definitions/s"}},
+                             "type": "object"}, [{"p": "x"}, {}], [{"p": 1}]),
+    ("false property", {"type": "object", "properties": {"no": False}}, [{}, {"yes": 1}], [{"no": 1}]),
+]
+
+
+@pytest.fixture(scope="module")
+def vocab() -> Vocabulary:
+    return Vocabulary.byte_vocabulary()
+
+
+def accepts(compiled: leapgram.CompiledGrammar, text: str) -> bool:
+    engine = compiled.engine
+    state = engine.advance(engine.initial, text.encode("utf-8"))
+    return state is not None and engine.is_accepting(state)
+
+
+def texts(value) -> list[str]:
+    """The instance as json.dumps writes it, compact, and indented."""
+    return list(dict.fromkeys([json.dumps(value, ensure_ascii=False), json.dumps(value, separators=(",", ":")),
+                               json.dumps(value, indent=2, ensure_ascii=False)]))
+
+
+@pytest.mark.parametrize("name, schema, valid, invalid", TABLE, ids=[row[0] for row in TABLE])
+def test_keyword_table(vocab, name, schema, valid, invalid):
+    validator = jsonschema.validators.validator_for(schema if isinstance(schema, dict) else {})(schema)
+    oracle = name != "nullable"  # OpenAPI's keyword, which jsonschema ignores
+    for order in (False, True):
+        compiled = leapgram.compile(Grammar.from_json_schema(schema, any_order=order), vocab)
+        for value in valid:
+            assert validator.is_valid(value) or not oracle, (name, value)
+            for text in texts(value):
+                if order or name not in ("object required", "additionalProperties schema", "required undeclared"):
+                    assert accepts(compiled, text), (name, order, text)
+        for value in invalid:
+            assert not validator.is_valid(value) or not oracle, (name, value)
+            for text in texts(value):
+                assert not accepts(compiled, text), (name, order, text)
+
+
+def test_declared_order_and_extra_keys(vocab):
+    compiled = leapgram.compile(Grammar.from_json_schema({**OBJ, "additionalProperties": False}), vocab)
+    assert accepts(compiled, '{"a": 1, "b": "x"}')
+    assert not accepts(compiled, '{"b": "x", "a": 1}')  # declared order by default
+    anywhere = leapgram.compile(Grammar.from_json_schema(OBJ), vocab)
+    assert accepts(anywhere, '{"x": 0, "a": 1, "y": [], "b": "s", "z": {}}')
+
+
+def test_whitespace_is_bounded(vocab):
+    compiled = leapgram.compile(Grammar.from_json_schema({"type": "array"}), vocab)
+    assert accepts(compiled, "[" + " " * 20 + "1]")
+    assert not accepts(compiled, "[" + " " * 21 + "1]")
+    assert not accepts(compiled, " [1]")
+    compact = leapgram.compile(Grammar.from_json_schema({"type": "array"}, whitespace="compact"), vocab)
+    assert accepts(compact, "[1,[2]]") and not accepts(compact, "[1, 2]")
+
+
+def test_pydantic_model_and_json_text(vocab):
+    pydantic = pytest.importorskip("pydantic")
+
+    class Wand(pydantic.BaseModel):
+        wood: str
+        length: float
+
+    class Character(pydantic.BaseModel):
+        name: str
+        wand: Wand
+        alive: bool = True
+
+    compiled = leapgram.compile(Grammar.from_json_schema(Character), vocab)
+    good = Character(name="Harry", wand=Wand(wood="holly", length=11.0))
+    assert accepts(compiled, good.model_dump_json())
+    assert accepts(compiled, json.dumps(good.model_dump()))
+    assert not accepts(compiled, '{"name": "Harry"}')
+    text = leapgram.compile(Grammar.from_json_schema('{"type": "integer"}'), vocab)
+    assert accepts(text, "12")
+
+
+REFUSALS = [
+    ({"type": "object", "dependentRequired": {"a": ["b"]}}, "dependentRequired", "/dependentRequired"),
+    ({"properties": {"x": {"if": {"type": "string"}, "then": {"minLength": 1}}}}, "if", "/properties/x/if"),
+    ({"oneOf": [{"type": "integer"}, {"type": "number"}]}, "oneOf", "/oneOf"),
+    ({"not": {"properties": {"a": {}}}}, "not", "/not"),
+    ({"type": "array", "items": {"type": "object"}, "uniqueItems": True}, "uniqueItems", "/uniqueItems"),
+    ({"$ref": "other.json#/x"}, "$ref", "/$ref"),
+    ({"type": "object", "unevaluatedProperties": False}, "unevaluatedProperties", "/unevaluatedProperties"),
+]
+
+
+@pytest.mark.parametrize("schema, keyword, pointer", REFUSALS, ids=[r[1] for r in REFUSALS])
+def test_refusals_name_keyword_and_pointer(schema, keyword, pointer):
+    with pytest.raises(UnsupportedError) as caught:
+        Grammar.from_json_schema(schema)
+    assert caught.value.feature == keyword and caught.value.pointer == pointer
+    assert keyword in str(caught.value) and pointer in str(caught.value)
+    lenient = Grammar.from_json_schema(schema, lenient=True)
+    assert any(keyword in w for w in lenient.warnings)
+
+
+MALFORMED = [
+    ('{"type": "strin"}', "type must be one of", "/type"),
+    ({"type": "object", "required": "a"}, "required must be an array", "/required"),
+    ({"type": "array", "minItems": -1}, "minItems must be a non-negative integer", "/minItems"),
+    ({"$ref": "#/$defs/missing"}, "points to nothing", "/$ref"),
+    ({"enum": "a"}, "enum must be an array", "/enum"),
+    ({"allOf": []}, "allOf must be a non-empty array", "/allOf"),
+    ({"type": "object", "properties": {"a": False}, "required": ["a"]}, "matches no JSON value", ""),
+]
+
+
+@pytest.mark.parametrize("schema, message, pointer", MALFORMED, ids=[m[1] for m in MALFORMED])
+def test_malformed_schemas_are_located(schema, message, pointer):
+    with pytest.raises(GrammarError) as caught:
+        Grammar.from_json_schema(schema)
+    assert message in caught.value.message and caught.value.pointer == pointer
+
+
+def test_json_text_errors_have_line_and_caret():
+    with pytest.raises(GrammarError) as caught:
+        Grammar.from_json_schema('{\n  "type": "object",\n  "properties": {,}\n}')
+    assert caught.value.line == 3 and "^" in str(caught.value)
+
+
+@pytest.mark.skipif(not BENCH.is_dir(), reason="../shared/jsonschemabench absent: put the JSONSchemaBench cases there")
+def test_jsonschemabench_sample_is_exact(vocab):
+    """Among the sampled cases that compile: every valid instance accepted, every invalid one
+    rejected (byte level, json.dumps serialization)."""
+    paths = sorted(BENCH.glob("*.json"))
+    sample = random.Random(7).sample(paths, 150)
+    compiled_cases = 0
+    for path in sample:
+        case = json.loads(path.read_text())
+        try:
+            compiled = leapgram.compile(Grammar.from_json_schema(case["schema"], any_order=True), vocab)
+        except UnsupportedError:
+            continue
+        compiled_cases += 1
+        for test in case["tests"]:
+            text = json.dumps(test["data"], ensure_ascii=False)
+            assert accepts(compiled, text) == test["valid"], (path.name, test["valid"], text[:200])
+    assert compiled_cases >= 50
