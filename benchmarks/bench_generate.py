@@ -15,8 +15,8 @@ constrained with verified jump-forward (forced tokens fed as a draft and kept on
 agrees, so the output is exactly that of no jump-forward). Reported per mode: wall time, output tokens per
 second, forward passes, outputs that parse and validate against the schema; then the ratios and
 whether greedy outputs are identical with and without jump-forward. The schemas are
-benchmarks/data/{character,city}.json; while leapgram has no ``Grammar.from_json_schema`` the
-equivalent Lark grammars beside them are used (the report says which).
+benchmarks/data/{character,city}.json, compiled with ``Grammar.from_json_schema`` (``--whitespace``:
+flexible by default, so the model may pretty-print; compact forces one layout).
 
     PYTHONPATH=. python benchmarks/bench_generate.py [--characters 20] [--cities 5] [--out FILE]
 """
@@ -53,13 +53,10 @@ MODES = ("unconstrained", "constrained", "jump-forward", "verified")
 JUMP = {"unconstrained": False, "constrained": False, "jump-forward": True, "verified": "verify"}
 
 
-def load_grammar(name: str) -> tuple[leapgram.Grammar, str]:
+def load_grammar(name: str, whitespace: str) -> tuple[leapgram.Grammar, str]:
     schema_file = DATA / f"{name}.json"
-    from_schema = getattr(leapgram.Grammar, "from_json_schema", None)
-    if from_schema is not None:
-        return from_schema(schema_file.read_text()), f"JSON Schema {schema_file.name}"
-    lark_file = schema_file.with_suffix(".lark")
-    return leapgram.Grammar.from_lark(lark_file.read_text()), f"Lark fallback {lark_file.name}"
+    grammar = leapgram.Grammar.from_json_schema(schema_file.read_text(), whitespace=whitespace)
+    return grammar, f"JSON Schema {schema_file.name}, whitespace {whitespace}"
 
 
 def workload_prompts(name: str, tokenizer, count: int) -> list[str]:
@@ -83,9 +80,10 @@ def schema_valid(text: str, schema: dict) -> bool:
     return True
 
 
-def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int, batch_size: int,
-                 heal: bool) -> dict:
-    grammar, grammar_source = load_grammar(name)
+def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int,
+                 args: argparse.Namespace) -> dict:
+    batch_size, heal = args.batch_size, not args.no_heal
+    grammar, grammar_source = load_grammar(name, args.whitespace)
     schema = json.loads((DATA / f"{name}.json").read_text())
     prompts = workload_prompts(name, tokenizer, count)
     began = time.perf_counter()
@@ -159,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=1, help="prompts decoded together (default 1)")
     parser.add_argument("--no-heal", action="store_true", help="no prompt healing (where leapgram has it)")
+    parser.add_argument("--whitespace", default="flexible", help="flexible (default) or compact")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "out" / "generate.json"))
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -169,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for name, count, limit in (("character", args.characters, 200), ("city", args.cities, 160)):
         if count > 0:
-            result = run_workload(name, model, tokenizer, count, limit, args.batch_size, not args.no_heal)
+            result = run_workload(name, model, tokenizer, count, limit, args)
             results.append(result)
             report(result)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

