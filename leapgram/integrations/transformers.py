@@ -1,0 +1,515 @@
+"""Constrained generation with Hugging Face transformers models.
+
+Two ways in:
+
+* :class:`LeapgramLogitsProcessor` plugs into ``model.generate(logits_processor=[...])``: one
+  matcher per batch row, each consuming the token its row produced at the previous step, the
+  masks applied on the tensor with bit operations (no Python loop over the vocabulary).
+* :func:`generate` is leapgram's own decoding loop over a KV cache. Where the grammar forces the
+  next tokens (``Matcher.fast_forward_tokens()``, or a mask that allows a single token) they are
+  appended without sampling and fed to the model together with the token sampled before them,
+  in one forward pass that extends the cache ("jump-forward" decoding). Prompts are decoded
+  ``batch_size`` at a time (default one after another); rows of a batch that jump forward by
+  different lengths are left-padded within the step and the padding is masked out.
+
+Needs the ``torch`` extra (torch and transformers).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from transformers import LogitsProcessor
+
+import leapgram
+from leapgram import CompiledGrammar, Grammar, Matcher, Vocabulary, allocate_token_bitmask
+
+from .torch import apply_token_bitmask_torch
+
+
+# ----- vocabularies and grammars ---------------------------------------------------------------
+
+def vocabulary_of(tokenizer: Any) -> Vocabulary:
+    """The leapgram vocabulary of a transformers tokenizer, built once and kept on the tokenizer."""
+    vocab = getattr(tokenizer, "_leapgram_vocabulary", None)
+    if vocab is None:
+        vocab = Vocabulary.from_huggingface(tokenizer)
+        try:
+            tokenizer._leapgram_vocabulary = vocab
+        except AttributeError:
+            pass
+    return vocab
+
+
+def compile_for(grammar: Grammar | CompiledGrammar | dict, vocab: Vocabulary) -> CompiledGrammar:
+    """``grammar`` compiled for ``vocab``; a dict is a JSON Schema (needs ``Grammar.from_json_schema``)."""
+    if isinstance(grammar, CompiledGrammar):
+        if grammar.vocab is not vocab and grammar.vocab.size != vocab.size:
+            raise ValueError(f"grammar compiled for a vocabulary of {grammar.vocab.size} tokens, "
+                             f"the tokenizer has {vocab.size}")
+        return grammar
+    if isinstance(grammar, dict):
+        from_schema = getattr(Grammar, "from_json_schema", None)
+        if from_schema is None:
+            raise leapgram.UnsupportedError("JSON Schema", "this version has no Grammar.from_json_schema; "
+                                            "pass an equivalent Grammar.from_lark grammar")
+        grammar = from_schema(grammar)
+    if not isinstance(grammar, Grammar):
+        raise ValueError(f"grammar must be a leapgram.Grammar, CompiledGrammar or JSON Schema dict, "
+                         f"not {type(grammar).__name__}")
+    return leapgram.compile(grammar, vocab)
+
+
+# ----- logits processor ------------------------------------------------------------------------
+
+class LeapgramLogitsProcessor(LogitsProcessor):
+    """Masks ``model.generate`` scores so that each row of the batch follows ``grammar``.
+
+    The first call sees the prompts and creates one matcher per row; every later call first
+    feeds each row's last token (the one generated at the previous step) to its matcher. A row
+    whose matcher terminated (EOS) allows only EOS, so padding after it is harmless. Beam search
+    reorders rows and is not supported; create a new processor (or call :meth:`reset`) for each
+    ``generate`` call.
+    """
+
+    def __init__(self, grammar: Grammar | CompiledGrammar | dict, tokenizer: Any = None, *,
+                 vocab: Vocabulary | None = None) -> None:
+        if vocab is None:
+            if tokenizer is None:
+                raise ValueError("LeapgramLogitsProcessor needs a tokenizer or vocab=")
+            vocab = vocabulary_of(tokenizer)
+        self.vocab = vocab
+        self.compiled = compile_for(grammar, vocab)
+        self.matchers: list[Matcher] = []
+        self._prompt_length: int | None = None
+        self._bitmask: np.ndarray | None = None
+
+    def reset(self) -> None:
+        """Forget the batch, ready for another ``generate`` call."""
+        self.matchers = []
+        self._prompt_length = None
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        batch = input_ids.shape[0]
+        if self._prompt_length is None:
+            self._start(batch, input_ids.shape[1])
+        elif batch != len(self.matchers):
+            raise ValueError(f"the batch changed from {len(self.matchers)} to {batch} rows "
+                             "(beam search is not supported)")
+        else:
+            self._consume_last(input_ids[:, -1].tolist())
+        for row, matcher in enumerate(self.matchers):
+            matcher.fill_next_token_bitmask(self._bitmask, row)
+        return apply_token_bitmask_torch(scores, self._bitmask)
+
+    def _start(self, batch: int, prompt_length: int) -> None:
+        self._prompt_length = prompt_length
+        self.matchers = [Matcher(self.compiled) for _ in range(batch)]
+        self._bitmask = allocate_token_bitmask(batch, self.vocab.size)
+
+    def _consume_last(self, tokens: list[int]) -> None:
+        for matcher, token in zip(self.matchers, tokens):
+            if not (matcher.is_terminated() or matcher.is_error()):
+                matcher.consume_token(token)
+
+
+# ----- our own decoding loop -------------------------------------------------------------------
+
+@dataclass
+class GenerationStats:
+    """Counters and timers of :func:`generate` (summed over prompts with ``+``).
+
+    ``model_seconds`` is all forward passes, ``prefill_seconds`` the first one (the prompt, with
+    any tokens fast-forwarded before the first sample), ``mask_seconds`` the matcher's work
+    (masks, fast-forward tokens), ``total_seconds`` the whole call for the prompt."""
+
+    prompt_tokens: int = 0
+    forward_passes: int = 0
+    sampled_tokens: int = 0
+    fast_forwarded_tokens: int = 0
+    mask_seconds: float = 0.0
+    model_seconds: float = 0.0
+    prefill_seconds: float = 0.0
+    total_seconds: float = 0.0
+
+    @property
+    def output_tokens(self) -> int:
+        """Tokens appended to the output, sampled or fast-forwarded (EOS not counted)."""
+        return self.sampled_tokens + self.fast_forwarded_tokens
+
+    def __add__(self, other: GenerationStats) -> GenerationStats:
+        return GenerationStats(*(getattr(self, f) + getattr(other, f) for f in self.__dataclass_fields__))
+
+    def as_dict(self) -> dict[str, float]:
+        fields = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        return {**fields, "output_tokens": self.output_tokens}
+
+
+@dataclass
+class GenerationResult:
+    """One prompt's output: ``text`` (decoded, without EOS), ``tokens`` (ids, EOS excluded),
+    ``finish_reason`` (``"eos"``, ``"grammar"`` when the grammar allowed only EOS, ``"length"``,
+    or ``"error"``), ``is_complete`` (the output is a full sentence of the grammar)."""
+
+    text: str
+    tokens: list[int]
+    finish_reason: str
+    is_complete: bool
+    stats: GenerationStats = field(default_factory=GenerationStats)
+
+
+@dataclass
+class _Sampler:
+    temperature: float
+    top_p: float
+    generator: torch.Generator | None
+
+    def __call__(self, logits: torch.Tensor) -> int:
+        if self.temperature <= 0.0:
+            return int(torch.argmax(logits))
+        probs = torch.softmax(logits.float() / self.temperature, dim=-1)
+        if self.top_p < 1.0:
+            probs = _top_p(probs, self.top_p)
+        return int(torch.multinomial(probs, 1, generator=self.generator))
+
+    def verify(self, logits: torch.Tensor, draft: int) -> int:
+        """``draft`` or the token to take instead, so that the result is distributed exactly as
+        a sample: greedy keeps the draft when it is the argmax; sampling keeps it with its
+        probability and otherwise samples from the rest (speculative sampling with a
+        deterministic draft)."""
+        if self.temperature <= 0.0:
+            return int(torch.argmax(logits))
+        probs = torch.softmax(logits.float() / self.temperature, dim=-1)
+        if self.top_p < 1.0:
+            probs = _top_p(probs, self.top_p)
+        probs = probs / probs.sum()
+        if float(torch.rand(1, generator=self.generator)) < float(probs[draft]):
+            return draft
+        probs[draft] = 0.0
+        return int(torch.multinomial(probs, 1, generator=self.generator))
+
+
+def _top_p(probs: torch.Tensor, top_p: float) -> torch.Tensor:
+    sorted_probs, order = torch.sort(probs, descending=True)
+    outside = torch.cumsum(sorted_probs, dim=-1) - sorted_probs > top_p
+    sorted_probs[outside] = 0.0
+    return torch.zeros_like(probs).scatter_(-1, order, sorted_probs)
+
+
+def generate(model: Any, tokenizer: Any, prompts: str | Sequence[str],
+             grammar: Grammar | CompiledGrammar | dict | None, *, max_new_tokens: int,
+             temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
+             jump_forward: bool | str = True, heal_prompt: bool = True,
+             batch_size: int = 1) -> list[GenerationResult]:
+    """Generate one output per prompt that follows ``grammar`` (``None``: unconstrained).
+
+    ``prompts`` are already formatted (apply the chat template first, e.g. with
+    :func:`leapgram.integrations.smollm2.chat_prompt`). Greedy at ``temperature`` 0, otherwise
+    sampling with nucleus ``top_p`` from a generator seeded with ``seed``. With ``jump_forward``
+    the tokens the grammar forces are appended without sampling and fed in one forward pass;
+    the output is the same as without when the model itself would choose those tokens — which a
+    canonical tokenization does not guarantee: a small model under a grammar often spells words
+    in other tokens. ``jump_forward="verify"`` keeps exactly the output of ``False`` (greedy
+    tokens, or the sampling distribution): forced tokens are fed as a draft in the same single
+    forward pass, kept while the model agrees, and the rest is masked out of the cache.
+    ``heal_prompt`` backs the prompt off its last tokens where leapgram's prompt healing is
+    available, so the output may start with a token that crosses the prompt's end.
+
+    Prompts are decoded ``batch_size`` at a time (default 1, one after another), a batch sharing
+    one KV cache and one forward pass per step; with several rows, the time of a forward pass is
+    split evenly among the rows it served. Returns one :class:`GenerationResult` per prompt.
+    """
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+    if not 0.0 < top_p <= 1.0:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if jump_forward not in (True, False, "verify"):
+        raise ValueError(f"jump_forward must be True, False or 'verify', not {jump_forward!r}")
+    vocab = vocabulary_of(tokenizer)
+    compiled = None if grammar is None else compile_for(grammar, vocab)
+    generator = None if seed is None else torch.Generator().manual_seed(seed)
+    eos = _eos_ids(tokenizer, vocab)
+    pad_id = tokenizer.pad_token_id if getattr(tokenizer, "pad_token_id", None) is not None else min(eos)
+    decoder = _Decoder(model, vocab, compiled, _Sampler(temperature, top_p, generator),
+                       jump_forward=jump_forward, eos=eos, pad_id=pad_id)
+    texts = [prompts] if isinstance(prompts, str) else list(prompts)
+    encoded = [tokenizer(text, add_special_tokens=True)["input_ids"] for text in texts]
+    heal = heal_prompt and compiled is not None
+    results = []
+    for first in range(0, len(encoded), batch_size):
+        results.extend(decoder.run(encoded[first:first + batch_size], max_new_tokens, heal=heal))
+    return results
+
+
+def _eos_ids(tokenizer: Any, vocab: Vocabulary) -> frozenset[int]:
+    ids = set(vocab.eos_token_ids)
+    if getattr(tokenizer, "eos_token_id", None) is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    return frozenset(ids)
+
+
+def fast_forward_tokens(matcher: Matcher) -> list[int]:
+    """The matcher's canonical forced tokens, or ``[]`` where this version cannot compute them."""
+    method = getattr(matcher, "fast_forward_tokens", None)
+    return list(method()) if method is not None else []
+
+
+def healed_prompt(vocab: Vocabulary, prompt_ids: list[int]) -> tuple[list[int], bytes]:
+    """``(prompt ids, required output prefix)`` after leapgram's prompt healing, where available."""
+    heal = getattr(leapgram, "heal_prompt", None)
+    if heal is None:
+        return list(prompt_ids), b""
+    healed = heal(vocab, list(prompt_ids))
+    if isinstance(healed, tuple):
+        ids, prefix = healed
+    else:
+        ids = _first_attribute(healed, ("tokens", "token_ids", "prompt_tokens"))
+        prefix = _first_attribute(healed, ("prefix", "required_prefix"))
+    return list(ids), bytes(prefix)
+
+
+def _first_attribute(value: object, names: tuple[str, ...]) -> Any:
+    for name in names:
+        if hasattr(value, name):
+            return getattr(value, name)
+    raise TypeError(f"heal_prompt returned {type(value).__name__}, with none of {names}")
+
+
+@dataclass
+class _Row:
+    """One prompt in flight: its matcher, the tokens not yet fed to the model (``pending``), the
+    output so far, its counters and, once it stops, why."""
+
+    index: int
+    matcher: Matcher | None
+    prefix: bytes
+    pending: list[int]
+    began: float
+    output: list[int] = field(default_factory=list)
+    stats: GenerationStats = field(default_factory=GenerationStats)
+    reason: str | None = None
+    fed: bool = False
+    draft: list[int] = field(default_factory=list)
+    logits: torch.Tensor | None = None
+
+    def append(self, token: int) -> None:
+        self.pending.append(token)
+        self.output.append(token)
+
+    def extend(self, tokens: list[int]) -> None:
+        self.pending.extend(tokens)
+        self.output.extend(tokens)
+
+
+class _Decoder:
+    """The loop of :func:`generate` for one batch of prompts sharing a KV cache.
+
+    Each step, every running row first takes what the grammar forces (jump-forward) and fills its
+    mask row; then one forward pass feeds every row its pending tokens — the last sampled token
+    and any forced ones, the whole prompt at the first step. Rows with fewer pending tokens are
+    padded on the left of the step's block and the padding is masked out of attention, so
+    positions (from the attention mask's running count) stay those of an unpadded sequence.
+    """
+
+    def __init__(self, model: Any, vocab: Vocabulary, compiled: CompiledGrammar | None, sampler: _Sampler,
+                 *, jump_forward: bool | str, eos: frozenset[int], pad_id: int) -> None:
+        self.model = model
+        self.vocab = vocab
+        self.compiled = compiled
+        self.sample = sampler
+        self.jump_forward = bool(jump_forward)
+        self.verify = jump_forward == "verify"
+        self.eos = eos
+        self.pad_id = pad_id
+
+    def run(self, prompts: list[list[int]], max_new_tokens: int, *, heal: bool) -> list[GenerationResult]:
+        began = time.perf_counter()
+        rows = [self._row(i, ids, heal, began) for i, ids in enumerate(prompts)]
+        self.bitmask = allocate_token_bitmask(len(rows), self.vocab.size)
+        self.cache: Any = None
+        self.attention: torch.Tensor | None = None
+        while True:
+            ready = [row for row in rows if row.reason is None and self._prepare(row, max_new_tokens)]
+            if not ready:
+                break
+            fresh = [row for row in ready if row.logits is None]
+            if fresh:
+                logits = self._forward(rows, fresh)
+                for row in fresh:
+                    row.logits = logits[row.index]
+            for row in ready:
+                logits, row.logits = row.logits, None
+                self._take(row, logits)
+        return [self._result(row) for row in rows]
+
+    def _row(self, index: int, prompt_ids: list[int], heal: bool, began: float) -> _Row:
+        ids, prefix = healed_prompt(self.vocab, prompt_ids) if heal else (list(prompt_ids), b"")
+        matcher = self._matcher(prefix)
+        if matcher is None and self.compiled is not None:
+            ids, prefix, matcher = list(prompt_ids), b"", self._matcher(b"")
+        row = _Row(index, matcher, prefix, list(ids), began)
+        row.stats.prompt_tokens = len(ids)
+        return row
+
+    def _matcher(self, prefix: bytes) -> Matcher | None:
+        if self.compiled is None:
+            return None
+        if not prefix:
+            return Matcher(self.compiled)
+        try:
+            return Matcher(self.compiled, required_prefix=prefix)
+        except TypeError:
+            return None
+
+    def _result(self, row: _Row) -> GenerationResult:
+        data = self.vocab.decode(row.output)
+        text = data[len(row.prefix):] if data.startswith(row.prefix) else data
+        matcher = row.matcher
+        complete = matcher is None or matcher.is_terminated() or matcher.is_accepting()
+        return GenerationResult(text.decode("utf-8", "replace"), row.output, row.reason or "length", complete,
+                                row.stats)
+
+    def _finish(self, row: _Row, reason: str) -> bool:
+        row.reason = reason
+        row.stats.total_seconds = time.perf_counter() - row.began
+        return False
+
+    def _prepare(self, row: _Row, limit: int) -> bool:
+        """Take forced tokens and fill the row's mask; whether the row needs the model's logits."""
+        matcher = row.matcher
+        while len(row.output) < limit:
+            if matcher is None or row.draft:
+                return True
+            if self.jump_forward and row.logits is None and self._jump(row, limit):
+                continue
+            if matcher.is_terminated():
+                return self._finish(row, "grammar")
+            if matcher.is_error():
+                return self._finish(row, "error")
+            reason = self._mask(row)
+            if reason == "jumped":
+                row.logits = None
+                continue
+            return True if reason is None else self._finish(row, reason)
+        return self._finish(row, "length")
+
+    def _jump(self, row: _Row, limit: int) -> bool:
+        began = time.perf_counter()
+        forced = fast_forward_tokens(row.matcher)[: limit - len(row.output)]
+        forced = forced[: row.matcher.validate_tokens(forced)] if forced else forced
+        row.stats.mask_seconds += time.perf_counter() - began
+        if not forced:
+            return False
+        if self.verify:
+            row.draft = forced
+            row.pending.extend(forced)
+            return True
+        row.matcher.consume_tokens(forced)
+        row.extend(forced)
+        row.stats.fast_forwarded_tokens += len(forced)
+        return True
+
+    def _mask(self, row: _Row) -> str | None:
+        """Fill the row's bitmask; stop where only EOS (or nothing) is allowed; with jump-forward,
+        append a token that is the only one allowed without asking the model."""
+        began = time.perf_counter()
+        row.matcher.fill_next_token_bitmask(self.bitmask, row.index)
+        sole = _few_allowed(self.bitmask[row.index], self.vocab.size, len(self.eos) + 1)
+        row.stats.mask_seconds += time.perf_counter() - began
+        if sole is None:
+            return None
+        if not sole:
+            return "error"
+        if self.eos.issuperset(sole):
+            row.matcher.consume_token(sole[0])
+            return "grammar"
+        if self.jump_forward and len(sole) == 1:
+            row.matcher.consume_token(sole[0])
+            row.append(sole[0])
+            row.stats.fast_forwarded_tokens += 1
+            return "jumped"
+        return None
+
+    def _take(self, row: _Row, logits: torch.Tensor) -> None:
+        """Sample from the last of ``logits`` (positions, vocab), or verify the row's draft."""
+        if row.draft:
+            self._check_draft(row, logits)
+            return
+        if row.matcher is not None:
+            apply_token_bitmask_torch(logits[-1], self.bitmask[row.index])
+        self._commit(row, self.sample(logits[-1]))
+
+    def _check_draft(self, row: _Row, logits: torch.Tensor) -> None:
+        """Keep the draft's tokens while the model would have chosen them; at the first it would
+        not, take the model's choice and mask the rest of the draft out of the cache. After a
+        whole draft, the last position's logits wait for the next mask."""
+        draft, row.draft = row.draft, []
+        for j, token in enumerate(draft):
+            step = logits[j - len(draft) - 1]
+            began = time.perf_counter()
+            row.matcher.fill_next_token_bitmask(self.bitmask, row.index)
+            row.stats.mask_seconds += time.perf_counter() - began
+            choice = self.sample.verify(apply_token_bitmask_torch(step, self.bitmask[row.index]), token)
+            if choice != token:
+                self.attention[row.index, self.attention.shape[1] - (len(draft) - j):] = 0
+                self._commit(row, choice)
+                return
+            row.matcher.consume_token(token)
+            row.output.append(token)
+            row.stats.fast_forwarded_tokens += 1
+        row.logits = logits
+
+    def _commit(self, row: _Row, token: int) -> None:
+        if token in self.eos:
+            if row.matcher is not None:
+                row.matcher.consume_token(token)
+            self._finish(row, "eos")
+            return
+        row.stats.sampled_tokens += 1
+        if row.matcher is not None and not row.matcher.consume_token(token):
+            self._finish(row, "error")
+            return
+        row.append(token)
+
+    def _forward(self, rows: list[_Row], ready: list[_Row]) -> torch.Tensor:
+        began = time.perf_counter()
+        width = max(len(row.pending) for row in ready)
+        keep = 1 + max(len(row.draft) for row in ready)
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        block = torch.zeros((len(rows), width), dtype=torch.long)
+        for row in ready:
+            count = len(row.pending)
+            ids[row.index, width - count:] = torch.tensor(row.pending, dtype=torch.long)
+            block[row.index, width - count:] = 1
+            row.pending = []
+        self.attention = block if self.attention is None else torch.cat([self.attention, block], dim=1)
+        positions = (self.attention.cumsum(dim=1) - 1).clamp(min=0)[:, -width:]
+        with torch.inference_mode():
+            out = self.model(input_ids=ids, attention_mask=self.attention, position_ids=positions,
+                             past_key_values=self.cache, use_cache=True, logits_to_keep=keep)
+        self.cache = out.past_key_values
+        share = (time.perf_counter() - began) / len(ready)
+        for row in ready:
+            row.stats.forward_passes += 1
+            row.stats.model_seconds += share
+            if not row.fed:
+                row.stats.prefill_seconds += share
+                row.fed = True
+        return out.logits.float().clone()
+
+
+def _few_allowed(row: np.ndarray, vocab_size: int, at_most: int) -> list[int] | None:
+    """The allowed token ids of a bitmask row when there are at most ``at_most``, else ``None``."""
+    words = row.view(np.uint32)
+    count = int(np.bitwise_count(words).sum()) if hasattr(np, "bitwise_count") else None
+    if count is not None and count > at_most:
+        return None
+    ids = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little")[:vocab_size])
+    return ids.tolist() if len(ids) <= at_most else None
