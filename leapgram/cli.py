@@ -114,7 +114,7 @@ def run_generate(args: argparse.Namespace) -> int:
 def jump_mode(args: argparse.Namespace) -> bool | str:
     if args.no_jump_forward:
         return False
-    return "verify" if args.verify_jumps else True
+    return True if args.unverified_jumps else "verify"
 
 
 def print_stats(result) -> None:
@@ -148,9 +148,9 @@ def add_generate_parser(sub) -> None:
     gen.add_argument("--stats", action="store_true", help="print token counts and timings on stderr")
     jump = gen.add_mutually_exclusive_group()
     jump.add_argument("--no-jump-forward", action="store_true", help="sample every token, even forced ones")
-    jump.add_argument("--verify-jumps", action="store_true",
-                      help="feed forced tokens as a draft and keep them only while the model agrees "
-                           "(output exactly as with --no-jump-forward)")
+    jump.add_argument("--unverified-jumps", action="store_true",
+                      help="append forced tokens without letting the model check them (fewer passes, but the "
+                           "output may differ from --no-jump-forward where the model spells forced text otherwise)")
 
 
 def main(argv: list[str] | None = None) -> int:

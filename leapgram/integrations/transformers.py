@@ -204,7 +204,7 @@ def _top_p(probs: torch.Tensor, top_p: float) -> torch.Tensor:
 def generate(model: Any, tokenizer: Any, prompts: str | Sequence[str],
              grammar: Grammar | CompiledGrammar | dict | None, *, max_new_tokens: int,
              temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
-             jump_forward: bool | str = True, heal_prompt: bool = True,
+             jump_forward: bool | str = "verify", heal_prompt: bool = True,
              batch_size: int = 1) -> list[GenerationResult]:
     """Generate one output per prompt that follows ``grammar`` (``None``: unconstrained).
 
@@ -214,9 +214,9 @@ def generate(model: Any, tokenizer: Any, prompts: str | Sequence[str],
     the tokens the grammar forces are appended without sampling and fed in one forward pass;
     the output is the same as without when the model itself would choose those tokens — which a
     canonical tokenization does not guarantee: a small model under a grammar often spells words
-    in other tokens. ``jump_forward="verify"`` keeps exactly the output of ``False`` (greedy
-    tokens, or the sampling distribution): forced tokens are fed as a draft in the same single
-    forward pass, kept while the model agrees, and the rest is masked out of the cache.
+    in other tokens. ``jump_forward="verify"`` (the default) keeps exactly the output of ``False``
+    (greedy tokens, or the sampling distribution): forced tokens are fed as a draft in the same
+    single forward pass, kept while the model agrees, and the rest is masked out of the cache.
     ``heal_prompt`` backs the prompt off its last tokens where leapgram's prompt healing is
     available, so the output may start with a token that crosses the prompt's end.
 
