@@ -65,12 +65,15 @@ class CaseResult:
         return self.compiled and not self.valid_rejected and not self.invalid_accepted
 
 
-def load_cases(folder: Path, tokenizer_json: Path, limit: int | None) -> list[Case]:
-    """The first ``limit`` cases of ``folder`` in sorted file order, tokenized once."""
+def load_cases(folder: Path, tokenizer_json: Path, limit: int | None, sample: int | None = None) -> list[Case]:
+    """The first ``limit`` cases of ``folder`` in sorted file order (or ``sample`` of them evenly
+    spaced over the sorted files, so every source is represented), tokenized once."""
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(tokenizer_json))
     files = sorted(p for p in folder.glob("*.json"))[:limit]
+    if sample and sample < len(files):
+        files = [files[i * len(files) // sample] for i in range(sample)]
     cases = []
     for path in files:
         try:
@@ -449,7 +452,7 @@ def run_bench(args) -> int:
     from tqdm import tqdm
 
     tokenizer_json = resolve_tokenizer(args.tokenizer)
-    cases = load_cases(folder, tokenizer_json, args.limit)
+    cases = load_cases(folder, tokenizer_json, args.limit, getattr(args, "sample", None))
     print(f"{len(cases)} cases from {folder}, tokenizer {tokenizer_json.parent.name}, "
           f"timeout {args.timeout_s:g} s per case")
     names = ["leapgram", *peers]
@@ -496,6 +499,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("folder", nargs="?", help="benchmark folder (default: ../shared/jsonschemabench)")
     parser.add_argument("--tokenizer", default="llama3", help="name under ../shared/tokenizers or a tokenizer.json")
     parser.add_argument("--limit", type=int, help="first N cases in sorted order (default: all)")
+    parser.add_argument("--sample", type=int, help="N cases evenly spaced over the (limited) sorted files")
     parser.add_argument("--vs", default="", help="peers to run on the same cases: llguidance,xgrammar")
     parser.add_argument("--json", help="write the full report here")
     parser.add_argument("--png", help="write TTFM/TBM plots here (needs matplotlib)")
