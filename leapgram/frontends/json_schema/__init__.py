@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...errors import GrammarError
+from ...errors import GrammarError, UnsupportedError
 from ...grammar.ir import GrammarIR
 from ...limits import Limits
 from .translate import SchemaTranslator
@@ -38,7 +38,11 @@ def json_schema_to_ir(schema: Any, *, whitespace: str | int = "flexible", lenien
     under ``lenient``)."""
     translator = SchemaTranslator(schema_document(schema), whitespace=whitespace, lenient=lenient,
                                   any_order=any_order, limits=limits)
-    ir = translator.build()
+    try:
+        ir = translator.build()
+    except RecursionError:
+        raise UnsupportedError("nesting", "the schema nests subschemas (through $ref chains) deeper than "
+                               "the translator's recursion allows; flatten it", pointer="") from None
     return ir, translator.ctx.warnings
 
 

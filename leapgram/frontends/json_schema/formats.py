@@ -9,7 +9,8 @@ RFC 6570 templates, RFC 6901 JSON pointers), restricted to what a regular langua
   length of 253;
 * ``uri``/``iri`` check the scheme and the character set (percent escapes complete, one ``#``),
   not the finer structure of authority and path;
-* ``regex`` is any string: whether a string is a valid regex is not a regular property.
+* ``regex`` is refused (accepted as any string under ``lenient``): whether a string is a valid
+  regex is not a regular property.
 
 A format not listed here is an annotation (as the spec allows): any string is accepted and a
 warning is recorded in ``ctx.warnings``.
@@ -92,6 +93,9 @@ def format_expr(ctx: SchemaContext, name: object, pointer: str) -> int | None:
         raise GrammarError(f"format must be a string, got {name!r}", pointer=pointer)
     if name in FORMATS:
         return parse_regex(FORMATS[name], ctx.pool)
-    reason = ANY_STRING_FORMATS.get(name, "unknown format, treated as an annotation")
-    ctx.warnings.append(f"{pointer}: format {name!r} not enforced ({reason})")
+    if name in ANY_STRING_FORMATS:  # a format validators check, that no regular language captures
+        ctx.unsupported("format", pointer, f"format {name!r}: {ANY_STRING_FORMATS[name]}; "
+                        "lenient=True accepts any string")
+        return None
+    ctx.warnings.append(f"{pointer}: format {name!r} not enforced (unknown format, an annotation)")
     return None

@@ -8,7 +8,7 @@ import json
 import pytest
 from jsonschema import FormatChecker
 
-from leapgram.errors import GrammarError
+from leapgram.errors import GrammarError, UnsupportedError
 from leapgram.frontends.json_schema.context import SchemaContext
 from leapgram.frontends.json_schema.formats import FORMATS, format_expr
 from leapgram.regex.expr import ExprPool
@@ -75,10 +75,15 @@ def test_every_format_has_cases():
     assert set(GOOD) == set(FORMATS)
 
 
-def test_unknown_format_and_regex_are_annotations_with_warnings():
+def test_unknown_format_is_an_annotation_and_regex_is_refused():
     ctx = SchemaContext(ExprPool())
-    assert format_expr(ctx, "int32", "/f") is None and format_expr(ctx, "regex", "/g") is None
-    assert [w.split(":")[0] for w in ctx.warnings] == ["/f", "/g"]
+    assert format_expr(ctx, "int32", "/f") is None
+    assert [w.split(":")[0] for w in ctx.warnings] == ["/f"]
+    with pytest.raises(UnsupportedError) as info:
+        format_expr(ctx, "regex", "/g")
+    assert info.value.feature == "format" and info.value.pointer == "/g" and "regex" in info.value.message
+    lenient = SchemaContext(ExprPool(), lenient=True)
+    assert format_expr(lenient, "regex", "/g") is None and "format" in lenient.warnings[0]
 
 
 def test_non_string_format_is_malformed():
