@@ -324,13 +324,18 @@ class ExprPool:
 
     def _search_empty(self, e: int) -> bool:
         # Breadth first: the shortest string of a bounded-length language (a JSON string with
-        # ``maxLength: 32767``) is near, while depth first would walk its whole length.
+        # ``maxLength: 32767``) is near, while depth first would walk its whole length. Every
+        # expression on the path to the string found is non-empty too: remembered, as the lexer
+        # asks next about exactly those derivatives.
         budget = self.limits.max_emptiness_steps
-        seen = {e}
+        parent = {e: -1}
         frontier = collections.deque([e])
         while frontier:
             x = frontier.popleft()
             if self.nullable[x] or not self.has_bool[x] or self._empty.get(x) is False:
+                while x != -1:
+                    self._empty[x] = False
+                    x = parent[x]
                 return False
             budget -= 1
             if budget < 0:
@@ -338,8 +343,8 @@ class ExprPool:
                                           "deciding whether an intersection or complement is empty")
             for part in self.byte_classes(x):
                 d = self.derivative(x, (part & -part).bit_length() - 1)
-                if d != EMPTY and d not in seen:
-                    seen.add(d)
+                if d != EMPTY and d not in parent:
+                    parent[d] = x
                     frontier.append(d)
         return True
 
