@@ -70,6 +70,8 @@ class SchemaTranslator:
         self._any: int | None = None
         self._any_string: int | None = None
         self._scalar_exprs: dict[tuple[str, str], int] = {}
+        dialect = root.get("$schema", "") if isinstance(root, dict) else ""
+        self._ref_overrides = isinstance(dialect, str) and any(f"draft-0{n}" in dialect for n in (3, 4, 6, 7))
 
     def build(self) -> GrammarIR:
         start = self.b.nonterminal("start")
@@ -171,7 +173,7 @@ class SchemaTranslator:
             self.ctx.unsupported("$ref", f"{pointer}/$ref", err.message.split(": ", 1)[-1])
             target, target_pointer = True, f"{pointer}/$ref"
         siblings = {k: v for k, v in schema.items() if k != "$ref" and k not in ANNOTATIONS}
-        if not siblings:
+        if not siblings or self._ref_overrides:  # drafts 3 to 7: keywords beside $ref are ignored
             return self._alternatives_of(target, target_pointer)
         return self._alternatives_of({"allOf": [target, siblings]}, pointer)
 

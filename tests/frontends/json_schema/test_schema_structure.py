@@ -233,3 +233,14 @@ def test_jsonschemabench_sample_is_exact(vocab):
             text = json.dumps(test["data"], ensure_ascii=False)
             assert accepts(compiled, text) == test["valid"], (path.name, test["valid"], text[:200])
     assert compiled_cases >= 50
+
+
+def test_ref_siblings_follow_the_draft(vocab):
+    """Up to draft 7 a $ref replaces the keywords beside it; from 2019-09 on they also apply."""
+    defs = {"definitions": {"file": {"type": "object", "properties": {"a": {}}}}}
+    for draft, extra_allowed in (("http://json-schema.org/draft-07/schema#", True),
+                                 ("https://json-schema.org/draft/2020-12/schema", False)):
+        schema = {"$schema": draft, **defs,
+                  "$ref": "#/definitions/file", "properties": {"b": {}}, "additionalProperties": False}
+        compiled = leapgram.compile(Grammar.from_json_schema(schema), vocab)
+        assert accepts(compiled, '{"a": 1}') == extra_allowed
