@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from .frontends.regex import regex_to_ir
 from .grammar.ir import GrammarIR
 from .errors import UnsupportedError
@@ -16,8 +18,10 @@ class Grammar:
     unsupported input raises :class:`leapgram.UnsupportedError`.
     """
 
-    def __init__(self, ir: GrammarIR, *, kind: str, source: str, options: tuple = ()) -> None:
+    def __init__(self, ir: GrammarIR, *, kind: str, source: str, options: tuple = (),
+                 warnings: tuple[str, ...] = ()) -> None:
         self.ir = ir
+        self.warnings = warnings
         self.kind = kind
         self.source = source
         self.key = (kind, source, options)
@@ -36,6 +40,27 @@ class Grammar:
 
         ir = lark_to_ir(text, start=start, limits=limits or DEFAULT_LIMITS)
         return cls(ir, kind="lark", source=text, options=(start,))
+
+    @classmethod
+    def from_json_schema(cls, schema: object, *, whitespace: str | int = "flexible", lenient: bool = False,
+                         any_order: bool = False, limits: Limits | None = None) -> Grammar:
+        """JSON documents valid under ``schema``: a dict, JSON text or a Pydantic model class.
+
+        ``whitespace``: ``"flexible"`` allows runs of at most 20 spaces, tabs or newlines between
+        tokens (what ``json.dumps`` writes, with or without ``indent``), ``"compact"`` none, an
+        ``int`` sets the longest run; never before or after the top-level value. Properties come
+        in declared order unless ``any_order``. Every keyword is enforced exactly or refused with
+        an :class:`UnsupportedError` naming it and its JSON pointer; with ``lenient=True`` such
+        keywords are skipped instead and listed in :attr:`warnings`.
+        """
+        from .frontends.json_schema.translate import parse_schema_source, schema_to_ir
+
+        document = parse_schema_source(schema)
+        ir, warnings = schema_to_ir(document, whitespace=whitespace, lenient=lenient, any_order=any_order,
+                                    limits=limits or DEFAULT_LIMITS)
+        source = json.dumps(document, sort_keys=True)
+        return cls(ir, kind="json_schema", source=source, options=(whitespace, lenient, any_order),
+                   warnings=tuple(warnings))
 
     @classmethod
     def from_gbnf(cls, text: str, *, start: str = "root", limits: Limits | None = None) -> Grammar:

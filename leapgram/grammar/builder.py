@@ -89,6 +89,10 @@ class GrammarBuilder:
             self._rule_set.add(rule)
             self._rules.append(rule)
 
+    def is_defined(self, nonterminal: int) -> bool:
+        """Whether ``nonterminal`` has at least one rule."""
+        return nonterminal in self._defined
+
     def sequence(self, items: Sequence[int], *, hint: str = "seq") -> int:
         """A nonterminal for the sequence ``items``."""
         nt = self.fresh_nonterminal(hint)
