@@ -13,6 +13,7 @@ from __future__ import annotations
 from itertools import combinations
 
 from ...errors import GrammarError
+from .negation import negate
 from .refs import resolve_pointer
 from .values import canonical
 
@@ -33,16 +34,28 @@ def split(tr, parts: list) -> list | None:
                 raise GrammarError(f"{keyword} must be a non-empty array", pointer=part.at(keyword))
             rest = parts[:i] + [part.without(keyword)] + parts[i + 1:]
             branches = [rest + [schema_part(s, part.at(keyword, j))] for j, s in enumerate(subs)]
-            if keyword == "oneOf" and not pairwise_disjoint(tr, subs, rest):
-                tr.ctx.unsupported("oneOf", part.at("oneOf"), "its branches are not provably disjoint; "
-                                   "use anyOf if at most one branch can match")
+            if keyword == "oneOf":
+                return exclusive_branches(tr, part, subs, rest, branches)
             return branches
     return None
 
 
-def pairwise_disjoint(tr, subs: list, rest: list) -> bool:
+def exclusive_branches(tr, part, subs: list, rest: list, branches: list) -> list:
+    """The ``oneOf`` branches, each also excluding the branches it may overlap (by negation)."""
+    from .translate import schema_part
+
     facts = [branch_facts(tr, [s] + [p.schema for p in rest]) for s in subs]
-    return all(disjoint(a, b) for a, b in combinations(facts, 2))
+    for i, j in combinations(range(len(subs)), 2):
+        if disjoint(facts[i], facts[j]):
+            continue
+        for mine, other in ((i, j), (j, i)):
+            negated = negate(tr, subs[other])
+            if negated is None:
+                tr.ctx.unsupported("oneOf", part.at("oneOf"), f"branches {i} and {j} are not provably "
+                                   "disjoint and cannot be negated; use anyOf if at most one can match")
+                return branches
+            branches[mine] = branches[mine] + [schema_part(negated, part.at("oneOf", other))]
+    return branches
 
 
 def shallow_schemas(tr, schemas: list) -> list:
@@ -132,44 +145,40 @@ def disjoint(a: dict, b: dict) -> bool:
 
 
 def apply_not_if(tr, parts: list):
-    """``parts`` with ``not`` and ``if``/``then``/``else`` rewritten, or ``False`` (no value)."""
-    from .translate import TYPES, Part
+    """``parts`` with ``not`` and ``if``/``then``/``else`` rewritten into parts (possibly with
+    ``anyOf``), or ``False`` when no value can match."""
+    from .translate import schema_part
 
     out = []
     for part in parts:
-        if part.has("if") and not (part.has("then") or part.has("else")):
-            part = part.without("if")
-        elif part.has("if"):
-            tr.ctx.unsupported("if", part.at("if"), "if/then/else is only supported when it reduces to "
-                               "a finite rewrite; express the cases with oneOf")
-            part = part.without("if", "then", "else")
-        elif part.has("then") or part.has("else"):
-            part = part.without("then", "else")
+        if part.has("if") and (part.has("then") or part.has("else")):
+            out.append(_if_then_else(tr, part))
+        part = part.without("if", "then", "else")
         if part.has("not"):
-            sub = part.get("not")
-            if sub is True or sub == {}:
+            negated = negate(tr, part.get("not"))
+            if negated is None:
+                tr.ctx.unsupported("not", part.at("not"), "only 'not' of type, required, properties, "
+                                   "enum/const of strings, integers, booleans or null, counts, "
+                                   "allOf/anyOf of those is supported")
+            elif negated is False:
                 return False
-            types = excluded_types(sub)
-            if sub is not False and types is None:
-                tr.ctx.unsupported("not", part.at("not"), "only 'not' of a type (or of a boolean "
-                                   "schema) is supported")
-            elif types:
-                out.append(Part({"type": [t for t in TYPES if t not in types]}, part.at("not")))
+            else:
+                out.append(schema_part(negated, part.at("not")))
             part = part.without("not")
         out.append(part)
-    return out
+    return [p for p in out if p is not True]
 
 
-def excluded_types(sub: object):
-    """The types that ``not: sub`` excludes when ``sub`` is only a ``type``; else ``None``."""
-    if not isinstance(sub, dict):
-        return None
-    from .translate import VALIDATION_KEYWORDS
+def _if_then_else(tr, part):
+    from .translate import schema_part
 
-    if [k for k in sub if k in VALIDATION_KEYWORDS] != ["type"]:
-        return None
-    own = sub["type"]
-    own = {own} if isinstance(own, str) else set(own) if isinstance(own, list) else None
-    if own is None or ("integer" in own and "number" not in own):
-        return None
-    return own | ({"integer"} if "number" in own else set())
+    condition = part.get("if")
+    negated = negate(tr, condition)
+    if negated is None:
+        tr.ctx.unsupported("if", part.at("if"), "the negation of this 'if' schema cannot be written; "
+                           "express the cases with oneOf")
+        return True
+    then = part.get("then", True)
+    otherwise = part.get("else", True)
+    return schema_part({"anyOf": [{"allOf": [condition, then]}, {"allOf": [negated, otherwise]}]},
+                       part.at("if"))

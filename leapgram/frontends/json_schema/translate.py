@@ -27,7 +27,8 @@ from .context import SchemaContext
 from .numbers import number_expr
 from .refs import RefIndex, child
 from .strings import string_expr
-from .values import ValueGrammar, canonical, json_type
+from .negation import EXCLUDE
+from .values import ValueGrammar, canonical, json_type, string_spellings
 from .whitespace import Spacing, max_run_of
 
 TYPES = ("null", "boolean", "object", "array", "number", "integer", "string")
@@ -84,7 +85,11 @@ class Part:
 
 @dataclass
 class Translator:
-    """Translates one schema document through one :class:`GrammarBuilder`."""
+    """Translates one schema document through one :class:`GrammarBuilder`.
+
+    Under drafts 3 to 7 (by the root ``$schema``) keywords beside ``$ref`` are ignored, as those
+    drafts say; otherwise (2019-09, 2020-12, no ``$schema``) they apply together with it.
+    """
 
     document: object
     ctx: SchemaContext
@@ -99,6 +104,9 @@ class Translator:
 
     def __post_init__(self) -> None:
         self.refs = RefIndex(self.document)
+        dialect = self.document.get("$schema", "") if isinstance(self.document, dict) else ""
+        self.ref_ignores_siblings = isinstance(dialect, str) and any(
+            f"draft-0{n}" in dialect for n in (3, 4, 6, 7))
         self.values = ValueGrammar(self.spacing)
 
     # ----- entry points -------------------------------------------------------------------
@@ -150,9 +158,9 @@ class Translator:
         if branches is not None:
             symbols = [self.conjunction(branch) for branch in branches]
             return self.builder.choice([[s] for s in symbols], hint="anyOf") if symbols else self.never()
-        parts = combinators.apply_not_if(self, parts)
-        if parts is False:
-            return self.never()
+        if any(p.has("not") or p.has("if") for p in parts):
+            rewritten = combinators.apply_not_if(self, parts)
+            return self.never() if rewritten is False else self.conjunction(rewritten)
         self._check_keywords(parts)
         types = allowed_types(parts)
         if any(p.has("enum") or p.has("const") for p in parts):
@@ -187,7 +195,8 @@ class Translator:
                 queue.append(part.without("allOf"))
             elif part.has("$ref"):
                 pending.append(part)
-                queue.append(part.without("$ref"))
+                if not self.ref_ignores_siblings:
+                    queue.append(part.without("$ref"))
             else:
                 out.append(part)
         return out
@@ -210,34 +219,41 @@ class Translator:
     def _by_type(self, parts: list, types: set) -> int:
         b = self.builder
         alternatives: list[list[int]] = []
-        if "null" in types:
+        if "null" in types and None not in [v for p in parts for v in p.get(EXCLUDE, [])]:
             alternatives.append([b.literal("null")])
         if "boolean" in types:
             alternatives += [[b.literal("true")], [b.literal("false")]]
+        excluded = [v for p in parts for v in p.get(EXCLUDE, [])]
         if "string" in types:
-            alternatives.append([self.string_symbol(parts)])
+            alternatives.append([self.string_symbol(parts, excluded)])
         if "number" in types or "integer" in types:
-            alternatives.append([self.number_symbol(parts, integer="number" not in types)])
+            alternatives.append([self.number_symbol(parts, excluded, integer="number" not in types)])
         if "object" in types:
             alternatives.append([objects.object_symbol(self, parts)])
         if "array" in types:
             alternatives.append([arrays.array_symbol(self, parts)])
         return b.choice(alternatives, hint="type") if alternatives else self.never()
 
-    def string_symbol(self, parts: list) -> int:
+    def string_symbol(self, parts: list, excluded: list) -> int:
         pool = self.ctx.pool
-        expr = pool.intersect([string_expr(self.ctx, p.schema, p.pointer) for p in parts] or
-                              [string_expr(self.ctx, {}, "")])
+        spelled = [string_spellings(pool, v) for v in excluded if isinstance(v, str)]
+        expr = pool.intersect([self.string_expr_of(parts), pool.complement(pool.alt(spelled))])
         return self.builder.lexeme("string", expr)
 
     def string_expr_of(self, parts: list) -> int:
         return self.ctx.pool.intersect([string_expr(self.ctx, p.schema, p.pointer) for p in parts] or
                                        [string_expr(self.ctx, {}, "")])
 
-    def number_symbol(self, parts: list, *, integer: bool) -> int:
+    def number_symbol(self, parts: list, excluded: list, *, integer: bool) -> int:
         pool = self.ctx.pool
-        exprs = [number_expr(self.ctx, p.schema, p.pointer, integer=integer) for p in parts]
-        expr = pool.intersect(exprs or [number_expr(self.ctx, {}, "", integer=integer)])
+        exprs = [number_expr(self.ctx, p.schema, p.pointer, integer=integer) for p in parts] or [
+            number_expr(self.ctx, {}, "", integer=integer)]
+        numbers = [v for v in excluded if json_type(v) == "integer"]
+        if numbers and not integer:
+            self.ctx.unsupported("not", parts[0].pointer, "excluding a value from non-integer numbers")
+        spelled = [pool.literal(s.encode()) for v in numbers for s in (str(int(v)), "-0")[: 2 if v == 0 else 1]]
+        exprs.append(pool.complement(pool.alt(spelled)))
+        expr = pool.intersect(exprs)
         return self.builder.lexeme("integer" if integer else "number", expr)
 
     def _enum(self, parts: list, types: set) -> int:
@@ -260,6 +276,8 @@ class Translator:
 
     def _value_allowed(self, value: object, parts: list, types: set) -> bool:
         kind = json_type(value)
+        if canonical(value) in {canonical(v) for p in parts for v in p.get(EXCLUDE, [])}:
+            return False
         if kind not in types and not (kind == "integer" and "number" in types):
             return False
         text = json.dumps(value, ensure_ascii=False).encode()

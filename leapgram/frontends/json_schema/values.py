@@ -86,3 +86,38 @@ class ValueGrammar:
             key_symbol = self.builder.literal(json.dumps(key, ensure_ascii=False))
             body += ([*s.comma()] if i else []) + [key_symbol, *s.colon(), self.symbol(item)]
         return self.builder.sequence(body + s.close("}"), hint="const")
+
+
+def string_spellings(pool, text: str) -> int:
+    """The expression of every JSON spelling of the string ``text`` (quotes included): each
+    character as itself where JSON allows, or escaped (``\\uXXXX`` in any hex case, surrogate
+    pairs above U+FFFF, and the short escapes)."""
+    quote = pool.literal(b'"')
+    return pool.concat_all([quote, *(char_spellings(pool, ch) for ch in text), quote])
+
+
+SHORT_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t"}
+
+
+def char_spellings(pool, ch: str) -> int:
+    options = []
+    if ch not in '"\\' and ord(ch) >= 0x20:
+        options.append(pool.literal(ch.encode("utf-8")))
+    if ch in SHORT_ESCAPES:
+        options.append(pool.literal(b"\\" + SHORT_ESCAPES[ch].encode()))
+    code = ord(ch)
+    if code > 0xFFFF:
+        code -= 0x10000
+        units = [0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)]
+    else:
+        units = [code]
+    options.append(pool.concat_all([_unit_spellings(pool, u) for u in units]))
+    return pool.alt(options)
+
+
+def _unit_spellings(pool, unit: int) -> int:
+    digits = []
+    for digit in f"{unit:04x}":
+        both = {ord(digit), ord(digit.upper())}
+        digits.append(pool.byteset(sum(1 << b for b in both)))
+    return pool.concat_all([pool.literal(b"\\u"), *digits])
