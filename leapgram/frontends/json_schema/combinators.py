@@ -1,11 +1,14 @@
-"""``anyOf``, ``oneOf``, ``not`` and ``if``/``then``/``else`` rewritten away.
+"""``anyOf``, ``oneOf``, ``not``, ``if``/``then``/``else`` and dependencies rewritten away.
 
 ``anyOf`` distributes: the conjunction with ``anyOf: [A, B]`` is the choice of the conjunction
 plus ``A`` and the conjunction plus ``B``. ``oneOf`` is the same choice when its branches are
-provably disjoint (their types, their ``enum``/``const`` values, or the ``const``/``enum`` of a
-property both require); otherwise it is refused, or approximated as ``anyOf`` under ``lenient``.
-``not`` is rewritten when its schema is only about types or boolean; ``if`` without ``then`` and
-``else`` has no effect. Everything else is refused.
+provably disjoint (their types, their ``enum``/``const`` values, the ``const``/``enum`` of a
+property both require, or a required property the other forbids); two branches not proved
+disjoint each get the negation of the other (:mod:`.negation`), and when that cannot be written
+``oneOf`` is refused, or approximated as ``anyOf`` under ``lenient``. ``not X`` becomes the
+negation of ``X``; ``if C then T else E`` becomes ``anyOf: [C ∧ T, ¬C ∧ E]``; ``if`` alone has no
+effect. ``dependentRequired``/``dependentSchemas``/``dependencies`` become ``anyOf: [key absent,
+dependency]`` per key.
 """
 
 from __future__ import annotations
@@ -149,10 +152,14 @@ def apply_not_if(tr, parts: list):
     ``anyOf``), or ``False`` when no value can match."""
     from .translate import schema_part
 
-    out = []
+    out, extra = [], []
     for part in parts:
+        for keyword in DEPENDENCY_KEYWORDS:
+            if part.has(keyword):
+                extra += _dependencies(tr, part, keyword)
+                part = part.without(keyword)
         if part.has("if") and (part.has("then") or part.has("else")):
-            out.append(_if_then_else(tr, part))
+            extra.append(_if_then_else(tr, part))
         part = part.without("if", "then", "else")
         if part.has("not"):
             negated = negate(tr, part.get("not"))
@@ -163,10 +170,40 @@ def apply_not_if(tr, parts: list):
             elif negated is False:
                 return False
             else:
-                out.append(schema_part(negated, part.at("not")))
+                extra.append(schema_part(negated, part.at("not")))
             part = part.without("not")
         out.append(part)
+    out += extra  # after the schemas themselves, so their properties keep their declared order
     return [p for p in out if p is not True]
+
+
+DEPENDENCY_KEYWORDS = ("dependencies", "dependentRequired", "dependentSchemas")
+MAX_DEPENDENCIES = 4
+"""Dependencies of one object: each one doubles the object's alternatives."""
+
+
+def _dependencies(tr, part, keyword: str) -> list:
+    """``dependentRequired``/``dependentSchemas`` (and draft 4–7 ``dependencies``) as parts:
+    for each ``key``, ``anyOf: [key absent, the dependency]``."""
+    from .translate import schema_part
+
+    table = part.get(keyword)
+    if not isinstance(table, dict):
+        raise GrammarError(f"{keyword} must be an object", pointer=part.at(keyword))
+    if len(table) > MAX_DEPENDENCIES:
+        tr.ctx.unsupported(keyword, part.at(keyword), f"more than {MAX_DEPENDENCIES} dependencies in one "
+                           "object")
+        return []
+    out = []
+    for key, dependency in table.items():
+        if isinstance(dependency, list):
+            dependency = {"required": [key, *dependency]}
+        elif isinstance(dependency, (dict, bool)):
+            dependency = {"allOf": [{"required": [key]}, dependency]}
+        else:
+            raise GrammarError(f"{keyword} values must be arrays or schemas", pointer=part.at(keyword, key))
+        out.append(schema_part({"anyOf": [{"properties": {key: False}}, dependency]}, part.at(keyword, key)))
+    return out
 
 
 def _if_then_else(tr, part):

@@ -48,7 +48,9 @@ VALIDATION_KEYWORDS = frozenset({
     "$dynamicRef", "$recursiveRef",
 })
 HANDLED_HERE = frozenset({"type", "enum", "const", "nullable", "allOf", "$ref", "anyOf", "oneOf",
-                          "not", "if", "then", "else"})
+                          "not", "if", "then", "else", "dependencies", "dependentRequired",
+                          "dependentSchemas"})
+REWRITTEN = ("not", "if", "then", "else", *combinators.DEPENDENCY_KEYWORDS)
 MAX_EXPANSIONS = 20_000
 """Conjunctions translated for one schema; a bound on ``anyOf`` × ``allOf`` blowups."""
 MAX_INLINE_DEPTH = 24
@@ -158,7 +160,7 @@ class Translator:
         if branches is not None:
             symbols = [self.conjunction(branch) for branch in branches]
             return self.builder.choice([[s] for s in symbols], hint="anyOf") if symbols else self.never()
-        if any(p.has("not") or p.has("if") for p in parts):
+        if any(p.has(k) for p in parts for k in REWRITTEN):
             rewritten = combinators.apply_not_if(self, parts)
             return self.never() if rewritten is False else self.conjunction(rewritten)
         self._check_keywords(parts)

@@ -8,7 +8,8 @@ import pytest
 from leapgram import Grammar, GrammarError, UnsupportedError
 
 UNSUPPORTED = [
-    ({"type": "object", "dependentSchemas": {"a": {"required": ["b"]}}}, "dependentSchemas", "/dependentSchemas"),
+    ({"type": "object", "dependentRequired": {k: ["z"] for k in "abcde"}}, "dependentRequired",
+     "/dependentRequired"),
     ({"properties": {"x": {"unevaluatedProperties": False}}}, "unevaluatedProperties",
      "/properties/x/unevaluatedProperties"),
     ({"type": "array", "uniqueItems": True}, "uniqueItems", "/uniqueItems"),
