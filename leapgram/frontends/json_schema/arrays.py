@@ -41,15 +41,6 @@ def array_symbol(tr, parts: list) -> int:
     return b.choice(alternatives, hint="array") if alternatives else tr.never()
 
 
-def const_allowed(tr, value: list, parts: list) -> bool:
-    for part in parts:
-        for keyword in KEYWORDS:
-            if part.has(keyword):
-                tr.ctx.unsupported("enum", part.pointer, f"an array enum value together with {keyword}")
-                return True
-    return True
-
-
 def _positions(tr, parts: list):
     """Per part: its prefix schemas (a list of parts) and its rest schema (a part, or ``None``)."""
     from .translate import schema_part

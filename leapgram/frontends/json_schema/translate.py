@@ -27,6 +27,7 @@ from .context import SchemaContext
 from .numbers import number_expr
 from .refs import RefIndex, child
 from .strings import string_expr
+from .instances import satisfies
 from .negation import EXCLUDE
 from .values import ValueGrammar, canonical, json_type, string_spellings
 from .whitespace import Spacing, max_run_of
@@ -290,8 +291,18 @@ class Translator:
                      for p in parts]
             return self.ctx.pool.matches(self.ctx.pool.intersect(exprs), text) if exprs else True
         if kind in ("object", "array"):
-            return objects.const_allowed(self, value, parts) if kind == "object" else \
-                arrays.const_allowed(self, value, parts)
+            return self._compound_allowed(value, parts)
+        return True
+
+    def _compound_allowed(self, value: object, parts: list) -> bool:
+        for part in parts:
+            schema = {k: part.schema[k] for k in part.keywords() if k not in ("enum", "const")}
+            verdict = satisfies(self, value, schema, part.pointer)
+            if verdict is None:
+                self.ctx.unsupported("enum", part.pointer, "an object or array enum value together with "
+                                     "keywords that cannot be checked against it")
+            elif not verdict:
+                return False
         return True
 
 

@@ -57,6 +57,11 @@ CASES = [
      ["a", 1, 1.0, None, [1, 2], {"k": True}], ["b", 2, True, [2, 1], {"k": False}]),
     ("enum filtered by type", {"type": "string", "enum": ["a", 1]}, ["a"], [1]),
     ("const", {"const": {"x": [1, "y"]}}, [{"x": [1, "y"]}], [{"x": [1]}, {}]),
+    ("object enum with sibling keywords", {"type": "object", "required": ["k"], "properties": {"k": {"type": "integer"}},
+                                            "enum": [{"k": 1}, {"k": "x"}, {"j": 1}, [1]]}, [{"k": 1}],
+     [{"k": "x"}, {"j": 1}, [1]]),
+    ("array enum with sibling keywords", {"type": "array", "items": {"type": "string"}, "maxItems": 1,
+                                          "enum": [["a"], [1], ["a", "b"]]}, [["a"]], [[1], ["a", "b"]]),
     ("const false is not 0", {"const": False}, [False], [0]),
     ("dependentRequired", {"type": "object", "dependentRequired": {"a": ["b"]}},
      [{}, {"b": 1}, {"a": 1, "b": 2}], [{"a": 1}]),
@@ -143,6 +148,13 @@ def test_declared_order_and_any_order():
 ])
 def test_flexible_whitespace_is_bounded(text, ok):
     assert accepts_text(OBJ if text[0] != "[" else {"type": "object"}, text) is ok
+
+
+def test_declared_name_is_not_an_additional_key_in_another_spelling():
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "string"}}
+    assert accepts_text(schema, '{"b": "x"}')
+    assert not accepts_text(schema, '{"\\u0061": "x"}')
+    assert not accepts_text(schema, '{"\\u0061": 1}')  # only the canonical spelling is declared
 
 
 def test_compact_and_custom_whitespace():
