@@ -80,7 +80,7 @@ def run(paths: list[Path], budget: float, show: int, **options) -> dict:
             result = check_case(path, vocab, **options)
         except CaseTimeout:
             result = {"status": "error", "kind": "timeout", "message": f"over {budget}s"}
-        except Exception as exc:  # one failure never stops the run
+        except Exception as exc:  # noqa: BLE001 -- one failure never stops the run
             result = {"status": "error", "kind": f"crash:{type(exc).__name__}", "message": str(exc)[:200]}
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -91,11 +91,11 @@ def run(paths: list[Path], budget: float, show: int, **options) -> dict:
             errors[result["kind"]] += 1
             if errors[result["kind"]] <= show:
                 print(f"  error {result['kind']}: {path.stem}: {result['message'][:300]}")
-        for key in wrong:
+        for key, examples in wrong.items():
             if result.get(key):
                 totals[key + "_cases"] += 1
                 totals[key] += len(result[key])
-                wrong[key].append((path.stem, result[key][0]))
+                examples.append((path.stem, result[key][0]))
         totals["instances"] += result.get("instances", 0)
     totals["seconds"] = round(time.perf_counter() - started, 1)
     report(totals, keywords, errors, wrong, show)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
+from .errors import UnsupportedError
 from .frontends.regex import regex_to_ir
 from .grammar.ir import GrammarIR
-from .errors import UnsupportedError
 from .limits import DEFAULT_LIMITS, Limits
 
 

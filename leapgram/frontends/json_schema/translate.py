@@ -24,11 +24,11 @@ from ...limits import DEFAULT_LIMITS, Limits
 from ...regex.expr import EMPTY, ExprPool
 from . import arrays, combinators, objects
 from .context import SchemaContext
+from .instances import satisfies
+from .negation import EXCLUDE
 from .numbers import number_expr
 from .refs import RefIndex, child
 from .strings import string_expr
-from .instances import satisfies
-from .negation import EXCLUDE
 from .values import ValueGrammar, canonical, json_type, string_spellings
 from .whitespace import Spacing, max_run_of
 

@@ -42,7 +42,7 @@ def canonical(value: object) -> object:
     return (kind, value)
 
 
-def number_spellings(value: float | int) -> list[str]:
+def number_spellings(value: float) -> list[str]:
     """How ``json.dumps`` may write a number equal to ``value`` (``1`` and ``1.0``)."""
     if json_type(value) == "integer":
         whole = int(value)

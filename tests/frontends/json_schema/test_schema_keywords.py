@@ -4,7 +4,6 @@ style), each verdict cross-checked with the ``jsonschema`` validator."""
 from __future__ import annotations
 
 import pytest
-
 from schema_helpers import accepts, accepts_text
 
 jsonschema = pytest.importorskip("jsonschema")
