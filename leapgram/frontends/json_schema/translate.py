@@ -51,6 +51,15 @@ VALIDATION_KEYWORDS = frozenset({
 HANDLED_HERE = frozenset({"type", "enum", "const", "nullable", "allOf", "$ref", "anyOf", "oneOf",
                           "not", "if", "then", "else", "dependencies", "dependentRequired",
                           "dependentSchemas"})
+LATER_KEYWORDS = ("prefixItems", "dependentRequired", "dependentSchemas", "unevaluatedItems",
+                  "unevaluatedProperties", "minContains", "maxContains", "$dynamicRef", "$recursiveRef")
+DRAFT_UNKNOWN = {
+    3: ("if", "then", "else", "const", "contains", "propertyNames", *LATER_KEYWORDS),
+    4: ("if", "then", "else", "const", "contains", "propertyNames", *LATER_KEYWORDS),
+    6: ("if", "then", "else", *LATER_KEYWORDS),
+    7: LATER_KEYWORDS,
+}
+"""Keywords a draft does not define: its validators ignore them, so the grammar does too."""
 REWRITTEN = ("not", "if", "then", "else", *combinators.DEPENDENCY_KEYWORDS)
 MAX_EXPANSIONS = 20_000
 """Conjunctions translated for one schema; a bound on ``anyOf`` × ``allOf`` blowups."""
@@ -91,7 +100,8 @@ class Translator:
     """Translates one schema document through one :class:`GrammarBuilder`.
 
     Under drafts 3 to 7 (by the root ``$schema``) keywords beside ``$ref`` are ignored, as those
-    drafts say; otherwise (2019-09, 2020-12, no ``$schema``) they apply together with it.
+    drafts say, and so are keywords that draft does not define yet (``if`` under draft 4, ...);
+    otherwise (2019-09, 2020-12, no ``$schema``) they apply together with it.
     """
 
     document: object
@@ -108,8 +118,9 @@ class Translator:
     def __post_init__(self) -> None:
         self.refs = RefIndex(self.document)
         dialect = self.document.get("$schema", "") if isinstance(self.document, dict) else ""
-        self.ref_ignores_siblings = isinstance(dialect, str) and any(
-            f"draft-0{n}" in dialect for n in (3, 4, 6, 7))
+        draft = next((n for n in (3, 4, 6, 7) if isinstance(dialect, str) and f"draft-0{n}" in dialect), None)
+        self.ref_ignores_siblings = draft is not None
+        self.unknown_keywords = frozenset(DRAFT_UNKNOWN.get(draft, ()))
         self.values = ValueGrammar(self.spacing)
 
     # ----- entry points -------------------------------------------------------------------
@@ -190,6 +201,8 @@ class Translator:
                 continue
             if part is False:
                 return False
+            if self.unknown_keywords.intersection(part.schema):
+                part = part.without(*self.unknown_keywords)
             if part.has("allOf"):
                 subs = part.get("allOf")
                 if not isinstance(subs, list) or not subs:

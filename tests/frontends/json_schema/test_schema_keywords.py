@@ -106,6 +106,8 @@ CASES = [
     ("$ref siblings ignored (draft 7)", {"$schema": "http://json-schema.org/draft-07/schema#",
                                          "definitions": {"o": {"type": "object"}}, "$ref": "#/definitions/o",
                                          "required": ["a"]}, [{"a": 1}, {}], [1]),
+    ("if ignored under draft 4", {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+                                  "if": {"required": ["a"]}, "then": {"required": ["b"]}}, [{"a": 1}], [1]),
     ("annotations ignored", {"title": "t", "description": "d", "default": 3, "examples": [1], "type": "integer",
                              "x-vendor": {"anything": True}, "readOnly": True}, [3], ["3"]),
 ]
