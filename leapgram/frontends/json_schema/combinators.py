@@ -28,6 +28,7 @@ def split(tr, parts: list) -> list | None:
     """The branches of the first ``anyOf``/``oneOf`` in ``parts`` (each a list of parts), or ``None``."""
     from .translate import schema_part
 
+    _check_product(tr, parts)
     for i, part in enumerate(parts):
         for keyword in ("anyOf", "oneOf"):
             if not part.has(keyword):
@@ -40,6 +41,24 @@ def split(tr, parts: list) -> list | None:
             if keyword == "oneOf":
                 return exclusive_branches(tr, part, subs, rest, branches)
             return branches
+    return None
+
+
+MAX_BRANCH_PRODUCT = 256
+"""Combinations of the ``anyOf``/``oneOf`` lists (``if``, ``not`` and dependencies included) that
+apply at one position; beyond it the keyword is refused rather than expanded."""
+
+
+def _check_product(tr, parts: list) -> None:
+    lists = [(p, k) for p in parts for k in ("anyOf", "oneOf") if p.has(k) and isinstance(p.get(k), list)]
+    product = 1
+    for part, keyword in lists:
+        product *= max(len(part.get(keyword)), 1)
+        if product > MAX_BRANCH_PRODUCT:
+            tr.ctx.unsupported(keyword, part.at(keyword), f"with the other anyOf/oneOf/if/not/dependencies "
+                               f"here it makes more than {MAX_BRANCH_PRODUCT} combinations")
+            parts[parts.index(part)] = part.without(keyword)
+            return _check_product(tr, parts)
     return None
 
 

@@ -17,6 +17,8 @@ UNSUPPORTED = [
     ({"not": {"type": "string", "minLength": 3}}, "not", "/not"),
     ({"oneOf": [{"type": "object"}, {"properties": {"a": {"minimum": 3}}}]}, "oneOf", "/oneOf"),
     ({"$ref": "other.json#/x"}, "$ref", "/$ref"),
+    ({"allOf": [{"anyOf": [{"required": [f"a{i}"]}, {"required": [f"b{i}"]}]} for i in range(9)]}, "anyOf",
+     "/allOf/8/anyOf"),
     ({"$defs": {"r": {"$ref": "#/$defs/r", "type": "object"}}, "$ref": "#/$defs/r", "required": ["a"]},
      "$ref", "/$defs/r/$ref"),
 ]
