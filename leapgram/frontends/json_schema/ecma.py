@@ -20,7 +20,7 @@ Lookaround, backreferences and ``\\b`` raise :class:`UnsupportedError` naming th
 from __future__ import annotations
 
 import unicodedata
-from functools import lru_cache
+from functools import cache
 
 from ...regex.expr import EMPTY, EPSILON, ExprPool
 from ...regex.syntax import _Parser
@@ -67,7 +67,7 @@ def any_char(pool: ExprPool) -> int:
     return ranges_to_expr(pool, ((0, MAX_CODE_POINT),))
 
 
-@lru_cache(maxsize=None)
+@cache
 def category_ranges(category: str) -> Ranges:
     """Code points whose general category is ``category`` or starts with it (``L`` covers ``Lu``)."""
     ranges: list[tuple[int, int]] = []

@@ -46,14 +46,13 @@ VARNAME = r"([A-Za-z0-9_]|%[0-9A-Fa-f]{2})(\.?([A-Za-z0-9_]|%[0-9A-Fa-f]{2}))*"
 VARSPEC = rf"{VARNAME}(:[1-9][0-9]{{0,3}}|\*)?"
 URI_TEMPLATE = (r"([^\x00-\x20\"'%<>\\^`{|}\x7f]|%[0-9A-Fa-f]{2}"
                 rf"|\{{[+#./;?&=,!@|]?{VARSPEC}(,{VARSPEC})*\}})*")
-BASE64 = r"([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"
 
 
 def ipv6() -> str:
     """RFC 3986 ``IPv6address``: eight groups with at most one ``::``, the last two maybe IPv4."""
     ls32 = rf"({H16}:{H16}|{IPV4})"
     forms = [rf"({H16}:){{6}}{ls32}", rf"::({H16}:){{5}}{ls32}"]
-    for before in range(0, 7):
+    for before in range(7):
         after = 4 - before
         head = f"(({H16}:){{0,{before}}}{H16})?" if before else f"({H16})?"
         if after >= 0:
@@ -107,7 +106,6 @@ FORMATS = {
     "uri-template": URI_TEMPLATE,
     "json-pointer": JSON_POINTER,
     "relative-json-pointer": RELATIVE_JSON_POINTER,
-    "byte": BASE64,
 }
 MAX_HOSTNAME = {"hostname": 253, "idn-hostname": 253}
 

@@ -38,7 +38,6 @@ def string_expr(ctx: SchemaContext, schema: dict, pointer: str) -> int:
                                _format_part(ctx, schema, pointer)) if part is not None]
     if not parts:
         return parse_regex(JSON_STRING, pool)
-    parts.append(pool.star(any_char(pool)))
     quote = pool.literal(b'"')
     return pool.concat_all([quote, encode_json_body(pool, pool.intersect(parts)), quote])
 
