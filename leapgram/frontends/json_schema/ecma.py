@@ -10,11 +10,15 @@ ECMA meanings where they differ from Python's:
 * ``[]`` matches nothing and ``[^]`` any code point;
 * ``\\p{...}``/``\\P{...}`` for general categories (``L``, ``Lu``, ``Letter``, ``gc=Nd``...) from
   Python's ``unicodedata``; scripts and binary properties are refused;
-* ``^`` and ``$`` assert the edges of the whole string. Each top-level alternative is a search:
-  ``a`` means "contains a", ``^a`` "starts with a", ``a$`` "ends with a". An anchor that is not at
-  an edge of the pattern (``a^b``, ``(a$)+``) is refused.
+* ``^``, ``$`` and lookaheads ``(?=A)``, ``(?!A)`` are assertions, compiled right to left with
+  what follows as the continuation ``K``: ``(?=A)`` is ``A.* & K``, ``(?!A)`` is ``~(A.*) & K``,
+  ``$`` is ``K``'s empty string if it has one, and ``^`` moves ``K`` to the anchored half of a
+  (floating, anchored) pair; the search is then ``.* floating | anchored``. So ``a^b`` matches
+  nothing, as in JavaScript, and ``(?:(?!.*--)[a-z-]*)?`` is exact wherever it stands.
+  Assertions inside ``*``/``+``/``{m,n}`` are refused, but for the tempered token ``((?!A).)*``
+  followed by ``$``, which is "no ``A`` anywhere".
 
-Lookaround, backreferences and ``\\b`` raise :class:`UnsupportedError` naming the construct.
+Lookbehind, backreferences and ``\\b`` raise :class:`UnsupportedError` naming the construct.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import unicodedata
 from functools import cache
 
-from ...regex.expr import EMPTY, EPSILON, ExprPool
+from ...regex.expr import EMPTY, EPSILON, INF, ExprPool
 from ...regex.syntax import _Parser
 from ...regex.utf8 import MAX_CODE_POINT, Ranges, negate, normalize, ranges_to_expr
 
@@ -43,23 +47,22 @@ CATEGORY_NAMES = {
     "Control": "Cc", "Format": "Cf", "Surrogate": "Cs", "Private_Use": "Co", "Unassigned": "Cn",
 }
 
-# (start anchored, end anchored) -> expression of the strings matched between the anchors
-Variants = dict[tuple[bool, bool], int]
-PLAIN = (False, False)
+# Parsed patterns: plain stretches are pool expressions; only assertions keep a node of their own.
+Node = tuple
 
 
 def pattern_expr(pattern: str, pool: ExprPool) -> int:
     """The UTF-8 strings in which ``pattern`` finds a match (JSON Schema ``pattern`` semantics).
 
     Raises :class:`GrammarError` (with the offset) for a malformed pattern and
-    :class:`UnsupportedError` for lookaround, backreferences, word boundaries and inner anchors.
+    :class:`UnsupportedError` for lookbehind, backreferences, word boundaries, and assertions
+    inside repetitions.
     """
-    variants = _EcmaParser(pattern, pool).parse_variants()
+    parser = _EcmaParser(pattern, pool)
+    node = parser.parse_node()
     anything = pool.star(any_char(pool))
-    branches = []
-    for (start, end), expr in variants.items():
-        branches.append(pool.concat_all([EPSILON if start else anything, expr, EPSILON if end else anything]))
-    return pool.alt(branches)
+    floating, anchored = parser.compile(node, (anything, EMPTY))
+    return pool.alt([pool.concat(anything, floating), anchored])
 
 
 def any_char(pool: ExprPool) -> int:
@@ -88,101 +91,140 @@ class _EcmaParser(_Parser):
     def __init__(self, pattern: str, pool: ExprPool) -> None:
         super().__init__(pattern, pool, False, False)
 
-    def parse_variants(self) -> Variants:
-        variants = self.variants_alternation()
+    # ----- parsing: plain expressions, and nodes around the assertions ----------------------
+
+    def parse_node(self) -> Node:
+        node = self.node_alternation()
         if not self.at_end():
             raise self.error("unbalanced parenthesis ')'")
-        return variants
+        return node
 
-    def variants_alternation(self) -> Variants:
-        out: Variants = {}
-        while True:
-            for key, expr in self.variants_sequence().items():
-                out[key] = self.pool.alt([out.get(key, EMPTY), expr])
-            if self.peek() != "|":
-                return out
+    def node_alternation(self) -> Node:
+        branches = [self.node_sequence()]
+        while self.peek() == "|":
             self.pos += 1
+            branches.append(self.node_sequence())
+        if all(b[0] == "x" for b in branches):
+            return ("x", self.pool.alt([b[1] for b in branches]))
+        return branches[0] if len(branches) == 1 else ("alt", tuple(branches))
 
-    def variants_sequence(self) -> Variants:
-        items: list[tuple[Variants, int]] = []
+    def node_sequence(self) -> Node:
+        items: list[Node] = []
         while not self.at_end() and self.peek() not in "|)":
             start = self.pos
-            atom = self.variants_atom()
-            if self.peek() and self.peek() in "*+?{" and not self.is_plain(atom):
-                if self.peek() != "{" or self.looks_like_quantifier():
-                    atom = self.quantify_anchored(atom, start)
-            elif self.is_plain(atom):
-                atom = {PLAIN: self.parse_quantifiers(atom[PLAIN], None)}
-            items.append((atom, start))
-        return self.join(items)
+            atom = self.node_atom()
+            if atom[0] == "x":
+                atom = ("x", self.parse_quantifiers(atom[1], None))
+            elif self.peek() and self.peek() in "*+?" or self.peek() == "{" and self.looks_like_quantifier():
+                atom = self.quantify_node(atom, start)
+            if items and atom[0] == "x" and items[-1][0] == "x":
+                items[-1] = ("x", self.pool.concat(items[-1][1], atom[1]))
+            else:
+                items.append(atom)
+        if len(items) == 1:
+            return items[0]
+        return ("seq", tuple(items)) if items else ("x", EPSILON)
 
-    @staticmethod
-    def is_plain(atom: Variants) -> bool:
-        return list(atom) == [PLAIN]
-
-    def variants_atom(self) -> Variants:
+    def node_atom(self) -> Node:
         ch = self.peek()
-        if ch == "^":
+        if ch in ("^", "$"):
             self.pos += 1
-            return {(True, False): EPSILON}
-        if ch == "$":
-            self.pos += 1
-            return {(False, True): EPSILON}
+            return (ch,)
         if ch == "(":
-            return self.variants_group()
-        return {PLAIN: self.parse_atom(False)[0]}
+            return self.node_group()
+        return ("x", self.parse_atom(False)[0])
 
-    def variants_group(self) -> Variants:
+    def node_group(self) -> Node:
         open_at = self.pos
         self.pos += 1
         saved_flags = (self.ignore_case, self.dotall)
-        if self.peek() == "?" and self.parse_group_prefix(open_at):
-            return {PLAIN: EPSILON}
+        look = None
+        if self.startswith(("?=", "?!")):
+            look = self.peek(1) == "="
+            self.pos += 2
+        elif self.peek() == "?" and self.parse_group_prefix(open_at):
+            return ("x", EPSILON)
         self.depth += 1
         if self.depth > 200:
             raise self.unsupported("nesting deeper than 200 groups", "flatten the pattern", open_at)
-        variants = self.variants_alternation()
+        node = self.node_alternation()
         self.depth -= 1
-        self.ignore_case, self.dotall = saved_flags
         if self.peek() != ")":
             raise self.error("missing ), unterminated subpattern", open_at)
         self.pos += 1
-        return variants
+        self.ignore_case, self.dotall = saved_flags
+        return node if look is None else ("look", look, node, open_at)
 
-    def quantify_anchored(self, atom: Variants, start: int) -> Variants:
-        """``(^a)?``: an anchored group may be optional, never repeated."""
-        at = self.pos
-        ch = self.peek()
-        if ch == "?":
+    def quantify_node(self, node: Node, start: int) -> Node:
+        """``(^a)?`` is an alternative; ``((?!A).)*`` a tempered token; other repeated assertions
+        are refused."""
+        ch = self.take()
+        low, high = (0, 1) if ch == "?" else (0, INF) if ch == "*" else (1, INF) if ch == "+" else (-1, -1)
+        if ch == "{":
+            self.pos -= 1
+            low, high = self.quantifier_bounds(self.pos, consume=True)
+        if self.peek() == "?":
             self.pos += 1
-            if self.peek() == "?":
-                self.pos += 1
-            out = dict(atom)
-            out[PLAIN] = self.pool.alt([out.get(PLAIN, EMPTY), EPSILON])
-            return out
-        if ch in "*+" or ch == "{":
-            raise self.unsupported("anchor inside a repeated group", "move ^ and $ out of the repetition", start)
-        raise self.error("nothing to repeat", at)
+        if (low, high) == (0, 1):
+            return ("opt", node)
+        if high == INF and low <= 1 and self.is_tempered(node):
+            return ("temper", node[1][:-1], node[1][-1][1], low, start)
+        raise self.unsupported("assertion inside a repeated group",
+                               "move ^, $ and lookaheads out of the repetition", start)
 
-    def join(self, items: list[tuple[Variants, int]]) -> Variants:
-        """Concatenate a sequence: anchors only on its first (``^``) and last (``$``) items."""
+    def is_tempered(self, node: Node) -> bool:
+        if node[0] != "seq" or node[1][-1][0] != "x" or node[1][-1][1] not in self.pool.char_ranges:
+            return False
+        return all(item[0] == "look" and not item[1] for item in node[1][:-1])
+
+    # ----- compiling: right to left, with what follows as the continuation ---------------
+
+    def compile(self, node: Node, after: tuple[int, int]) -> tuple[int, int]:
+        """The strings matched by ``node`` then by its continuation ``after``, as a pair: those that
+        need no ``^`` (floating) and those that passed a ``^`` (only at the string's start)."""
         pool = self.pool
-        if not items:
-            return {PLAIN: EPSILON}
-        for i, (atom, start) in enumerate(items):
-            if i > 0 and any(s for s, _ in atom):
-                raise self.unsupported("anchor ^ inside the pattern", "^ is only supported at the start", start)
-            if i < len(items) - 1 and any(e for _, e in atom):
-                raise self.unsupported("anchor $ inside the pattern", "$ is only supported at the end", start)
-        middle = pool.concat_all([atom[PLAIN] for atom, _ in items[1:-1]])
-        if len(items) == 1:
-            return dict(items[0][0])
-        out: Variants = {}
-        for (s, _), head in items[0][0].items():
-            for (_, e), last in items[-1][0].items():
-                expr = pool.concat_all([head, middle, last])
-                out[(s, e)] = pool.alt([out.get((s, e), EMPTY), expr])
-        return out
+        floating, anchored = after
+        kind = node[0]
+        if kind == "x":
+            return pool.concat(node[1], floating), anchored if pool.nullable[node[1]] else EMPTY
+        if kind == "^":
+            return EMPTY, pool.alt([floating, anchored])
+        if kind == "$":
+            return (EPSILON if pool.nullable[floating] else EMPTY), (EPSILON if pool.nullable[anchored] else EMPTY)
+        if kind == "seq":
+            for item in reversed(node[1]):
+                after = self.compile(item, after)
+            return after
+        if kind in ("alt", "opt"):
+            pairs = [self.compile(b, after) for b in node[1]] if kind == "alt" else [self.compile(node[1], after), after]
+            return pool.alt([f for f, _ in pairs]), pool.alt([a for _, a in pairs])
+        if kind == "look":
+            ahead = self.lookahead(node[2], node[3])
+            if not node[1]:
+                ahead = pool.complement(ahead)
+            return pool.intersect([ahead, floating]), pool.intersect([ahead, anchored])
+        return self.compile_tempered(node, after)
+
+    def lookahead(self, node: Node, offset: int) -> int:
+        floating, anchored = self.compile(node, (self.pool.star(any_char(self.pool)), EMPTY))
+        if anchored != EMPTY:
+            raise self.unsupported("anchor ^ inside a lookahead", "move ^ out of the lookahead", offset)
+        return floating
+
+    def compile_tempered(self, node: Node, after: tuple[int, int]) -> tuple[int, int]:
+        """``((?!A)(?!B).)*$``: strings of ``.`` in which no ``A`` or ``B`` starts anywhere. Exact
+        only when the end of the string follows, which is the form patterns use."""
+        pool = self.pool
+        _, looks, char, low, start = node
+        if after != (EPSILON, EMPTY):
+            raise self.unsupported("lookahead inside a repeated group",
+                                   "only ((?!...).)* at the end of the pattern ($) is supported", start)
+        banned = [self.lookahead(look[2], look[3]) for look in looks]
+        if any(pool.nullable[b] for b in banned):
+            return (EPSILON if low == 0 else EMPTY), EMPTY
+        anything = pool.star(any_char(pool))
+        clean = pool.complement(pool.concat(anything, pool.alt(banned)))
+        return pool.intersect([pool.repeat(char, low, INF), clean]), EMPTY
 
     # ----- ECMA atoms and classes ---------------------------------------------------------
 
@@ -190,8 +232,6 @@ class _EcmaParser(_Parser):
         if self.peek() == ".":
             self.pos += 1
             return ranges_to_expr(self.pool, negate(LINE_TERMINATORS)), None
-        if self.peek() in ("^", "$"):
-            raise self.unsupported(f"anchor {self.peek()} inside the pattern", "anchors only at the edges", self.pos)
         return super().parse_atom(at_start)
 
     def parse_class(self) -> int:

@@ -73,7 +73,7 @@ def _pattern_part(ctx: SchemaContext, schema: dict, pointer: str) -> int | None:
     if not isinstance(pattern, str):
         raise GrammarError(f"pattern must be a string, got {pattern!r}", pointer=where)
     try:
-        return pattern_expr(pattern, ctx.pool)
+        expr = pattern_expr(pattern, ctx.pool)
     except UnsupportedError as exc:
         if ctx.lenient:
             ctx.unsupported("pattern", where, exc.message)
@@ -82,6 +82,9 @@ def _pattern_part(ctx: SchemaContext, schema: dict, pointer: str) -> int | None:
                                source=pattern, offset=_offset(pattern, exc), pointer=where) from exc
     except GrammarError as exc:
         raise GrammarError(exc.message, source=pattern, offset=_offset(pattern, exc), pointer=where) from exc
+    if expr == EMPTY:
+        ctx.warnings.append(f"{where}: pattern {pattern!r} can never match (an anchor where no string edge is)")
+    return expr
 
 
 def _offset(source: str, exc: GrammarError) -> int | None:

@@ -66,6 +66,26 @@ TABLE = [
     ("^[\\d-]+$", "12-3", True),
     ("a{,2}", "a{,2}", True),
     ("^\\/$", "/", True),
+    ("a^b", "a^b", False),  # JavaScript: an anchor where no edge is never holds
+    ("a$b", "a$b", False),
+    ("a?^b", "bc", True),
+    ("^(?!ab)", "abc", False),
+    ("^(?!ab)", "acb", True),
+    ("^(?=.*\\d)(?=.*[a-z]).{3}$", "a1x", True),
+    ("^(?=.*\\d)(?=.*[a-z]).{3}$", "ab!", False),
+    ("^(?=[^=]+$)(?!\\s+$)(.|\\n)+$", "a b", True),
+    ("^(?=[^=]+$)(?!\\s+$)(.|\\n)+$", "a=b", False),
+    ("^(?=[^=]+$)(?!\\s+$)(.|\\n)+$", "  ", False),
+    ("x(?=y)", "axyb", True),
+    ("x(?=y)", "axb", False),
+    ("x(?!y)", "xyxy", False),
+    ("x(?!y)", "xyx", True),
+    ("^((?!mode)(?!Mode).)*$", "a modest", False),
+    ("^((?!mode)(?!Mode).)*$", "a Mod", True),
+    ("^((?!mode).)+$", "", False),
+    ("^([\\da-z](?:(?!.*--)[\\da-z-]*[\\da-z])?)$", "ab-c", True),
+    ("^([\\da-z](?:(?!.*--)[\\da-z-]*[\\da-z])?)$", "ab--c", False),
+    ("^([\\da-z](?:(?!.*--)[\\da-z-]*[\\da-z])?)$", "a", True),
 ]
 
 
@@ -75,15 +95,14 @@ def test_table(pattern: str, text: str, found: bool) -> None:
 
 
 UNSUPPORTED = [
-    ("a(?=b)", "lookahead", 1),
-    ("(?!a)", "negative lookahead", 0),
+    ("(a(?=b))+", "assertion inside a repeated group", 0),
+    ("^((?!a).)*b", "lookahead inside a repeated group", 1),
+    ("(?=^a)", "anchor ^ inside a lookahead", 0),
     ("(?<=a)b", "lookbehind", 0),
     ("(?<!a)b", "negative lookbehind", 0),
     ("(a)\\1", "backreference", 3),
     ("\\bword", "word boundary", 0),
-    ("a^b", "anchor ^", 1),
-    ("a$b", "anchor $", 1),
-    ("(^a)+", "anchor inside a repeated group", 0),
+    ("(^a)+", "assertion inside a repeated group", 0),
     ("\\p{Script=Greek}", "Unicode property", 0),
 ]
 
@@ -105,7 +124,8 @@ def test_malformed_patterns_raise_grammar_errors(pattern: str) -> None:
 
 
 AGREEING = ["a", "^a", "b$", "^a|b$", "a+b", "^(ab|ba)*$", "[ab]{2}", "^[^b]+$", "ab?a", "(^a|b)a",
-            "^\\d+(-\\d+)?$", "x|y|^$"]
+            "^\\d+(-\\d+)?$", "x|y|^$", "a(?!b)", "(?=.*b)a", "^(?!a)(?=.*x)", "^((?!ab).)*$",
+            "a$|b^", "(a|^)b(?=1)", "(?:(?!ax)[a-z])?y"]
 
 
 @FAST
