@@ -7,7 +7,9 @@ The language is built from decimal digit strings, never from an automaton over v
   integer part, fraction at least ``B``'s" (digit-prefix comparisons); negative numbers are ``-``
   and a magnitude in the mirrored range; the range is the intersection of both bounds;
 * ``multipleOf`` is exact when the step is ``c / 10^t`` with ``c = 2^a 5^b``: then divisibility
-  depends on the last few digits only, which are enumerated (at most ``MAX_MULTIPLE_TAILS``);
+  depends on the last few digits only, which are enumerated (at most ``MAX_MULTIPLE_TAILS``); an
+  integer step may also have the factors 3, 9, 7, 11, checked by remainder automata written as
+  expressions;
 * exponent forms (``1e-05``) are allowed with no bound, or with bounds at zero only (the sign
   decides); with other bounds or ``multipleOf`` they are refused from the language (the same value
   written without an exponent is accepted).
@@ -23,7 +25,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 from ...errors import GrammarError
-from ...regex.expr import EMPTY, EPSILON
+from ...regex.expr import EMPTY, EPSILON, ExprPool
 from ...regex.syntax import parse_regex
 from .context import SchemaContext
 
@@ -242,16 +244,23 @@ class _NumberBuilder:
             scale += 1
         factor = int(ratio * 10**scale)
         twos, fives, rest = _two_five(factor)
+        decimal_part = factor // rest
         width = max(twos, fives, scale)
-        if rest != 1 or 10**width // factor > MAX_MULTIPLE_TAILS and factor != 1:
+        coprime = _coprime_factors(rest)
+        too_many_tails = decimal_part != 1 and 10**width // decimal_part > MAX_MULTIPLE_TAILS
+        if coprime is None or (rest != 1 and scale) or too_many_tails:
             self.ctx.unsupported("multipleOf", pointer,
-                                 "only steps c/10^t with c a divisor of a small power of ten "
-                                 "(1, 2, 5, 25, 0.5, 0.01, ...) are enforced exactly")
+                                 "only steps c/10^t with c a divisor of a small power of ten (1, 2, 5, 25, "
+                                 "0.5, 0.01, ...), and integer steps whose other prime powers are 3, 7, 9 "
+                                 "or 11 (3, 6, 12, 21, 33, 77, ...) are enforced exactly")
             return None
-        if factor == 1:
+        if decimal_part == 1:
             body = self.pool.concat(self.rx("0|[1-9][0-9]*"), self.short_fraction(scale))
         else:
-            body = self.multiple_tails(factor, width, scale)
+            body = self.multiple_tails(decimal_part, width, scale)
+        if coprime:
+            whole = self.pool.intersect([self.rx("0|[1-9][0-9]*")] + [_divisible_digits(self.pool, c) for c in coprime])
+            body = self.pool.intersect([body, self.pool.concat(whole, self.zero_fraction())])
         return self.pool.concat(self.rx("-?"), body)
 
     def short_fraction(self, scale: int) -> int:
@@ -290,6 +299,37 @@ class _NumberBuilder:
             return self.rx("0|[1-9][0-9]*")
         longer = pool.concat(self.rx("[1-9][0-9]*"), self.lit(tail))
         return pool.alt([longer, self.lit(str(int(tail)))])
+
+
+def _coprime_factors(n: int) -> list[int] | None:
+    """``n`` (prime to 10) as coprime factors among 9, 3, 7, 11; None when it has another."""
+    out = []
+    for modulus in (9, 3, 7, 11):
+        if n % modulus == 0 and not any(m % modulus == 0 for m in out):
+            out.append(modulus)
+            n //= modulus
+    return out if n == 1 else None
+
+
+def _divisible_digits(pool: ExprPool, modulus: int) -> int:
+    """Digit strings whose value is divisible by ``modulus``: the remainder automaton (state ``r``
+    goes to ``10 r + d``) turned into an expression by state elimination (hash-consing keeps it
+    polynomial; its lazy DFA has up to about ``2^modulus`` derivatives, hence the small moduli)."""
+    table = [[EMPTY] * modulus for _ in range(modulus)]
+    for state in range(modulus):
+        for digit in range(10):
+            target = (10 * state + digit) % modulus
+            table[state][target] = pool.alt([table[state][target], pool.byteset(1 << (0x30 + digit))])
+    for gone in range(modulus - 1, 0, -1):
+        loop = pool.star(table[gone][gone])
+        for i in range(gone):
+            if table[i][gone] == EMPTY:
+                continue
+            head = pool.concat(table[i][gone], loop)
+            for j in range(gone):
+                if table[gone][j] != EMPTY:
+                    table[i][j] = pool.alt([table[i][j], pool.concat(head, table[gone][j])])
+    return pool.star(table[0][0])
 
 
 def _two_five(n: int) -> tuple[int, int, int]:

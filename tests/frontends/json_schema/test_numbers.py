@@ -77,6 +77,14 @@ TABLE = [
     ({"multipleOf": 1}, False, "3.5", False),
     ({"multipleOf": 5, "minimum": 10, "maximum": 20}, True, "15", True),
     ({"multipleOf": 5, "minimum": 10, "maximum": 20}, True, "25", False),
+    ({"multipleOf": 7}, True, "343", True),
+    ({"multipleOf": 7}, True, "344", False),
+    ({"multipleOf": 33}, False, "-99.000", True),
+    ({"multipleOf": 33}, False, "99.5", False),
+    ({"multipleOf": 12, "maximum": 30}, True, "24", True),
+    ({"multipleOf": 12, "maximum": 30}, True, "36", False),
+    ({"multipleOf": 0.0001}, False, "1.23456", False),
+    ({"multipleOf": 0.0001}, False, "1.23450", True),
 ]
 
 
@@ -142,7 +150,7 @@ def test_ranges_match_decimal_arithmetic(case) -> None:
     assert accepts(schema, text, integer) is in_range(schema, text)
 
 
-STEPS = [1, 2, 5, 10, 25, 100, 0.5, 0.25, 0.2, 0.01, 2.5, 0.05]
+STEPS = [1, 2, 5, 10, 25, 100, 0.5, 0.25, 0.2, 0.01, 0.0001, 2.5, 0.05, 3, 6, 7, 11, 12, 33, 77, 99]
 
 
 @FAST
@@ -160,7 +168,8 @@ ERRORS = [
     ({"maximum": True}, GrammarError, "/x/maximum", "expected a number"),
     ({"exclusiveMinimum": True}, GrammarError, "/x/exclusiveMinimum", "needs minimum"),
     ({"multipleOf": 0}, GrammarError, "/x/multipleOf", "greater than 0"),
-    ({"multipleOf": 3}, UnsupportedError, "/x/multipleOf", "multipleOf"),
+    ({"multipleOf": 13}, UnsupportedError, "/x/multipleOf", "multipleOf"),
+    ({"multipleOf": 1.5}, UnsupportedError, "/x/multipleOf", "multipleOf"),
     ({"multipleOf": 0.3}, UnsupportedError, "/x/multipleOf", "multipleOf"),
 ]
 
@@ -177,7 +186,7 @@ def test_errors_name_keyword_and_pointer(schema: dict, error: type, pointer: str
 def test_lenient_multiple_of_is_skipped_with_a_warning() -> None:
     pool = ExprPool()
     ctx = SchemaContext(pool, lenient=True)
-    expr = number_expr(ctx, {"multipleOf": 3, "minimum": 0}, "/x", integer=True)
+    expr = number_expr(ctx, {"multipleOf": 13, "minimum": 0}, "/x", integer=True)
     assert pool.matches(expr, b"4")
     assert any("/x/multipleOf" in w and "multipleOf" in w for w in ctx.warnings)
 
