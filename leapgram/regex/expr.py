@@ -321,23 +321,38 @@ class ExprPool:
         return found
 
     def _search_empty(self, e: int) -> bool:
-        budget = self.limits.max_emptiness_steps
+        """Iterative deepening: a length counter (``[a-z]+ & .{0,65536}``) makes an unbounded
+        search dive forever along one byte while the witness is three bytes away; deeper limits
+        follow for witnesses far away (``.{10000,}``). Emptiness needs a pass with no cut-off."""
+        budget = [self.limits.max_emptiness_steps]
+        for limit in (16, 256, 4096, -1):
+            found = self._search_empty_within(e, limit, budget)
+            if found is not None:
+                return found
+        return True  # pragma: no cover - the unlimited pass always decides
+
+    def _search_empty_within(self, e: int, limit: int, budget: list[int]) -> bool | None:
+        """Depth-first search up to ``limit`` bytes (-1: none); None when cut off undecided."""
         seen = {e}
-        frontier = [e]
+        frontier = [(e, 0)]
+        cut_off = False
         while frontier:
-            x = frontier.pop()
+            x, depth = frontier.pop()
             if self.nullable[x] or not self.has_bool[x] or self._empty.get(x) is False:
                 return False
-            budget -= 1
-            if budget < 0:
+            if depth == limit:
+                cut_off = True
+                continue
+            budget[0] -= 1
+            if budget[0] < 0:
                 raise BudgetExceededError("max_emptiness_steps", self.limits.max_emptiness_steps,
                                           "deciding whether an intersection or complement is empty")
             for part in self.byte_classes(x):
                 d = self.derivative(x, (part & -part).bit_length() - 1)
                 if d != EMPTY and d not in seen:
                     seen.add(d)
-                    frontier.append(d)
-        return True
+                    frontier.append((d, depth + 1))
+        return None if cut_off else True
 
     def is_subset(self, a: int, b: int) -> bool:
         """Whether every string of ``a`` is in ``b``: a search over pairs of derivatives that
