@@ -20,6 +20,7 @@ from ...regex.syntax import parse_regex
 from .context import SchemaContext
 from .ecma import any_char, pattern_expr
 from .formats import format_expr
+from .lengths import with_length
 
 # One JSON string, quotes included: unescaped characters other than controls, or an escape.
 JSON_STRING = r'"([^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"'
@@ -34,26 +35,32 @@ def string_expr(ctx: SchemaContext, schema: dict, pointer: str) -> int:
     """The pool expression of every JSON string (with its quotes) valid under ``schema``'s string
     keywords; other keywords of ``schema`` are ignored here."""
     pool = ctx.pool
-    parts = [part for part in (_length_expr(ctx, schema, pointer), _pattern_part(ctx, schema, pointer),
-                               _format_part(ctx, schema, pointer)) if part is not None]
-    if not parts:
+    length = _length_range(schema, pointer)
+    parts = [part for part in (_pattern_part(ctx, schema, pointer), _format_part(ctx, schema, pointer))
+             if part is not None]
+    if not parts and length is None:
         return parse_regex(JSON_STRING, pool)
+    if length is not None and length[1] != INF and length[1] < length[0]:
+        decoded = EMPTY  # no string fits
+    elif not parts:
+        decoded = pool.repeat(any_char(pool), *length)
+    else:
+        decoded = pool.intersect(parts)
+        if length is not None:
+            decoded = with_length(pool, decoded, *length)
     quote = pool.literal(b'"')
-    return pool.concat_all([quote, encode_json_body(pool, pool.intersect(parts)), quote])
+    return pool.concat_all([quote, encode_json_body(pool, decoded), quote])
 
 
 # ----- keywords -------------------------------------------------------------------------------
 
 
-def _length_expr(ctx: SchemaContext, schema: dict, pointer: str) -> int | None:
+def _length_range(schema: dict, pointer: str) -> tuple[int, int] | None:
     low = _count(schema, "minLength", pointer)
     high = _count(schema, "maxLength", pointer)
     if low is None and high is None:
         return None
-    low = low or 0
-    if high is not None and high < low:
-        return EMPTY  # no string fits
-    return ctx.pool.repeat(any_char(ctx.pool), low, INF if high is None else high)
+    return low or 0, INF if high is None else high
 
 
 def _count(schema: dict, keyword: str, pointer: str) -> int | None:

@@ -143,3 +143,37 @@ def test_lenient_pattern_is_skipped_with_a_warning() -> None:
     expr = string_expr(ctx, {"pattern": "(?<=a)", "maxLength": 2}, "/s")
     assert pool.matches(expr, b'"zz"') and not pool.matches(expr, b'"zzz"')
     assert ctx.warnings and "/s/pattern" in ctx.warnings[0]
+
+
+FITTED = ["^[a-z]+$", "^[A-Za-z][A-Za-z0-9_]*$", "^[0-9]{3,5}$", "^(ab|c)x*$", "^é?[a-z]{2}$", "^x+y+$", "b"]
+
+
+@FAST
+@given(st.sampled_from(FITTED), st.integers(0, 7), st.integers(0, 7) | st.none(),
+       st.text(alphabet="abcxyzé01_A", max_size=9))
+def test_length_pushed_into_the_pattern_is_exact(pattern: str, low: int, high: int | None, value: str) -> None:
+    schema = {"pattern": pattern, "minLength": low} | ({} if high is None else {"maxLength": high})
+    fits = low <= len(value) and (high is None or len(value) <= high)
+    python = pattern.replace("$", r"\Z")
+    assert compiled(schema)(dumps(value)) is (fits and re.search(python, value) is not None)
+
+
+@pytest.mark.parametrize("schema", [
+    {"pattern": "^[a-z][a-z0-9_]*$", "maxLength": 64},
+    {"pattern": "^[0-9]{5}$", "maxLength": 10},
+    {"pattern": "^[a-z]+$", "minLength": 10000},
+    {"format": "date", "minLength": 1},
+])
+def test_length_needs_no_intersection_when_it_fits(schema: dict) -> None:
+    pool = ExprPool()
+    assert not pool.has_bool[string_expr(SchemaContext(pool), schema, "/s")]
+
+
+def test_emptiness_of_long_limits_is_decided_quickly() -> None:
+    pool = ExprPool()
+    start = time.perf_counter()
+    for schema in ({"format": "uri", "minLength": 1, "maxLength": 65536},
+                   {"pattern": "^$|(^(?:\\S+\\s+){0,99}\\S+$)", "minLength": 1, "maxLength": 5000}):
+        assert not pool.is_empty(string_expr(SchemaContext(pool), schema, "/s"))
+    assert pool.is_empty(string_expr(SchemaContext(pool), {"format": "date", "maxLength": 9}, "/s"))
+    assert time.perf_counter() - start < 10
