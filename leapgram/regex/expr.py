@@ -350,6 +350,8 @@ class ExprPool:
             for part in self.byte_classes(x):
                 d = self.derivative(x, (part & -part).bit_length() - 1)
                 if d != EMPTY and d not in seen:
+                    if self.nullable[d]:  # a witness one byte away: do not dive into a sibling first
+                        return False
                     seen.add(d)
                     frontier.append((d, depth + 1))
         return None if cut_off else True
