@@ -893,15 +893,7 @@ class _Compiler:
         return [self.rule_symbol(ref.name)]
 
     def repeat_symbol(self, node: Repeat, scope: dict[str, Node]) -> int:
-        items = self.symbols(node.item, scope)
-        bounds = (node.low, node.high)
-        if bounds == (0, 1):
-            return self.builder.optional(items)
-        if bounds == (0, INF):
-            return self.builder.star(items)
-        if bounds == (1, INF):
-            return self.builder.plus(items)
-        return self.builder.repeat(items, node.low, node.high)
+        return self.builder.repeat(self.symbols(node.item, scope), node.low, node.high)
 
 
 def lark_to_ir(text: str, *, start: str = "start", limits: Limits = DEFAULT_LIMITS) -> GrammarIR:

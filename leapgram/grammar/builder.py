@@ -120,8 +120,13 @@ class GrammarBuilder:
         self.rule(nt, items)
         return nt
 
-    def repeat(self, items: Sequence[int], low: int, high: int = INF, *, hint: str = "rep") -> int:
-        """``items{low,high}`` (``high == INF``: unbounded)."""
+    def repeat(self, items: Sequence[int], low: int, high: int = INF, *, hint: str | None = None) -> int:
+        """``items{low,high}`` (``high == INF``: unbounded); ``?``, ``*`` and ``+`` take the
+        shapes of :meth:`optional`, :meth:`star` and :meth:`plus`."""
+        simple = {(0, 1): self.optional, (0, INF): self.star, (1, INF): self.plus}.get((low, high))
+        if simple is not None:
+            return simple(items) if hint is None else simple(items, hint=hint)
+        hint = hint or "rep"
         if low < 0 or (high != INF and high < low):
             raise ValueError(f"bad repeat bounds {low}..{high}")
         if max(low, 0 if high == INF else high) > self.limits.max_repeat:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from error_table import assert_caret, assert_located
 
 from leapgram import Grammar, GrammarError, UnsupportedError
 from leapgram.frontends.lark import lark_to_ir
@@ -109,21 +110,13 @@ def raised(grammar: str) -> GrammarError:
 
 @pytest.mark.parametrize("bad", BAD_GRAMMARS, ids=lambda bad: bad.grammar.replace("\n", "⏎")[:40])
 def test_bad_grammar(bad):
-    err = raised(bad.grammar)
-    assert type(err) is bad.error, err
-    assert bad.message in err.message, err
-    assert (err.line, err.column) == (bad.line, bad.column), err
-    assert err.source == bad.grammar
+    assert_located(raised(bad.grammar), bad)
 
 
 @pytest.mark.parametrize("bad", [b for b in BAD_GRAMMARS if b.line is not None],
                          ids=lambda bad: bad.grammar.replace("\n", "⏎")[:40])
 def test_message_ends_with_a_caret_under_the_column(bad):
-    text = str(raised(bad.grammar))
-    assert f"at line {bad.line}, column {bad.column}" in text
-    source_line, caret = text.splitlines()[-2:]
-    assert source_line == "  " + bad.grammar.split("\n")[bad.line - 1]
-    assert caret.index("^") == 2 + bad.column - 1
+    assert_caret(str(raised(bad.grammar)), bad)
 
 
 @pytest.mark.parametrize("bad", [b for b in BAD_GRAMMARS if b.lark_too],
