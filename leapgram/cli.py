@@ -84,9 +84,17 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--regex", default=DEMO_REGEX, help="the constraint (default: a small JSON record)")
     demo.add_argument("--text", default=DEMO_TEXT, help="output to walk through, token by token")
     demo.add_argument("--tokenizer", help="tokenizer.json file or folder (default: Llama-3)")
+    bench = sub.add_parser("bench", help="JSONSchemaBench pass rate, TTFM and TBM, against peer engines")
+    from .bench import add_arguments
+
+    add_arguments(bench)
     args = parser.parse_args(argv)
     if args.command == "demo":
         return run_demo(args)
+    if args.command == "bench":
+        from .bench import run_bench
+
+        return run_bench(args)
     return 2
 
 
