@@ -102,10 +102,14 @@ def load_case(path: Path, tokenizer: Any) -> Case:
         schema = data["schema"]
     except (OSError, ValueError, KeyError, AttributeError):
         return Case(path.stem, None, [], [])
-    encode = lambda value: tokenizer.encode(json.dumps(value, ensure_ascii=False), add_special_tokens=False).ids  # noqa: E731
-    valid = [encode(t["data"]) for t in tests if t.get("valid")]
-    invalid = [encode(t["data"]) for t in tests if not t.get("valid")]
+    valid = [instance_tokens(tokenizer, t["data"]) for t in tests if t.get("valid")]
+    invalid = [instance_tokens(tokenizer, t["data"]) for t in tests if not t.get("valid")]
     return Case(path.stem, schema, valid, invalid)
+
+
+def instance_tokens(tokenizer: Any, data: Any) -> list[int]:
+    """``data`` serialized as MaskBench does and tokenized without special tokens."""
+    return tokenizer.encode(json.dumps(data, ensure_ascii=False), add_special_tokens=False).ids
 
 
 # ----- engines (run inside a worker) ------------------------------------------------------------
@@ -116,6 +120,7 @@ class LeapgramEngine:
 
     def __init__(self, path: Path, eos_ids: list[int]) -> None:
         import leapgram
+
         from .cli import load_vocabulary
 
         self.lg = leapgram

@@ -7,11 +7,10 @@ import json
 import textwrap
 
 import pytest
+from conftest import tokenizer_path
 
 from leapgram.bench import CaseResult, evenly_spaced, format_report, summarize
 from leapgram.cli import main
-
-from conftest import tokenizer_path
 
 FAKE_ENGINE = textwrap.dedent('''
     import os

@@ -21,19 +21,25 @@ lexemes the obvious way would change the language (``[a-z] "b" | "ab" "c"`` reje
 1. A rule that is *regular* (it is not recursive and references only regular rules) has one
    expression: its body with those rules inlined. If the start rule is regular, the whole
    grammar is that one expression: the regex fast path, no parser, no lexeme boundaries.
-2. Otherwise the recursive rules become Earley rules over lexemes. By default every lexeme
-   matches exactly one code point (a character of a string, a class, ``.``): UTF-8 is
-   prefix-free, so a complete character never extends into another lexeme and greediness cannot
-   matter.
-3. A regular rule referenced from a recursive one, or a multi-character string there, is a
-   candidate to become *one* lexeme. It is kept only if it is prefix-safe against the union ``U``
-   of all lexemes of the grammar: no string of it has a proper prefix in ``U`` and none is a
-   proper prefix of a string in ``U`` (decided on expressions: ``L ∩ U·Σ⁺ = ∅`` and
-   ``U ∩ L·Σ⁺ = ∅``). Then at any chart a lexeme that can end is never extended by a live one,
-   so the greedy lexer ends it exactly where the scannerless parse does. An unsafe candidate is
-   expanded (its body's rules and strings become candidates in turn) until every kept lexeme is
-   safe. The check is global, so it is conservative: a rule that only conflicts with lexemes
-   that can never be allowed at the same point is still expanded.
+2. Otherwise the recursive rules become Earley rules over lexemes. A lexeme that matches
+   exactly one code point (a character of a string, a class, ``.``) is always safe: UTF-8 is
+   prefix-free, so a complete character never extends into another character.
+3. Inside the recursive rules, each maximal run of regular items of a sequence (strings,
+   classes, regular rules, groups and repetitions of them) starts as *one* lexeme. A run is kept
+   only if it is prefix-safe against the union ``U`` of all lexemes of the grammar: no string of
+   it has a proper prefix in ``U`` and none is a proper prefix of a string in ``U`` (decided on
+   expressions: ``L ∩ U·Σ⁺ = ∅`` and ``U ∩ L·Σ⁺ = ∅``, ``Σ⁺`` the non-empty byte strings). When
+   every lexeme is safe, ``U`` is a prefix code, so a text splits into lexemes in at most one way
+   and the greedy lexer ends each lexeme exactly where the scannerless parse does. Unsafe runs
+   are split until all are safe, the largest first (a run is often unsafe only because a larger
+   one containing it is still whole): a run loses its last item (``"\"" chars* "\"" ws`` keeps
+   the string and drops the optional space, whose ``" "`` would otherwise extend it); a single
+   unsafe item is translated structurally (a rule becomes a nonterminal whose sequences are
+   runs again, a string becomes single characters, a group or repetition becomes rules).
+   In llama.cpp's JSON grammar, strings and ``true``/``false``/``null`` become whole lexemes;
+   numbers and whitespace stay single characters ("1" is a prefix of "12"). The check is
+   global, so it is conservative: a run that conflicts only with lexemes that can never be
+   allowed at the same point is still split.
 
 Errors: malformed grammars raise :class:`GrammarError` with line, column and a caret excerpt
 (missing ``::=``, unterminated strings and classes, bad escapes and repetition bounds, undefined
@@ -47,7 +53,7 @@ from dataclasses import dataclass
 
 from ..errors import BudgetExceededError, GrammarError, UnsupportedError
 from ..grammar.builder import GrammarBuilder
-from ..grammar.ir import GrammarIR, Lexeme, lexeme_symbol
+from ..grammar.ir import GrammarIR, Lexeme
 from ..limits import DEFAULT_LIMITS, Limits
 from ..regex.expr import ALL_BYTES, EPSILON, INF, ExprPool
 from ..regex.utf8 import MAX_CODE_POINT, negate, normalize, ranges_to_expr
@@ -347,62 +353,126 @@ class _Compiler:
         self.find_regular()
         if self.regular[start]:
             return GrammarIR(self.pool, (Lexeme(start, self.expr(Ref(start, 0))),), (start,))
-        merged = _LexemeChoice(self).choose(start)
-        return _RuleBuilder(self, merged).build(start)
+        return _RuleBuilder(self, _Segmentation(self).choose(start)).build(start)
 
 
-class _LexemeChoice:
-    """Which regular rules and strings become whole lexemes (see the module docstring, step 3)."""
+Seq = tuple[Node, ...]
+Run = tuple[int, int]
+
+
+class _Segmentation:
+    """Which runs of regular items become whole lexemes (see the module docstring, step 3).
+
+    ``runs[seq]`` lists the ``(i, j)`` item ranges of ``seq`` that are one lexeme each; the other
+    items of a registered sequence are translated structurally (strings as single characters).
+    """
 
     def __init__(self, compiler: _Compiler) -> None:
         self.c = compiler
         self.pool = compiler.pool
         self.plus = self.pool.concat(self.pool.byteset(ALL_BYTES), self.pool.universal())
         self.solid = self.pool.complement(EPSILON)
+        self.runs: dict[Seq, list[Run]] = {}
+        self.structural_rules: set[str] = set()
 
-    def choose(self, start: str) -> set[object]:
-        """Keys of the kept lexemes: ``("rule", name)`` or a :class:`Literal` text ``("lit", text)``."""
-        structural = {name for name, regular in self.c.regular.items() if not regular}
-        candidates: set[object] = set()
-        singles: set[int] = set()
-        for name in structural:
-            self.collect(self.c.defs[name].body, candidates, singles)
+    def choose(self, start: str) -> _Segmentation:
+        self.expand(Ref(start, 0))
         while True:
-            union = self.pool.alt([self.key_expr(k) for k in candidates] + sorted(singles))
-            unsafe = [k for k in sorted(candidates, key=repr) if not self.is_safe(self.key_expr(k), union)]
+            union = self.pool.alt([self.run_expr(seq, run) for seq, runs in self.runs.items() for run in runs]
+                                  + sorted(self.singles()))
+            union = self.pool.intersect([union, self.solid])   # lexemes never match the empty string
+            unsafe = [(seq, run) for seq, runs in self.runs.items() for run in runs
+                      if self.is_multi(seq, run) and not self.is_safe(self.run_expr(seq, run), union)]
             if not unsafe:
-                return candidates
-            for key in unsafe:
-                candidates.discard(key)
-                if key[0] == "rule":
-                    self.collect(self.c.defs[key[1]].body, candidates, singles)
-                else:
-                    singles.update(self.pool.literal(ch.encode("utf-8")) for ch in key[1])
+                return self
+            # Split only the largest: a run is often unsafe only because a larger run that
+            # contains it (``string ":"`` around ``string``) is still whole.
+            largest = max(self.run_size(seq, run) for seq, run in unsafe)
+            for seq, run in unsafe:
+                if self.run_size(seq, run) == largest:
+                    self.split(seq, run)
 
-    def collect(self, node: Node, candidates: set[object], singles: set[int]) -> None:
-        """Candidates and single-character lexemes of a body translated structurally."""
-        for item in walk(node):
-            if isinstance(item, Ref) and self.c.regular[item.name]:
-                candidates.add(("rule", item.name))
-            elif isinstance(item, Literal):
-                if len(item.text) > 1:
-                    candidates.add(("lit", item.text))
-                elif item.text:
-                    singles.add(self.c.expr(item))
-            elif isinstance(item, CharClass):
-                singles.add(self.c.expr(item))
-        # Regular rules reached only through kept candidates are not structural: their own
-        # refs are collected if the candidate is expanded.
+    # ----- registering sequences ----------------------------------------------------------
 
-    def key_expr(self, key: object) -> int:
-        if key[0] == "rule":
-            expr = self.c.expr(Ref(key[1], 0))
+    def is_regular(self, node: Node) -> bool:
+        return all(self.c.regular[n.name] for n in walk(node) if isinstance(n, Ref))
+
+    def register(self, seq: Seq) -> None:
+        """Start ``seq`` with its maximal runs of regular items as lexemes."""
+        if seq in self.runs:
+            return
+        self.runs[seq] = []
+        i = 0
+        while i < len(seq):
+            j = i
+            while j < len(seq) and self.is_regular(seq[j]):
+                j += 1
+            if j > i:
+                self.runs[seq].append((i, j))
+                i = j
+            else:
+                self.expand(seq[i])
+                i += 1
+
+    def expand(self, node: Node) -> None:
+        """Translate ``node`` structurally: register the sequences inside it."""
+        if isinstance(node, Ref):
+            if node.name not in self.structural_rules:
+                self.structural_rules.add(node.name)
+                for option in self.c.defs[node.name].body.options:
+                    self.register(option)
+        elif isinstance(node, Repeat):
+            self.register((node.item,))
+        elif isinstance(node, Alternatives):
+            for option in node.options:
+                self.register(option)
+
+    def split(self, seq: Seq, run: Run) -> None:
+        """Peel the last item off an unsafe run; an unsafe single item is expanded."""
+        i, j = run
+        self.runs[seq].remove(run)
+        if j - i > 1:
+            self.runs[seq] += [(i, j - 1), (j - 1, j)]
         else:
-            expr = self.pool.literal(key[1].encode("utf-8"))
-        return self.pool.intersect([expr, self.solid])
+            self.expand(seq[i])
+
+    # ----- checking -----------------------------------------------------------------------
+
+    def singles(self) -> set[int]:
+        """Single-character lexemes: the items of registered sequences outside every run."""
+        out: set[int] = set()
+        for seq, runs in self.runs.items():
+            covered = {k for i, j in runs for k in range(i, j)}
+            for k, item in enumerate(seq):
+                if k in covered:
+                    continue
+                if isinstance(item, CharClass):
+                    out.add(self.c.expr(item))
+                elif isinstance(item, Literal):
+                    out.update(self.pool.literal(ch.encode("utf-8")) for ch in item.text)
+        return out
+
+    def is_multi(self, seq: Seq, run: Run) -> bool:
+        """Whether the run can match more than one character (single characters are always safe)."""
+        i, j = run
+        item = seq[i]
+        return j - i > 1 or not (isinstance(item, CharClass) or (isinstance(item, Literal) and len(item.text) <= 1))
+
+    def run_size(self, seq: Seq, run: Run) -> int:
+        """Syntax nodes in the run, regular rules inlined."""
+        return sum(self.node_size(item) for item in seq[run[0]:run[1]])
+
+    def node_size(self, node: Node) -> int:
+        if isinstance(node, Ref):
+            return self.node_size(self.c.defs[node.name].body)
+        return sum(self.node_size(n) if isinstance(n, Ref) else 1 for n in walk(node))
+
+    def run_expr(self, seq: Seq, run: Run) -> int:
+        return self.pool.concat_all([self.c.expr(item) for item in seq[run[0]:run[1]]])
 
     def is_safe(self, expr: int, union: int) -> bool:
         pool = self.pool
+        expr = pool.intersect([expr, self.solid])
         try:
             return (pool.is_empty(pool.intersect([expr, pool.concat(union, self.plus)]))
                     and pool.is_empty(pool.intersect([union, pool.concat(expr, self.plus)])))
@@ -411,11 +481,11 @@ class _LexemeChoice:
 
 
 class _RuleBuilder:
-    """Rules of the structural part, over single-character lexemes and the kept lexemes."""
+    """Rules of the structural part, over single-character lexemes and the kept runs."""
 
-    def __init__(self, compiler: _Compiler, merged: set[object]) -> None:
+    def __init__(self, compiler: _Compiler, segmentation: _Segmentation) -> None:
         self.c = compiler
-        self.merged = merged
+        self.seg = segmentation
         self.builder = GrammarBuilder(compiler.limits, compiler.pool)
         self.symbols_of: dict[str, int] = {}
         self.queue: list[str] = []
@@ -439,29 +509,54 @@ class _RuleBuilder:
             self.queue.append(name)
         return found
 
-    def sequence(self, items: tuple[Node, ...]) -> list[int]:
-        return [symbol for item in items for symbol in self.symbols(item)]
+    def sequence(self, seq: Seq) -> list[int]:
+        starts = dict(self.seg.runs[seq])
+        out: list[int] = []
+        k = 0
+        while k < len(seq):
+            if k in starts:
+                out.append(self.run_symbol(seq[k:starts[k]]))
+                k = starts[k]
+            else:
+                out += self.symbols(seq[k])
+                k += 1
+        return out
+
+    def run_symbol(self, items: Seq) -> int:
+        if len(items) == 1 and isinstance(items[0], Literal) and len(items[0].text) > 1:
+            name = _quote(items[0].text)
+        else:
+            name = " ".join(_render(item) for item in items)
+        return self.builder.lexeme(name, self.c.pool.concat_all([self.c.expr(item) for item in items]))
 
     def symbols(self, node: Node) -> list[int]:
+        """Symbols of an item translated structurally."""
         b = self.builder
         if isinstance(node, Ref):
-            if ("rule", node.name) in self.merged:
-                return [b.lexeme(node.name, self.c.expr(node))]
             return [self.rule_symbol(node.name)]
         if isinstance(node, Literal):
-            if ("lit", node.text) in self.merged:
-                return [b.lexeme(_quote(node.text), self.c.expr(node))]
             return [b.lexeme(_quote(ch), self.c.pool.literal(ch.encode("utf-8"))) for ch in node.text]
         if isinstance(node, CharClass):
-            return [b.lexeme(_class_name(node), self.c.expr(node))]
+            return [b.lexeme(_render(node), self.c.expr(node))]
         if isinstance(node, Repeat):
-            return [self.repeat_symbol(node)]
+            return [b.repeat(self.sequence((node.item,)), node.low, node.high)]
         if len(node.options) == 1:
             return self.sequence(node.options[0])
         return [b.choice([self.sequence(o) for o in node.options], hint="group")]
 
-    def repeat_symbol(self, node: Repeat) -> int:
-        return self.builder.repeat(self.symbols(node.item), node.low, node.high)
+
+def _render(node: Node) -> str:
+    """A short readable name for a lexeme made of ``node``."""
+    if isinstance(node, Ref):
+        return node.name
+    if isinstance(node, Literal):
+        return _quote(node.text)
+    if isinstance(node, CharClass):
+        return _class_name(node)
+    if isinstance(node, Repeat):
+        bounds = {(0, 1): "?", (0, INF): "*", (1, INF): "+"}.get((node.low, node.high))
+        return _render(node.item) + (bounds or f"{{{node.low},{'' if node.high == INF else node.high}}}")
+    return "(...)"
 
 
 def _quote(text: str) -> str:

@@ -11,20 +11,21 @@ arithmetic, nested).
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from leapgram import Grammar, Matcher, Vocabulary, compile
+from leapgram import Grammar, GrammarError, Matcher, Vocabulary, compile
 from leapgram.frontends.gbnf import gbnf_to_ir
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mask"))
-from mask_helpers import brute_force_allowed, mask_set, walk_to  # noqa: E402
+from mask_helpers import brute_force_allowed, mask_set, walk_to
 
 lark = pytest.importorskip("lark")
 
@@ -224,8 +225,14 @@ def test_safe_regular_rules_and_strings_become_whole_lexemes():
 def test_prefix_conflicts_keep_single_characters():
     lexemes = gbnf_to_ir(TRAP).lexemes
     assert all(len(lexeme.name) <= 5 for lexeme in lexemes), [lexeme.name for lexeme in lexemes]
-    number = {lexeme.name for lexeme in gbnf_to_ir(JSON).lexemes}
-    assert "number" not in number and "ws" not in number   # "1" is a prefix of "12"
+
+
+def test_json_strings_are_one_lexeme_and_numbers_single_characters():
+    ir = gbnf_to_ir(JSON)
+    whole = [lexeme for lexeme in ir.lexemes if ir.pool.matches(lexeme.expr, b'"a\\n\\u00e9"')]
+    assert len(whole) == 1 and not ir.pool.matches(whole[0].expr, b'"a" ')   # the string, without ws
+    assert not any(ir.pool.matches(lexeme.expr, b"12") for lexeme in ir.lexemes)   # "1" is a prefix of "12"
+    assert any(ir.pool.matches(lexeme.expr, b"false") for lexeme in ir.lexemes)
 
 
 # ----- syntax --------------------------------------------------------------------------------
@@ -339,3 +346,66 @@ def test_small_vocab_random_walks_equal_brute_force(small_vocab, name, seed):
         assert mask_set(matcher, small_vocab) == brute_force_allowed(matcher, small_vocab)
         if not walk_to(matcher, small_vocab, rng, 1):
             break
+
+
+# ----- random grammars: the lexeme split never changes the language ----------------------------
+
+
+def random_item(data, depth: int, rules: int) -> tuple[str, str]:
+    """One item as (GBNF, Lark) text over the letters a, b and the brackets ( )."""
+    kind = data.draw(st.sampled_from(["lit", "class", "ref", "rep", "group"] if depth < 2 else ["lit", "class", "ref"]))
+    if kind == "lit":
+        text = data.draw(st.text(alphabet="ab()", min_size=1, max_size=3))
+        return f'"{text}"', f'"{text}"'
+    if kind == "class":
+        chars = data.draw(st.sampled_from(["a", "ab", "b(", ")"]))
+        body = "".join("\\" + c if c in "()" else c for c in chars)
+        return f"[{chars}]", f"/[{body}]/"
+    if kind == "ref":
+        name = f"r{data.draw(st.integers(0, rules - 1))}"
+        return name, name
+    if kind == "rep":
+        gbnf, lark_text = random_item(data, depth + 1, rules)
+        op = data.draw(st.sampled_from("?*+"))
+        return f"({gbnf}){op}", f"({lark_text}){op}"
+    options = [random_sequence(data, depth + 1, rules) for _ in range(data.draw(st.integers(1, 2)))]
+    return "(" + " | ".join(o[0] for o in options) + ")", "(" + " | ".join(o[1] for o in options) + ")"
+
+
+def random_sequence(data, depth: int, rules: int) -> tuple[str, str]:
+    items = [random_item(data, depth, rules) for _ in range(data.draw(st.integers(1, 3)))]
+    return " ".join(i[0] for i in items), " ".join(i[1] for i in items)
+
+
+SHORT_TEXTS = ["".join(chars) for n in range(5) for chars in itertools.product("ab()", repeat=n)]
+
+
+@pytest.mark.slow
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_random_grammars_agree_with_lark(data):
+    """Every string of up to four characters, on random grammars whose strings, classes and
+    rules overlap in every way (prefixes, shared characters, recursion)."""
+    rules = data.draw(st.integers(1, 3))
+    gbnf, lark_text = [], []
+    for k in range(rules):
+        options = [random_sequence(data, 0, rules) for _ in range(data.draw(st.integers(1, 3)))]
+        gbnf.append(f"r{k} ::= " + " | ".join(o[0] for o in options))
+        lark_text.append(f"r{k}: " + " | ".join(o[1] for o in options))
+    try:
+        compiled = compile(Grammar.from_gbnf("root ::= r0\n" + "\n".join(gbnf)), Vocabulary.byte_vocabulary())
+    except GrammarError:
+        return   # the start rule derives no string
+    parser = lark.Lark("start: r0\n" + "\n".join(lark_text), parser="earley", lexer="dynamic_complete")
+    accepted = 0
+    for text in SHORT_TEXTS:
+        matcher = Matcher(compiled)
+        ours = matcher.consume_tokens(list(text.encode())) and matcher.is_accepting()
+        try:
+            parser.parse(text)
+            theirs = True
+        except lark.exceptions.LarkError:
+            theirs = False
+        assert ours == theirs, (text, gbnf)
+        accepted += ours
+    note(f"accepted {accepted} of {len(SHORT_TEXTS)}")
