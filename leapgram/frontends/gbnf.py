@@ -31,11 +31,13 @@ lexemes the obvious way would change the language (``[a-z] "b" | "ab" "c"`` reje
    expressions: ``L ∩ U·Σ⁺ = ∅`` and ``U ∩ L·Σ⁺ = ∅``, ``Σ⁺`` the non-empty byte strings). When
    every lexeme is safe, ``U`` is a prefix code, so a text splits into lexemes in at most one way
    and the greedy lexer ends each lexeme exactly where the scannerless parse does. Unsafe runs
-   are split until all are safe, the largest first (a run is often unsafe only because a larger
-   one containing it is still whole): a run loses its last item (``"\"" chars* "\"" ws`` keeps
-   the string and drops the optional space, whose ``" "`` would otherwise extend it); a single
-   unsafe item is translated structurally (a rule becomes a nonterminal whose sequences are
-   runs again, a string becomes single characters, a group or repetition becomes rules).
+   are split until all are safe, first those with a proper prefix in ``U``: a run that is only
+   a proper prefix of another run's string waits, since the other run is split instead
+   (``"\"key\"" ws ":"`` is split, the string lexeme it starts with stays whole). Splitting
+   peels a run's last item (``"\"" chars* "\"" ws`` keeps the string and drops the optional
+   space, whose ``" "`` would otherwise extend it); a single unsafe item is translated
+   structurally (a rule becomes a nonterminal whose sequences are runs again, a string becomes
+   single characters, a group or repetition becomes rules).
    In llama.cpp's JSON grammar, strings and ``true``/``false``/``null`` become whole lexemes;
    numbers and whitespace stay single characters ("1" is a prefix of "12"). The check is
    global, so it is conservative: a run that conflicts only with lexemes that can never be
@@ -381,16 +383,17 @@ class _Segmentation:
             union = self.pool.alt([self.run_expr(seq, run) for seq, runs in self.runs.items() for run in runs]
                                   + sorted(self.singles()))
             union = self.pool.intersect([union, self.solid])   # lexemes never match the empty string
-            unsafe = [(seq, run) for seq, runs in self.runs.items() for run in runs
-                      if self.is_multi(seq, run) and not self.is_safe(self.run_expr(seq, run), union)]
+            multi = [(seq, run) for seq, runs in self.runs.items() for run in runs if self.is_multi(seq, run)]
+            extending = [(seq, run) for seq, run in multi if self.has_proper_prefix_in(self.run_expr(seq, run), union)]
+            # A run that is only a proper prefix of another run's string is left whole: that
+            # other run has a proper prefix in U, so it is split instead (``string ":"``, not
+            # ``string``).
+            unsafe = extending or [(seq, run) for seq, run in multi
+                                   if self.is_proper_prefix_in(self.run_expr(seq, run), union)]
             if not unsafe:
                 return self
-            # Split only the largest: a run is often unsafe only because a larger run that
-            # contains it (``string ":"`` around ``string``) is still whole.
-            largest = max(self.run_size(seq, run) for seq, run in unsafe)
             for seq, run in unsafe:
-                if self.run_size(seq, run) == largest:
-                    self.split(seq, run)
+                self.split(seq, run)
 
     # ----- registering sequences ----------------------------------------------------------
 
@@ -458,24 +461,22 @@ class _Segmentation:
         item = seq[i]
         return j - i > 1 or not (isinstance(item, CharClass) or (isinstance(item, Literal) and len(item.text) <= 1))
 
-    def run_size(self, seq: Seq, run: Run) -> int:
-        """Syntax nodes in the run, regular rules inlined."""
-        return sum(self.node_size(item) for item in seq[run[0]:run[1]])
-
-    def node_size(self, node: Node) -> int:
-        if isinstance(node, Ref):
-            return self.node_size(self.c.defs[node.name].body)
-        return sum(self.node_size(n) if isinstance(n, Ref) else 1 for n in walk(node))
-
     def run_expr(self, seq: Seq, run: Run) -> int:
         return self.pool.concat_all([self.c.expr(item) for item in seq[run[0]:run[1]]])
 
-    def is_safe(self, expr: int, union: int) -> bool:
-        pool = self.pool
-        expr = pool.intersect([expr, self.solid])
+    def has_proper_prefix_in(self, expr: int, union: int) -> bool:
+        """Whether some string of ``expr`` has a proper prefix in ``union`` (``expr ∩ U·Σ⁺ ≠ ∅``)."""
+        return not self.is_empty(self.pool.intersect([expr, self.pool.concat(union, self.plus)]))
+
+    def is_proper_prefix_in(self, expr: int, union: int) -> bool:
+        """Whether some string of ``expr`` is a proper prefix of one in ``union`` (``U ∩ expr·Σ⁺ ≠ ∅``)."""
+        solid = self.pool.intersect([expr, self.solid])
+        return not self.is_empty(self.pool.intersect([union, self.pool.concat(solid, self.plus)]))
+
+    def is_empty(self, expr: int) -> bool:
+        """Emptiness; an exhausted budget counts as "not empty" (the run is split: always exact)."""
         try:
-            return (pool.is_empty(pool.intersect([expr, pool.concat(union, self.plus)]))
-                    and pool.is_empty(pool.intersect([union, pool.concat(expr, self.plus)])))
+            return self.pool.is_empty(expr)
         except BudgetExceededError:
             return False
 

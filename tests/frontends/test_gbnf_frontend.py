@@ -137,6 +137,25 @@ TRAP_LARK = r"""
 start: "(" start ")" | /[a-z]/ "bb" | "ab" "c" | "a" "b"+
 """
 
+KEYS = r"""
+# Fixed keys, as llama.cpp's JSON-Schema-to-GBNF converter writes them: keys and strings whole
+root   ::= "{" ws kv-a "," ws kv-ab "}" ws
+kv-a   ::= "\"a\"" ws ":" ws value
+kv-ab  ::= "\"ab\"" ws ":" ws value
+value  ::= "[" ws (value ("," ws value)*)? "]" ws | string
+string ::= "\"" [^"\\]* "\"" ws
+ws     ::= | " "
+"""
+
+KEYS_LARK = r"""
+start: "{" ws kv_a "," ws kv_ab "}" ws
+kv_a: "\"a\"" ws ":" ws value
+kv_ab: "\"ab\"" ws ":" ws value
+value: "[" ws (value ("," ws value)*)? "]" ws | string
+string: "\"" /[^"\\]/* "\"" ws
+ws: | " "
+"""
+
 SENTENCES = {
     "json": ['{}', '{"a": 1}', '{"key": [1, -2.5e+3, true, false, null, "x\\n\\u00e9"]}',
              '{\n  "a":{"b":[ ]} }', '{"é☃": "🙂"}'],
@@ -145,6 +164,7 @@ SENTENCES = {
     "list": ["- one\n", "- milk\n- eggs ☃\n- tea\t(green)\n"],
     "nested": ["[]", "['a',[],['bc',true],false]", "[[[['']]]]"],
     "trap": ["abb", "abc", "ab", "abbbb", "(((zbb)))", "(ab)"],
+    "keys": ['{"a":"","ab":"x"}', '{ "a" : [ "a" , [] ] , "ab":"é"} '],
 }
 
 BAD_SENTENCES = {
@@ -154,11 +174,13 @@ BAD_SENTENCES = {
     "list": ["", "- \n", "-one\n", "- a\r\n"],
     "nested": ["['A']", "[,]", "['a'", "[tru]", "[] []"],
     "trap": ["a", "(abb", "cbbb", "abbc", "()"],
+    "keys": ['{"ab":"","a":"x"}', '{"a":"","ab":"x" }x', '{"a":"","ab":"x"', '{"a":"","ab":"\\\""}'],
 }
 
 GRAMMARS = {"json": JSON, "arithmetic": ARITHMETIC, "chess": CHESS, "list": LIST, "nested": NESTED,
-            "trap": TRAP}
-LARK_REFERENCES = {"json": JSON_LARK, "arithmetic": ARITHMETIC_LARK, "nested": NESTED_LARK, "trap": TRAP_LARK}
+            "trap": TRAP, "keys": KEYS}
+LARK_REFERENCES = {"json": JSON_LARK, "arithmetic": ARITHMETIC_LARK, "nested": NESTED_LARK, "trap": TRAP_LARK,
+                   "keys": KEYS_LARK}
 REGEX_REFERENCES = {"chess": CHESS_REGEX, "list": LIST_REGEX}
 
 
@@ -227,6 +249,12 @@ def test_prefix_conflicts_keep_single_characters():
     assert all(len(lexeme.name) <= 5 for lexeme in lexemes), [lexeme.name for lexeme in lexemes]
 
 
+def test_keys_and_strings_are_whole_lexemes():
+    ir = gbnf_to_ir(KEYS)
+    assert {'"\\"a\\""', '"\\"ab\\""'} <= {lexeme.name for lexeme in ir.lexemes}
+    assert any(ir.pool.matches(lexeme.expr, b'"xyz"') for lexeme in ir.lexemes)
+
+
 def test_json_strings_are_one_lexeme_and_numbers_single_characters():
     ir = gbnf_to_ir(JSON)
     whole = [lexeme for lexeme in ir.lexemes if ir.pool.matches(lexeme.expr, b'"a\\n\\u00e9"')]
@@ -288,6 +316,7 @@ ALPHABETS = {
     "list": "- \nab☃\r\x0b",
     "nested": "[],'abtruefalsA",
     "trap": "()abcz",
+    "keys": '{}[]",: ab\\',
 }
 
 
@@ -328,7 +357,7 @@ def test_agrees_with_reference_many(name, data):
 # ----- masks ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["json", "nested", "trap"])
+@pytest.mark.parametrize("name", ["json", "nested", "trap", "keys"])
 def test_byte_vocab_masks_equal_brute_force_along_a_sentence(byte_vocab, name):
     matcher = Matcher(byte_compiled(name))
     for byte in SENTENCES[name][-1].encode():
