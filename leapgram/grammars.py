@@ -39,7 +39,11 @@ class Grammar:
 
     @classmethod
     def from_gbnf(cls, text: str, *, start: str = "root", limits: Limits | None = None) -> Grammar:
-        """A context-free grammar in llama.cpp's GBNF syntax."""
+        """A context-free grammar in llama.cpp's GBNF syntax; ``start`` names the start rule.
+
+        GBNF matches characters, not lexemes; the translation keeps its language exactly (see
+        :mod:`leapgram.frontends.gbnf`): a grammar without recursion becomes one regex.
+        """
         try:
             from .frontends.gbnf import gbnf_to_ir
         except ImportError as exc:

@@ -438,3 +438,21 @@ def test_random_grammars_agree_with_lark(data):
         assert ours == theirs, (text, gbnf)
         accepted += ours
     note(f"accepted {accepted} of {len(SHORT_TEXTS)}")
+
+
+@pytest.mark.tokenizers
+@pytest.mark.parametrize("name", ["json", "keys", "chess"])
+def test_llama3_masks_agree_with_consuming(llama3_vocab, name):
+    vocab = llama3_vocab
+    rng = np.random.default_rng(5)
+    matcher = Matcher(compile(Grammar.from_gbnf(GRAMMARS[name]), vocab))
+    for token in vocab.encode(SENTENCES[name][-1].encode()):
+        allowed = set(mask_set(matcher, vocab))
+        assert token in allowed
+        probes = set(rng.choice(vocab.size, size=150, replace=False).tolist()) | set(sorted(allowed)[:150])
+        for probe in probes:
+            ok = matcher.consume_token(probe)
+            assert ok == (probe in allowed), (probe, vocab.token_bytes(probe))
+            matcher.rollback(1 if ok else 0)
+        assert matcher.consume_token(token)
+    assert matcher.is_accepting()
