@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -335,8 +336,15 @@ def engine_class(name: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
-def worker_main(name: str, path: str, eos_ids: list[int], conn: Any) -> None:
-    """The worker loop: load the engine, say ``ready`` (or why not), then answer cases."""
+def worker_main(name: str, path: str, eos_ids: list[int], log: str | None, conn: Any) -> None:
+    """The worker loop: load the engine, say ``ready`` (or why not), then answer cases.
+
+    The engine's own messages (XGrammar prints a warning per approximated keyword) go to the
+    file ``log`` instead of the terminal.
+    """
+    if log:
+        with open(log, "a", encoding="utf-8") as sink:
+            os.dup2(sink.fileno(), 2)
     try:
         engine = engine_class(name)(Path(path), eos_ids)
     except Exception as exc:  # noqa: BLE001 - reported to the parent as "unavailable"
@@ -356,9 +364,9 @@ def worker_main(name: str, path: str, eos_ids: list[int], conn: Any) -> None:
 class Worker:
     """One engine in a child process; killed and replaced when a case overruns its budget."""
 
-    def __init__(self, name: str, path: Path, eos_ids: list[int]) -> None:
+    def __init__(self, name: str, path: Path, eos_ids: list[int], log: Path | None = None) -> None:
         self.name = name
-        self.args = (name, str(path), eos_ids)
+        self.args = (name, str(path), eos_ids, str(log) if log else None)
         self.context = multiprocessing.get_context("spawn")
         self.process: Any = None
         self.conn: Any = None
@@ -403,11 +411,11 @@ class Worker:
 
 
 def run_engine(name: str, path: Path, eos_ids: list[int], cases: list[Case], timeout_s: float,
-               progress: bool = True) -> list[CaseResult] | str:
+               progress: bool = True, log: Path | None = None) -> list[CaseResult] | str:
     """Results of ``name`` on every case, or why the engine is unavailable."""
     from tqdm import tqdm
 
-    worker = Worker(name, path, eos_ids)
+    worker = Worker(name, path, eos_ids, log)
     try:
         worker.start()
     except RuntimeError as exc:
@@ -536,7 +544,8 @@ def run_bench(args: Any) -> int:
     results: dict[str, list[CaseResult]] = {}
     summaries: dict[str, dict[str, Any] | str] = {}
     for name in engines:
-        outcome = run_engine(name, path, eos_ids, cases, args.timeout_s, progress=not args.no_progress)
+        outcome = run_engine(name, path, eos_ids, cases, args.timeout_s, progress=not args.no_progress,
+                             log=engine_log(args))
         if isinstance(outcome, str):
             summaries[name] = outcome
             print(f"{name}: unavailable: {outcome}")
@@ -551,6 +560,15 @@ def run_bench(args: Any) -> int:
     if args.png:
         write_png(Path(args.png), results, {n: s for n, s in summaries.items() if isinstance(s, dict)})
     return 0
+
+
+def engine_log(args: Any) -> Path | None:
+    """Where the workers' stderr goes (``None``: the terminal)."""
+    if args.log == "-":
+        return None
+    if args.log:
+        return Path(args.log)
+    return Path(args.json + ".log") if args.json else Path(os.devnull)
 
 
 def write_json(out: Path, folder: Path, path: Path, args: Any, summaries: dict[str, Any],
@@ -581,3 +599,5 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--png", help="write a plot comparing the engines here (needs matplotlib)")
     parser.add_argument("--timeout-s", type=float, default=10.0, help="time budget of one case (default 10)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--log", help="file for the engines' own messages (default: beside --json as "
+                        "OUT.json.log, else discarded; '-' for the terminal)")
