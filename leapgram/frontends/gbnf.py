@@ -15,8 +15,8 @@ Syntax:
 Semantics: GBNF is scannerless, it matches characters (code points, as UTF-8), not tokens, while
 leapgram's lexer is greedy over the lexemes the parser allows (``docs/design/earley-walk.md``): a
 lexeme ends only when the next byte cannot extend any allowed lexeme. Splitting the grammar into
-lexemes the obvious way would change the language (``[a-z] "b" | "ab" "c"`` rejects ``abb`` when
-``"ab"`` is one lexeme). The translation keeps the language exact:
+lexemes the obvious way would change the language (``[a-z] "bb" | "ab" "c"`` rejects ``abb`` when
+``"ab"`` is one lexeme). The translation keeps the language exact (``docs/design/gbnf-lexemes.md``):
 
 1. A rule that is *regular* (it is not recursive and references only regular rules) has one
    expression: its body with those rules inlined. If the start rule is regular, the whole
@@ -93,6 +93,8 @@ _DIGITS = re.compile(r"[0-9]+")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "[": "[", "]": "]"}
 _HEX_WIDTH = {"x": 2, "u": 4, "U": 8}
 _OPERATORS = {"*": (0, INF), "+": (1, INF), "?": (0, 1)}
+ANY_CHARACTER = normalize([(0, MAX_CODE_POINT)])
+"""``.``: every Unicode scalar value (surrogates have no UTF-8 form)."""
 
 
 class _Parser:
@@ -171,7 +173,7 @@ class _Parser:
             return self.parse_class()
         if ch == ".":
             self.pos += 1
-            return CharClass(((0, MAX_CODE_POINT),), at)
+            return CharClass(ANY_CHARACTER, at)
         if ch == "(":
             self.pos += 1
             return self.parse_alternatives(at)
@@ -565,7 +567,7 @@ def _quote(text: str) -> str:
 
 
 def _class_name(node: CharClass) -> str:
-    if node.ranges == normalize([(0, MAX_CODE_POINT)]):
+    if node.ranges == ANY_CHARACTER:
         return "."
     parts = [chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in node.ranges[:8]]
     return "[" + "".join(parts).encode("unicode_escape").decode("ascii") + ("...]" if len(node.ranges) > 8 else "]")

@@ -300,6 +300,14 @@ def test_syntax(byte_vocab, grammar, good, bad):
         assert (matcher.consume_tokens(list(text.encode())) and matcher.is_accepting()) == expected, text
 
 
+@pytest.mark.parametrize("grammar", ['root ::= .', 'root ::= [^a]', 'root ::= "(" root ")" | .'])
+def test_any_character_is_valid_utf8_only(byte_vocab, grammar):
+    compiled = compile(Grammar.from_gbnf(grammar), byte_vocab)
+    for data in (b"\xed\xa0\x80", b"\xc0\x80", b"\xff", b"\xf4\x90\x80\x80"):   # surrogate, overlong, ...
+        matcher = Matcher(compiled)
+        assert not (matcher.consume_tokens(list(data)) and matcher.is_accepting()), (grammar, data)
+
+
 def test_unused_rules_are_checked_but_not_built():
     ir = gbnf_to_ir('root ::= "a" root | "b"\nunused ::= "zzz"')
     assert "unused" not in ir.nonterminals
