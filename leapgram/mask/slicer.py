@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import BudgetExceededError
 from ..regex.dfa import LazyDfa
-from ..regex.expr import INF, K_BYTES, K_CONCAT, K_OR, K_REPEAT, ExprPool
+from ..regex.expr import INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
 from ..regex.syntax import parse_regex
 from ..regex.utf8 import Ranges, byte_sequences, ranges_include, ranges_to_expr
 from ..vocab.trie import TokenTrie
@@ -84,19 +84,26 @@ class SliceClass:
     max_count: int
 
 
-def contained_slices(pool: ExprPool, state_expr: int, slices: tuple[SliceClass, ...]) -> tuple[bool, ...]:
+def contained_slices(pool: ExprPool, state_expr: int, slices: tuple[SliceClass, ...], *,
+                     unbounded_only: bool = False) -> tuple[bool, ...]:
     """For each slice ``Y{1,n}``, whether it is contained in the prefixes of ``state_expr``
-    (under-approximated: see the module docstring)."""
+    (under-approximated: see the module docstring). ``unbounded_only``: count only alternatives
+    ``X{m,∞} T``."""
     found = [False] * len(slices)
     starts = pool.first_bytes(state_expr)
     if all(slice_.first_bytes & ~starts for slice_ in slices):
         return tuple(found)
     alternatives = pool.args[state_expr] if pool.kind[state_expr] == K_OR else (state_expr,)
     for alt in alternatives:
+        if pool.kind[alt] == K_AND:
+            found = [a or b for a, b in zip(found, _contained_in_intersection(pool, alt, slices))]
+            continue
         head, tail = pool.args[alt] if pool.kind[alt] == K_CONCAT else (alt, None)
         if pool.kind[head] != K_REPEAT:
             continue
         inner, _, high = pool.args[head]
+        if unbounded_only and high != INF:
+            continue
         starts = pool.first_bytes(inner)
         for k, slice_ in enumerate(slices):
             if found[k] or slice_.first_bytes & ~starts:
@@ -105,6 +112,36 @@ def contained_slices(pool: ExprPool, state_expr: int, slices: tuple[SliceClass, 
                 continue
             found[k] = _is_char_subset(pool, slice_.char, inner, alt, tail)
     return tuple(found)
+
+
+def _contained_in_intersection(pool: ExprPool, e: int, slices: tuple[SliceClass, ...]) -> tuple[bool, ...]:
+    """``A ∩ ¬F1 ∩ ...`` with every ``Fi`` finite (a JSON key that is none of the declared
+    names): a slice contained in ``A`` through an unbounded ``X{m,∞} T`` continues in infinitely
+    many ways, only finitely many of which are in the ``Fi``, so it is contained in ``e`` too."""
+    parts = pool.args[e]
+    positives = [p for p in parts if pool.kind[p] != K_NOT]
+    negatives = [pool.args[p][0] for p in parts if pool.kind[p] == K_NOT]
+    if len(positives) != 1 or not all(_is_finite(pool, f) for f in negatives):
+        return (False,) * len(slices)
+    return contained_slices(pool, positives[0], slices, unbounded_only=True)
+
+
+def _is_finite(pool: ExprPool, e: int) -> bool:
+    """Whether ``e`` matches finitely many strings (no unbounded repeat, no complement)."""
+    stack, seen = [e], set()
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        kind = pool.kind[x]
+        if kind == K_NOT or kind == K_AND or (kind == K_REPEAT and pool.args[x][2] == INF):
+            return False
+        if kind in (K_CONCAT, K_OR):
+            stack.extend(pool.args[x])
+        elif kind == K_REPEAT:
+            stack.append(pool.args[x][0])
+    return True
 
 
 def _is_char_subset(pool: ExprPool, char: Ranges, inner: int, alt: int, tail: int | None) -> bool:

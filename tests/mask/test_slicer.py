@@ -123,3 +123,19 @@ def test_quick_class_inclusion_agrees_with_automata(inner, expected):
     quick = _pieces_included(pool, char, pool.args[x])
     assert quick <= exact  # sufficient, never wrong
     assert quick or not expected or "U0010FFFF" in inner  # and it decides the JSON string bodies
+
+
+def test_slicer_keeps_masks_at_keys_that_exclude_declared_names(llama3_vocab):
+    """Undeclared keys are ``string ∩ ¬{declared}``: the slices are contained there (the string
+    goes on without bound), and the masks are the same with and without the slicer."""
+    schema = {"type": "object", "properties": {"bookmark": {"type": "integer"}, "name": {"type": "string"}}}
+    text = '{"bookmark": 1, "bookmarkThumbWidth": 2, "name": "x", "other key with spaces": [true]}'
+    sliced = Matcher(compile(Grammar.from_json_schema(schema), llama3_vocab))
+    plain = Matcher(compile(Grammar.from_json_schema(schema), llama3_vocab, use_slicer=False))
+    contained_somewhere = False
+    for token in llama3_vocab.encode(text.encode()):
+        assert np.array_equal(sliced.compute_mask(), plain.compute_mask())
+        lex = sliced._states[-1][2]
+        contained_somewhere |= any(sliced.compiled.slicer.contained(lex))
+        assert sliced.consume_token(token) and plain.consume_token(token)
+    assert contained_somewhere
