@@ -208,6 +208,8 @@ def run_tokenizer(name: str, args: argparse.Namespace, make_grammar) -> Totals:
     vocab = lg.Vocabulary.from_tokenizer_json(TOKENIZERS / name)
     totals = Totals(depths={d: DepthTotals() for d in args.depths})
     files = sorted(args.corpus.glob("*.json"))[:args.limit or None]
+    if args.sample and args.sample < len(files):
+        files = [files[i * len(files) // args.sample] for i in range(args.sample)]
     for number, path in enumerate(files, 1):
         case = json.loads(path.read_text(encoding="utf-8"))
         instances = [(t["data"], serialize(t["data"], SEPARATORS[args.separators]))
@@ -263,6 +265,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--tokenizers", default="llama3", help="comma-separated folders of ../shared/tokenizers")
     parser.add_argument("--depths", default="0,1,2", help="back-off depths (default 0,1,2)")
     parser.add_argument("--limit", type=int, default=0, help="first N case files only (default: all)")
+    parser.add_argument("--sample", type=int, default=0, help="N case files evenly spaced over the sorted ones")
     parser.add_argument("--max-bytes", type=int, default=4096, help="skip longer instances (default 4096)")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--separators", choices=sorted(SEPARATORS), default="default",
@@ -278,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     make_grammar = grammar_maker(args.grammar, SEPARATORS[args.separators])
     print(f"grammar: {args.grammar}; separators {args.separators}; corpus {args.corpus}; "
-          f"limit {args.limit or 'none'}; max bytes {args.max_bytes}")
+          f"limit {args.limit or 'none'}; sample {args.sample or 'none'}; max bytes {args.max_bytes}")
     results = {}
     for name in args.tokenizers.split(","):
         if not (TOKENIZERS / name / "tokenizer.json").is_file():
