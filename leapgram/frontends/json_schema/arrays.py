@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import GrammarError
 from ...regex.expr import INF as UNBOUNDED_REPEAT
-from .values import scalar_spellings
+from .values import count_keyword, scalar_spellings
 
 if TYPE_CHECKING:
     from .translate import SchemaTranslator
@@ -31,8 +31,8 @@ MAX_SPAN = 2_000  # maxItems - minItems spelled out as nested optional rules
 def array_symbol(t: SchemaTranslator, schema: dict, pointer: str) -> int | None:
     """The nonterminal of the arrays ``schema`` allows, or ``None`` when there are none."""
     prefix, rest, rest_at = _element_schemas(schema, pointer)
-    low = _bound(schema, "minItems", pointer, 0)
-    high = _bound(schema, "maxItems", pointer, INF)
+    low = count_keyword(schema, "minItems", pointer, 0)
+    high = count_keyword(schema, "maxItems", pointer, INF)
     elements = [t.value(s, f"{pointer}/{where}") for s, where in prefix]
     rest_symbol = t.value(rest, rest_at)
     for j, symbol in enumerate(elements):
@@ -69,10 +69,6 @@ def _element_schemas(schema: dict, pointer: str) -> tuple[list[tuple[Any, str]],
     return [], items, f"{pointer}/items"
 
 
-def _bound(schema: dict, keyword: str, pointer: str, default: int) -> int:
-    value = schema.get(keyword, default)
-    if value is default:
-        return value
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -120,7 +116,7 @@ def _repeat(t: SchemaTranslator, element: int, low: int, high: int, lead: bool) 
 def _contains(t: SchemaTranslator, schema: dict, pointer: str, elements: list[int], rest: Any, rest_at: str,
               low: int, high: int) -> list[int] | None:
     at = f"{pointer}/contains"
-    need = _bound(schema, "minContains", pointer, 1)
+    need = count_keyword(schema, "minContains", pointer, 1)
     if "maxContains" in schema or elements or low > need or high != INF or schema.get("uniqueItems") is True:
         t.ctx.unsupported("contains", at, "contains is exact only alone with minContains (no maxContains, "
                           "prefix items, length bounds or uniqueItems)")

@@ -19,6 +19,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ...errors import BudgetExceededError, GrammarError
+from .values import count_keyword
 
 if TYPE_CHECKING:
     from .translate import SchemaTranslator
@@ -33,8 +34,8 @@ def object_symbol(t: SchemaTranslator, schema: dict, pointer: str) -> int | None
     """The nonterminal of the objects ``schema`` allows, or ``None`` when there are none."""
     props = _mapping(schema, "properties", pointer)
     required = _required(schema, pointer)
-    low = _count(schema, "minProperties", pointer, 0)
-    high = _count(schema, "maxProperties", pointer, None)
+    low = count_keyword(schema, "minProperties", pointer, 0)
+    high = count_keyword(schema, "maxProperties", pointer, None)
     names_expr = _names_expr(t, schema, pointer)
     members: list[tuple[int, bool]] = []  # (member symbol, required)
     declared = list(props)
@@ -75,10 +76,6 @@ def _required(schema: dict, pointer: str) -> list[str]:
     return list(dict.fromkeys(value))
 
 
-def _count(schema: dict, keyword: str, pointer: str, default: int | None) -> int | None:
-    value = schema.get(keyword, default)
-    if value is default:
-        return value
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:

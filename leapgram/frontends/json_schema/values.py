@@ -13,6 +13,21 @@ import json
 import math
 from typing import Any
 
+from ...errors import GrammarError
+
+
+def count_keyword(schema: dict, keyword: str, pointer: str, default: Any) -> Any:
+    """A non-negative integer keyword (``minItems``, ``maxProperties``, ...; ``2.0`` counts as
+    2), or ``default`` when absent; anything else is a :class:`GrammarError` at its pointer."""
+    value = schema.get(keyword, default)
+    if value is default:
+        return value
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise GrammarError(f"{keyword} must be a non-negative integer", pointer=f"{pointer}/{keyword}")
+    return value
+
 
 def json_type(value: Any) -> str:
     """The JSON Schema type of a Python JSON value (``integer`` for integral numbers)."""
