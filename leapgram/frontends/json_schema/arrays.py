@@ -69,12 +69,6 @@ def _element_schemas(schema: dict, pointer: str) -> tuple[list[tuple[Any, str]],
     return [], items, f"{pointer}/items"
 
 
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise GrammarError(f"{keyword} must be a non-negative integer", pointer=f"{pointer}/{keyword}")
-    return value
-
 
 def _sequence(t: SchemaTranslator, elements: list[int], rest: int | None, low: int, high: int,
               pointer: str) -> list[int] | None:

@@ -76,12 +76,6 @@ def _required(schema: dict, pointer: str) -> list[str]:
     return list(dict.fromkeys(value))
 
 
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise GrammarError(f"{keyword} must be a non-negative integer", pointer=f"{pointer}/{keyword}")
-    return value
-
 
 def _key_literal(t: SchemaTranslator, name: str) -> int:
     return t.pool.literal(json.dumps(name, ensure_ascii=False).encode("utf-8"))
