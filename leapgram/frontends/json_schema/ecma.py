@@ -23,7 +23,7 @@ import unicodedata
 from functools import lru_cache
 
 from ...errors import UnsupportedError
-from ...regex.expr import EMPTY, EPSILON, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
+from ...regex.expr import EMPTY, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
 from ...regex.syntax import _Parser
 from ...regex.utf8 import MAX_CODE_POINT, Ranges, negate, normalize, ranges_to_expr
 
