@@ -1,8 +1,10 @@
 """JSON objects: declared properties in order, other keys, counts.
 
 Members follow the order of ``properties``; keys the schema does not declare (allowed by
-``additionalProperties``, default true, or by ``patternProperties``) may stand before, between
-and after them. The rules walk the declared properties left to right, with the count of members
+``additionalProperties``, default true, or by ``patternProperties``) come after them. That is the
+order JSONSchemaBench's instances are written in and the order a model is asked for: with the
+declared keys first, a required key right after ``{`` or ``,`` is forced, so it is fast-forwarded
+instead of sampled. ``any_order=True`` allows every order. The rules walk the declared properties left to right, with the count of members
 written so far when ``minProperties``/``maxProperties`` ask for it (``N(i, c)`` below), so the
 grammar grows with properties times the count bound, never with their permutations.
 
@@ -172,7 +174,7 @@ def _extra_member(t: SchemaTranslator, schema: dict, declared: list[str], names_
 
 def _members(t: SchemaTranslator, members: list[tuple[int, bool]], extra: int | None, low: int,
              high: int | None, pointer: str) -> int | None:
-    """``N(0, 0)``: the members, declared ones in order, extras anywhere, with counts."""
+    """``N(0, 0)``: the members, declared ones in order, then extras, with counts."""
     required_count = sum(1 for _, is_required in members if is_required)
     if (high is not None and required_count > high) or (extra is None and low > len(members)):
         return None
@@ -188,9 +190,9 @@ def _members(t: SchemaTranslator, members: list[tuple[int, bool]], extra: int | 
         sep = t.punct(",") if c else []
         after = bump(c)
         alternatives = []
-        if extra is not None and after is not None:
-            alternatives.append([*sep, extra, (i, after)])
         if i == len(members):
+            if extra is not None and after is not None:
+                alternatives.append([*sep, extra, (i, after)])
             if c >= low:
                 alternatives.append([])
         else:

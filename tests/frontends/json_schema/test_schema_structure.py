@@ -136,8 +136,21 @@ def test_declared_order_and_extra_keys(vocab):
     compiled = leapgram.compile(Grammar.from_json_schema({**OBJ, "additionalProperties": False}), vocab)
     assert accepts(compiled, '{"a": 1, "b": "x"}')
     assert not accepts(compiled, '{"b": "x", "a": 1}')  # declared order by default
-    anywhere = leapgram.compile(Grammar.from_json_schema(OBJ), vocab)
+    extras = leapgram.compile(Grammar.from_json_schema(OBJ), vocab)
+    assert accepts(extras, '{"a": 1, "b": "s", "z": {}, "y": []}')  # undeclared keys after the declared
+    assert accepts(extras, '{"a": 1, "z": {}}') and not accepts(extras, '{"z": {}}')  # "a" is required
+    assert not accepts(extras, '{"x": 0, "a": 1, "b": "s"}')
+    assert not accepts(extras, '{"a": 1, "y": [], "b": "s"}')
+    anywhere = leapgram.compile(Grammar.from_json_schema(OBJ, any_order=True), vocab)
     assert accepts(anywhere, '{"x": 0, "a": 1, "y": [], "b": "s", "z": {}}')
+    assert accepts(anywhere, '{"b": "s", "x": 0, "a": 1}') and not accepts(anywhere, '{"b": "s"}')
+
+
+def test_required_first_key_is_forced(vocab):
+    """Declared keys come before undeclared ones, so a required first key is forced."""
+    compiled = leapgram.compile(Grammar.from_json_schema({**OBJ, "required": ["a"]}, whitespace="compact"), vocab)
+    matcher = leapgram.Matcher(compiled)
+    assert matcher.forced_bytes() == b'{"a":'
 
 
 def test_whitespace_is_bounded(vocab):
