@@ -16,7 +16,8 @@ the matcher could not consume (must be 0), plus the time of one ``fast_forward_t
 Grammars (``--grammar``):
 
 - ``schema`` (default): ``Grammar.from_json_schema(case["schema"])`` per case; a case whose schema
-  does not compile is skipped and counted.
+  does not compile is skipped and counted. ``--whitespace fixed`` compiles the schema with the
+  instances' own separators as its only layout (every separator is then forced).
 - ``lark-json``: one generic Lark JSON grammar (``JSON_LARK`` of ``bench_cfg_masks.py``) for every
   instance. JSON whitespace is free there, so few bytes are forced: this mode checks
   canonicality, not the share.
@@ -108,7 +109,7 @@ def instance_tokens(vocab: lg.Vocabulary, data: bytes) -> list[int] | None:
     return encode_in_context(vocab, data, vocab.encode(b"\n"))
 
 
-def grammar_maker(mode: str, separators: tuple[str, str]):
+def grammar_maker(mode: str, separators: tuple[str, str], whitespace: str = "flexible"):
     """A function from a case and one of its instances to a leapgram Grammar (or an exception)."""
     if mode == "lark-json":
         from bench_cfg_masks import JSON_LARK
@@ -125,7 +126,8 @@ def grammar_maker(mode: str, separators: tuple[str, str]):
     def schema_grammar(case: dict[str, Any], instance: Any) -> lg.Grammar:
         if last.get("case") is not case:  # one grammar per case, made when its first instance comes
             last.clear()
-            last["grammar"] = lg.Grammar.from_json_schema(case["schema"])
+            layout = separators if whitespace == "fixed" else whitespace
+            last["grammar"] = lg.Grammar.from_json_schema(case["schema"], whitespace=layout)
             last["case"] = case
         return last["grammar"]
 
@@ -268,6 +270,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sample", type=int, default=0, help="N case files evenly spaced over the sorted ones")
     parser.add_argument("--max-bytes", type=int, default=4096, help="skip longer instances (default 4096)")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--whitespace", choices=["flexible", "compact", "fixed"], default="flexible",
+                        help="schema grammars: flexible JSON whitespace (default), none, or fixed to the "
+                             "--separators the instances are written with")
     parser.add_argument("--separators", choices=sorted(SEPARATORS), default="default",
                         help="json.dumps separators: default ', ' ': ' (as the issue says) or compact ',' ':'")
     parser.add_argument("--json", type=Path, help="also write the counts here")
@@ -279,8 +284,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Run every tokenizer and print the report."""
     args = parse_args(argv)
-    make_grammar = grammar_maker(args.grammar, SEPARATORS[args.separators])
-    print(f"grammar: {args.grammar}; separators {args.separators}; corpus {args.corpus}; "
+    make_grammar = grammar_maker(args.grammar, SEPARATORS[args.separators], args.whitespace)
+    print(f"grammar: {args.grammar}; whitespace {args.whitespace}; separators {args.separators}; corpus {args.corpus}; "
           f"limit {args.limit or 'none'}; sample {args.sample or 'none'}; max bytes {args.max_bytes}")
     results = {}
     for name in args.tokenizers.split(","):

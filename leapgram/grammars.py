@@ -43,14 +43,15 @@ class Grammar:
         return cls(ir, kind="lark", source=text, options=(start,))
 
     @classmethod
-    def from_json_schema(cls, schema: Any, *, whitespace: str | int = "flexible", lenient: bool = False,
+    def from_json_schema(cls, schema: Any, *, whitespace: str | int | tuple[str, str] = "flexible", lenient: bool = False,
                          any_order: bool = False, limits: Limits | None = None) -> Grammar:
         """JSON text valid under a JSON Schema (a dict, JSON text, or a Pydantic model class).
 
         ``whitespace``: ``"flexible"`` (default: up to 20 whitespace bytes around ``{}[],:``,
-        as ``json.dumps`` writes with or without ``indent``), ``"compact"`` (none) or the longest
-        run allowed. Properties come in the order the schema declares them (other keys may stand
-        between them); ``any_order=True`` allows any order (exact for up to 6 properties, else
+        as ``json.dumps`` writes with or without ``indent``), ``"compact"`` (none), the longest
+        run allowed, or one fixed single-line layout: a pair of separators as ``json.dumps`` takes
+        them (``(", ", ": ")``, also spelled ``"dumps"``), which forces every separator. Properties
+        come in the order the schema declares them, undeclared keys after them; ``any_order=True`` allows any order (exact for up to 6 properties, else
         tracking the required ones only). Every keyword is enforced exactly or refused with
         :class:`leapgram.UnsupportedError` naming it and its JSON pointer; ``lenient=True`` skips
         such keywords instead and lists them in :attr:`warnings`.
@@ -58,6 +59,8 @@ class Grammar:
         from .frontends.json_schema import json_schema_to_ir, schema_document
 
         document = schema_document(schema)
+        if isinstance(whitespace, list):
+            whitespace = tuple(whitespace)
         ir, warnings = json_schema_to_ir(document, whitespace=whitespace, lenient=lenient, any_order=any_order,
                                          limits=limits or DEFAULT_LIMITS)
         source = json.dumps(document, sort_keys=True, ensure_ascii=False, default=str)

@@ -32,7 +32,7 @@ def schema_document(schema: Any) -> Any:
     raise TypeError(f"schema must be a dict, JSON text or a Pydantic model class, not {type(schema).__name__}")
 
 
-def json_schema_to_ir(schema: Any, *, whitespace: str | int = "flexible", lenient: bool = False,
+def json_schema_to_ir(schema: Any, *, whitespace: str | int | tuple[str, str] = "flexible", lenient: bool = False,
                       any_order: bool = False, limits: Limits) -> tuple[GrammarIR, list[str]]:
     """The grammar of the JSON texts valid under ``schema``, and the warnings (keywords skipped
     under ``lenient``)."""

@@ -10,6 +10,9 @@ lexemes (``strings.py``, ``numbers.py``); objects, arrays and combinations are r
 Whitespace: ``flexible`` allows a run of at most ``max_ws`` JSON whitespace bytes around every
 ``{ } [ ] , :`` (what ``json.dumps`` with or without ``indent`` writes), none before or after the
 whole value; ``compact`` allows none. A bounded run means a model can never loop on whitespace.
+A pair of separators (``(", ", ": ")``, as ``json.dumps(separators=...)`` takes them; ``"dumps"``
+is ``json.dumps``'s default pair) fixes one single-line layout: no whitespace anywhere else, so
+every separator is forced and can be fast-forwarded.
 """
 
 from __future__ import annotations
@@ -54,10 +57,25 @@ WHITESPACE = rb"[ \t\n\r]"
 DEFAULT_MAX_WS = 20
 
 
+Whitespace = str | int | tuple[str, str]
+
+
+def _separators(pair: tuple[str, str] | list[str]) -> dict[str, str]:
+    """``{",": item separator, ":": key separator}`` from a ``json.dumps``-style pair."""
+    if len(pair) != 2 or not all(isinstance(x, str) for x in pair):
+        raise ValueError(f"separators must be two strings such as (', ', ': '), not {pair!r}")
+    found = {}
+    for text, punct in zip(pair, ",:"):
+        if text.strip(" \t\n\r") != punct:
+            raise ValueError(f"separator {text!r} must be {punct!r} with JSON whitespace around it")
+        found[punct] = text
+    return found
+
+
 class SchemaTranslator:
     """Translates one schema document; :meth:`build` returns the IR."""
 
-    def __init__(self, root: Any, *, whitespace: str | int = "flexible", lenient: bool = False,
+    def __init__(self, root: Any, *, whitespace: Whitespace = "flexible", lenient: bool = False,
                  any_order: bool = False, limits: Limits) -> None:
         self.root = root
         self.ctx = SchemaContext(ExprPool(limits), lenient)
@@ -66,6 +84,7 @@ class SchemaTranslator:
         self.refs = RefResolver(root)
         self.any_order = any_order
         self._memo: dict[int, tuple[Any, int | None]] = {}
+        self._separators: dict[str, str] = {}
         self._ws = self._whitespace(whitespace)
         self._any: int | None = None
         self._any_string: int | None = None
@@ -83,7 +102,12 @@ class SchemaTranslator:
 
     # ----- tokens -------------------------------------------------------------------------
 
-    def _whitespace(self, whitespace: str | int) -> int | None:
+    def _whitespace(self, whitespace: Whitespace) -> int | None:
+        if whitespace == "dumps":
+            whitespace = (", ", ": ")
+        if isinstance(whitespace, (tuple, list)):
+            self._separators = _separators(whitespace)
+            return None
         if whitespace == "compact":
             return None
         if whitespace == "flexible":
@@ -91,7 +115,8 @@ class SchemaTranslator:
         elif isinstance(whitespace, int) and not isinstance(whitespace, bool) and whitespace >= 0:
             run = whitespace
         else:
-            raise ValueError(f"whitespace must be 'flexible', 'compact' or a maximum run length, not {whitespace!r}")
+            raise ValueError("whitespace must be 'flexible', 'compact', 'dumps', a maximum run length or a pair "
+                             f"of separators such as (', ', ': '), not {whitespace!r}")
         if run == 0:
             return None
         ws = self.pool.repeat(self.pool.byteset(sum(1 << c for c in b" \t\n\r")), 1, run)
@@ -102,7 +127,9 @@ class SchemaTranslator:
         return [] if self._ws is None else [self._ws]
 
     def punct(self, text: str) -> list[int]:
-        """``text`` with optional whitespace on both sides."""
+        """``text`` with optional whitespace on both sides, or its fixed separator."""
+        if self._separators:
+            return [self.b.literal(self._separators[text])]
         return [*self.ows(), self.b.literal(text), *self.ows()]
 
     def string_lexeme(self, expr: int, name: str, *, check_empty: bool = False) -> int | None:

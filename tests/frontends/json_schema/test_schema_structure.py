@@ -153,6 +153,36 @@ def test_required_first_key_is_forced(vocab):
     assert matcher.forced_bytes() == b'{"a":'
 
 
+@pytest.mark.parametrize("separators", [(", ", ": "), (",", ":"), (" ,\n", " : ")])
+def test_fixed_separators_are_the_only_layout(vocab, separators):
+    schema = {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}},
+                                               "b": {"const": {"k": [1, 2]}}}, "required": ["a", "b"]}
+    compiled = leapgram.compile(Grammar.from_json_schema(schema, whitespace=separators), vocab)
+    value = {"a": [1, 2, 3], "b": {"k": [1, 2]}}
+    assert accepts(compiled, json.dumps(value, separators=separators))
+    for other in [(", ", ": "), (",", ":"), (", ", ":")]:
+        if other != separators:
+            assert not accepts(compiled, json.dumps(value, separators=other)), other
+    assert not accepts(compiled, json.dumps(value, indent=2, separators=separators))
+    assert not accepts(compiled, " " + json.dumps(value, separators=separators))
+
+
+def test_dumps_layout_forces_separators(vocab):
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+              "required": ["a", "b"], "additionalProperties": False}
+    compiled = leapgram.compile(Grammar.from_json_schema(schema, whitespace="dumps"), vocab)
+    matcher = leapgram.Matcher(compiled)
+    assert matcher.forced_bytes() == b'{"a": '
+    assert matcher.consume_tokens(list(b'{"a": 12,'))
+    assert matcher.forced_bytes() == b' "b": "'
+
+
+@pytest.mark.parametrize("bad", [("; ", ": "), (",", "x:"), ("a", "b", "c"), (",", 1)])
+def test_bad_separators_are_refused(bad):
+    with pytest.raises(ValueError, match="separator"):
+        Grammar.from_json_schema({"type": "array"}, whitespace=bad)
+
+
 def test_whitespace_is_bounded(vocab):
     compiled = leapgram.compile(Grammar.from_json_schema({"type": "array"}), vocab)
     assert accepts(compiled, "[" + " " * 20 + "1]")
