@@ -45,7 +45,7 @@ for name in sorted(os.listdir(D)):
                     dfa=LazyDfa(ctx.pool,e); res='ok'
                 except UnsupportedError as err: dfa=None; res='unsupported'; feats[(kind, err.feature if err.feature!='pattern' else 'pattern:'+str(err).split(';')[0][-50:])]+=1
                 except GrammarError as err: dfa=None; res='grammar-error'; feats[(kind,str(err)[:60])]+=1
-                except BudgetExceededError as err: dfa=None; res='budget'
+                except BudgetExceededError: dfa=None; res='budget'
                 cache[key]=(dfa,time.perf_counter()-t0); outcome[(kind,res)]+=1
             dfa,_=cache[key]
             if dfa is None: continue

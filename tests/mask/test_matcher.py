@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from leapgram import (
     Grammar,
     Matcher,
-    Vocabulary,
     allocate_token_bitmask,
     allowed_tokens,
     apply_token_bitmask,
