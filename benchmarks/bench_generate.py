@@ -15,8 +15,10 @@ constrained with verified jump-forward (forced tokens fed as a draft and kept on
 agrees, so the output is exactly that of no jump-forward). Reported per mode: wall time, output tokens per
 second, forward passes, outputs that parse and validate against the schema; then the ratios and
 whether greedy outputs are identical with and without jump-forward. The schemas are
-benchmarks/data/{character,city}.json, compiled with ``Grammar.from_json_schema`` (``--whitespace``:
-flexible by default, so the model may pretty-print; compact forces one layout).
+benchmarks/data/{character,city}.json, compiled with ``Grammar.from_json_schema``. ``--whitespace``:
+``dumps`` by default, the one-line layout ``json.dumps`` writes (``", "`` and ``": "``), as SGLang's
+benchmark fixes one layout in its regex, so every key and separator is forced; ``flexible`` lets
+the model choose its whitespace (then only keys and closing bytes are forced), ``compact`` has none.
 
     PYTHONPATH=. python benchmarks/bench_generate.py [--characters 20] [--cities 5] [--out FILE]
 """
@@ -157,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=1, help="prompts decoded together (default 1)")
     parser.add_argument("--no-heal", action="store_true", help="no prompt healing (where leapgram has it)")
-    parser.add_argument("--whitespace", default="flexible", help="flexible (default) or compact")
+    parser.add_argument("--whitespace", default="dumps", help="dumps (default: ', ' and ': '), flexible or compact")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "out" / "generate.json"))
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
