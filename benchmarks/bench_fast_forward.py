@@ -27,9 +27,10 @@ Grammars (``--grammar``):
   schema would (array lengths, every key), so its share is an upper bound; its canonicality
   counts exercise the back-off on the same keys and punctuation a schema forces.
 
-An instance the grammar rejects (a schema front end that disagrees with the instance, or with
-the separators: ``--separators compact`` for a grammar without JSON whitespace) is counted and
-its walk stops there. Tokenizers whose normalizer adds a space in front of a text (SentencePiece, Mistral) tokenize an
+An instance the grammar rejects (a schema front end that disagrees with the instance, such as
+properties in another order, or with the separators: ``--separators compact`` for a grammar
+without JSON whitespace) is counted and not walked: forced bytes that disagree with it say nothing
+about canonicality. Tokenizers whose normalizer adds a space in front of a text (SentencePiece, Mistral) tokenize an
 instance after a newline, which is then cut off again; an instance with no token boundary there
 is skipped. Run from the repository root::
 
@@ -181,6 +182,13 @@ def walk(vocab: lg.Vocabulary, compiled: lg.CompiledGrammar, tokens: list[int], 
             return
 
 
+def accepts(compiled: lg.CompiledGrammar, data: bytes) -> bool:
+    """Whether the grammar accepts the whole instance (bytes, then EOS)."""
+    engine = compiled.engine
+    state = engine.advance(engine.initial, data)
+    return state is not None and engine.is_accepting(state)
+
+
 def score(matcher: lg.Matcher, depth: int, tokens: list[int], index: int, counts: DepthTotals,
           vocab: lg.Vocabulary, name: str) -> int:
     """Count the run at ``index``; returns the tokens it fast-forwards (at least 1)."""
@@ -227,6 +235,9 @@ def run_tokenizer(name: str, args: argparse.Namespace, make_grammar) -> Totals:
                 totals.skipped_schema += 1
                 kind = type(err).__name__
                 totals.compile_errors[kind] = totals.compile_errors.get(kind, 0) + 1
+                continue
+            if not accepts(compiled, data):  # the grammar has another opinion: nothing to compare
+                totals.rejected += 1
                 continue
             tokens = instance_tokens(vocab, data)
             if tokens is None:

@@ -129,7 +129,7 @@ def test_slicer_keeps_masks_at_keys_that_exclude_declared_names(llama3_vocab):
     """Undeclared keys are ``string ∩ ¬{declared}``: the slices are contained there (the string
     goes on without bound), and the masks are the same with and without the slicer."""
     schema = {"type": "object", "properties": {"bookmark": {"type": "integer"}, "name": {"type": "string"}}}
-    text = '{"bookmark": 1, "bookmarkThumbWidth": 2, "name": "x", "other key with spaces": [true]}'
+    text = '{"bookmark": 1, "name": "x", "bookmarkThumbWidth": 2, "other key with spaces": [true]}'
     sliced = Matcher(compile(Grammar.from_json_schema(schema), llama3_vocab))
     plain = Matcher(compile(Grammar.from_json_schema(schema), llama3_vocab, use_slicer=False))
     contained_somewhere = False

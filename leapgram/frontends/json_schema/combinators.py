@@ -11,8 +11,9 @@
   different ``const``/``enum`` values (also of one required property), or string/number lexemes
   whose expressions do not intersect. Otherwise it is refused, or taken as ``anyOf`` with a
   warning under ``lenient``.
-* ``not`` is rewritten when the result is finite: ``not`` of types, of ``const``/``enum`` values,
-  of ``{}``. Anything else is refused.
+* ``not`` of types or of scalar ``const``/``enum`` values becomes positive keywords; any other
+  ``not`` goes through ``negation.py`` (exact negation, or refused). A ``oneOf`` whose branches
+  may overlap is rewritten there too, each branch with the others negated.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ...errors import BudgetExceededError, GrammarError
+from . import negation
 from .values import json_equal, json_type
 
 if TYPE_CHECKING:
@@ -39,12 +41,41 @@ def merge_all_of(t: SchemaTranslator, schema: dict, pointer: str) -> dict | bool
     parts = schema["allOf"]
     if not isinstance(parts, list) or not parts:
         raise GrammarError("allOf must be a non-empty array", pointer=f"{pointer}/allOf")
-    merged: dict | bool = {k: v for k, v in schema.items() if k != "allOf"}
-    for i, part in enumerate(parts):
-        merged = merge(t, merged, part, f"{pointer}/allOf/{i}")
+    own = {k: v for k, v in schema.items() if k != "allOf"}
+    sequence = [(part, f"{pointer}/allOf/{i}") for i, part in enumerate(parts)]
+    if keyword_first(schema, "allOf"):  # declared order follows the schema's key order
+        sequence.append((own, pointer))
+        merged: dict | bool = {}
+    else:
+        merged = own
+    for part, at in sequence:
+        combo = _combinator(merged)
+        if combo is not None:
+            resolved = _resolved(t, part, at)
+            if isinstance(resolved, dict) and ("properties" in resolved or "required" in resolved):
+                # Properties of a later part come after those of the earlier branches (declared
+                # order follows allOf's order): the part joins every branch instead.
+                merged = {**merged, combo: [{"allOf": [branch, resolved]} for branch in merged[combo]]}
+                continue
+        merged = merge(t, merged, part, at)
         if merged is False:
             return False
     return merged
+
+
+def keyword_first(schema: dict, keyword: str) -> bool:
+    """Whether ``keyword`` comes before ``properties`` in ``schema`` (key order decides which
+    properties are declared first when both bring some, as JSONSchemaBench's instances have it)."""
+    keys = list(schema)
+    return "properties" in schema and keyword in schema and keys.index(keyword) < keys.index("properties")
+
+
+def _combinator(schema: Any) -> str | None:
+    if isinstance(schema, dict):
+        for key in ("anyOf", "oneOf"):
+            if isinstance(schema.get(key), list) and schema[key]:
+                return key
+    return None
 
 
 def _resolved(t: SchemaTranslator, schema: Any, pointer: str) -> Any:
@@ -57,9 +88,24 @@ def _resolved(t: SchemaTranslator, schema: Any, pointer: str) -> Any:
             schema = rest
         else:
             schema = merge(t, rest, target, pointer)
+    schema = expand_conditionals(t, schema, pointer)
     if isinstance(schema, dict) and "allOf" in schema:
         return merge_all_of(t, schema, pointer)
     return schema
+
+
+def expand_conditionals(t: SchemaTranslator, schema: Any, pointer: str) -> Any:
+    """``schema`` with ``if``/``then``/``else`` and the dependency keywords moved into ``allOf``
+    as the ``anyOf`` schemas they stand for (``negation.conditionals``), so that merging never
+    meets two of them under one key."""
+    if not isinstance(schema, dict) or not any(k in schema for k in negation.CONDITIONAL_KEYWORDS):
+        return schema
+    parts = negation.conditionals(t, schema, pointer)
+    rest = {k: v for k, v in schema.items() if k not in negation.CONDITIONAL_KEYWORDS}
+    if parts:
+        before = schema.get("allOf", [])
+        rest["allOf"] = [*(before if isinstance(before, list) else [before]), *parts]
+    return rest
 
 
 def merge(t: SchemaTranslator, a: Any, b: Any, pointer: str) -> dict | bool:
@@ -129,11 +175,13 @@ def _merge_keyword(t: SchemaTranslator, key: str, out: dict, value: Any, a: dict
         return bool(mine) or bool(value)
     if key == "$leapgram:and":
         return [*mine, *value]
-    if key == "$leapgram:exclude":
+    if key in ("$leapgram:exclude", "$leapgram:not"):
         return [*mine, *value]
     if key == "nullable":
         return bool(mine) and bool(value)
-    return mine  # annotations and unknown keywords
+    if key == "prefixItems":
+        return _refuse(t, key, pointer)
+    return mine  # annotations and unknown keywords (validators ignore them too)
 
 
 def _merge_types(a: Any, b: Any) -> Any:
@@ -178,14 +226,27 @@ def union(t: SchemaTranslator, schema: dict, pointer: str) -> list[int]:
     merged = []
     for i, branch in enumerate(branches):
         at = f"{pointer}/{keyword}/{i}"
-        combined = merge(t, rest, branch, at) if _has_keywords(rest) else _resolved(t, branch, at)
+        if not _has_keywords(rest):
+            combined = _resolved(t, branch, at)
+        elif keyword_first(schema, keyword):
+            combined = merge(t, branch, rest, at)
+        else:
+            combined = merge(t, rest, branch, at)
         if combined is not False:
-            merged.append((combined, at))
-    if keyword == "oneOf" and len(merged) > 1 and not _disjoint(t, [m for m, _ in merged], pointer):
-        t.ctx.unsupported("oneOf", f"{pointer}/oneOf", "its branches may overlap, so 'exactly one' cannot be "
-                          "expressed; make them disjoint (different types or const values) or use anyOf")
+            merged.append((combined, at, i))
+    if keyword == "oneOf" and len(merged) > 1 and not _disjoint(t, [m for m, _, _ in merged], pointer):
+        by_index: list[Any] = [False] * len(branches)
+        for combined, _, i in merged:
+            by_index[i] = combined
+        exclusive = negation.exclusive_branches(t, by_index, branches, pointer)
+        if exclusive is None:
+            t.ctx.unsupported("oneOf", f"{pointer}/oneOf", "its branches may overlap and have no exact negation, so "
+                              "'exactly one' cannot be expressed; make them disjoint (different types or const "
+                              "values) or use anyOf")
+        else:
+            merged = [(exclusive[i], at, i) for _, at, i in merged if exclusive[i] is not False]
     out = []
-    for combined, at in merged:
+    for combined, at, _ in merged:
         symbol = t.value(combined, at)
         if symbol is not None:
             out.append(symbol)
@@ -290,12 +351,19 @@ def apply_not(t: SchemaTranslator, schema: dict, pointer: str) -> dict | bool:
         if "type" in keys:
             values = [v for v in values if json_type(v) in t.types_of(negated, at)
                       or (json_type(v) == "integer" and "number" in t.types_of(negated, at))]
-        if any(isinstance(v, (dict, list)) for v in values):
-            t.ctx.unsupported("not", at, "'not' of object or array values is not expressible")
-            return out
-        return _exclude(t, out, values, pointer)
-    t.ctx.unsupported("not", at, "only 'not' of types, const/enum values or {} is translated")
-    return out
+        if not any(isinstance(v, (dict, list)) for v in values):
+            return _exclude(t, out, values, pointer)
+    positive = negation.negate(t, negated, at)
+    if positive is None:
+        t.ctx.unsupported("not", at, "this schema has no exact negation here (negated: types, scalar enum/const, "
+                          "string and number keywords, required, properties, item and member counts, items, "
+                          "contains, allOf, anyOf, not)")
+        return out
+    if positive is False:
+        return False
+    if positive is True:
+        return out
+    return {"allOf": [out, positive]} if _has_keywords(out) else positive
 
 
 def _exclude(t: SchemaTranslator, schema: dict, values: list[Any], pointer: str) -> dict | bool:
@@ -305,17 +373,19 @@ def _exclude(t: SchemaTranslator, schema: dict, values: list[Any], pointer: str)
     if None in values:
         types.discard("null")
     bools = {v for v in values if isinstance(v, bool)}
-    if bools == {True, False}:
+    kept_bool = None
+    if bools and "boolean" in types:
         types.discard("boolean")
-    elif bools and "boolean" in types:
-        keep = not next(iter(bools))
-        return {"anyOf": [{**schema, "type": sorted(types - {"boolean"})}, {"const": keep}]} \
-            if types - {"boolean"} else {"const": keep}
-    if not types:
-        return False
+        if len(bools) == 1:
+            kept_bool = not next(iter(bools))
     scalars = [v for v in values if isinstance(v, (str, int, float)) and not isinstance(v, bool)
                and (not isinstance(v, float) or math.isfinite(v))]
-    out = {**schema, "type": sorted(types)}
-    if scalars:
-        out["$leapgram:exclude"] = [*schema.get("$leapgram:exclude", ()), *scalars]
-    return out
+    out: dict | bool = False
+    if types:
+        out = {**schema, "type": sorted(types)}
+        if scalars:
+            out["$leapgram:exclude"] = [*schema.get("$leapgram:exclude", ()), *scalars]
+    if kept_bool is None:
+        return out
+    kept = {"allOf": [schema, {"const": kept_bool}]}  # the other boolean, under the schema's keywords
+    return {"anyOf": [out, kept]} if out is not False else kept

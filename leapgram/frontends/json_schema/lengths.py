@@ -76,7 +76,10 @@ def _adjust_run(pool: ExprPool, items: list[int], low: int, high: int) -> int | 
     if high == INF:
         new_high = run_high
     else:
-        new_high = high - fixed if run_high == INF else min(run_high, high - fixed)
+        cap = high - fixed  # INF is -1: a negative cap must not read as "unbounded"
+        if cap < 0:
+            return EMPTY
+        new_high = cap if run_high == INF else min(run_high, cap)
     if new_high != INF and new_high < max(new_low, 0):
         return EMPTY
     items[index] = pool.repeat(inner, max(new_low, 0), new_high)

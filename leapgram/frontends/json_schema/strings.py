@@ -4,9 +4,13 @@ The keywords constrain the *decoded* value, the lexeme matches the JSON *text*. 
 described first, as an expression over the UTF-8 of its code points: ``pattern`` (ECMA-262,
 unanchored, :mod:`.ecma`) ∩ ``minLength``/``maxLength`` (counted in code points) ∩ ``format``
 (:mod:`.formats`). Then :func:`json_encoded` maps that expression, node by node, to the JSON
-text of the same values: each ASCII byte becomes the alternatives of its spellings (raw where
-JSON allows it, ``\\"`` ``\\\\`` ``\\/`` ``\\b\\f\\n\\r\\t``, ``\\u00XX`` in any hex case), each
-multi-byte character raw UTF-8 or ``\\uXXXX`` (a surrogate pair beyond U+FFFF). The spellings
+text of the same values, spelled as ``json.dumps`` writes them with or without ``ensure_ascii``:
+each ASCII byte raw where JSON allows it, else its short escape (``\\"`` ``\\\\``
+``\\b\\f\\n\\r\\t``), else ``\\u00XX`` (other controls), and ``/`` also as ``\\/`` (PHP's
+habit); each multi-byte character raw UTF-8 or
+``\\uXXXX`` in any hex case (a surrogate pair beyond U+FFFF). Every value keeps a spelling, so the
+lexeme is exact on values; writing ``\\u0041`` for ``A`` is not offered,
+which lets a pattern's or format's literal characters be forced (fast-forwarded). The spellings
 form a prefix code, so the map commutes with concatenation, union, repetition and intersection,
 and ``~A`` maps to ``~h(A) ∩ h(any)``: lengths and patterns keep counting decoded characters.
 """
@@ -210,14 +214,18 @@ class _Encoder:
         return (width, low, high) if size == high - low + 1 else None
 
     def encode_bytes(self, mask: int) -> int:
+        """An ASCII byte as ``json.dumps`` writes it: raw where JSON allows, else its short
+        escape, else ``\\u00XX`` (controls; DEL both ways); ``/`` also as ``\\/``, as PHP writes it."""
         pool = self.pool
         branches = [pool.byteset(mask & RAW_BYTES)]
         for byte, text in SHORT_ESCAPES.items():
-            if (mask >> byte) & 1:
+            if (mask >> byte) & 1 and (byte == 0x2F or not (RAW_BYTES >> byte) & 1):
                 branches.append(pool.literal(text))
         unicode = []
+        # controls without a short escape, and DEL, which ensure_ascii writes as \u007f
+        escaped = mask & (((1 << 0x20) - 1) | 1 << 0x7F) & ~sum(1 << b for b in SHORT_ESCAPES)
         for high_nibble in range(8):
-            lows = (mask >> (16 * high_nibble)) & 0xFFFF
+            lows = (escaped >> (16 * high_nibble)) & 0xFFFF
             if lows:
                 unicode.append(pool.concat(pool.literal(b"%x" % high_nibble), hex_digits(pool, lows)))
         if unicode:

@@ -25,7 +25,7 @@ from ...grammar.builder import GrammarBuilder
 from ...grammar.ir import GrammarIR
 from ...limits import Limits
 from ...regex.expr import ExprPool
-from . import arrays, combinators, objects
+from . import arrays, combinators, negation, objects
 from .context import SchemaContext
 from .numbers import NUMBER_KEYWORDS, number_expr
 from .refs import RefResolver
@@ -43,13 +43,9 @@ ANNOTATIONS = frozenset({
 
 # Keywords with a validation meaning that this front end does not translate.
 REFUSED = {
-    "dependencies": "rewrite it with anyOf over the two cases, or pass lenient=True",
-    "dependentRequired": "rewrite it with anyOf over the two cases, or pass lenient=True",
-    "dependentSchemas": "rewrite it with anyOf over the two cases, or pass lenient=True",
     "unevaluatedProperties": "use additionalProperties in a schema without combinators, or lenient=True",
     "unevaluatedItems": "use items/additionalItems, or lenient=True",
     "$dynamicRef": "use $ref", "$recursiveRef": "use $ref",
-    "if": "conditional schemas are not translated; rewrite as anyOf, or pass lenient=True",
     "contentSchema": "pass lenient=True to skip it",
 }
 
@@ -58,6 +54,19 @@ DEFAULT_MAX_WS = 20
 
 
 Whitespace = str | int | tuple[str, str]
+
+
+def _draft(dialect: Any) -> int | None:
+    """The draft a ``$schema`` names (3, 4, 6, 7, 2019 or 2020); ``None`` when it names none."""
+    if not isinstance(dialect, str):
+        return None
+    for draft in (3, 4, 6, 7):
+        if f"draft-0{draft}" in dialect:
+            return draft
+    for draft in (2019, 2020):
+        if f"/{draft}-" in dialect:
+            return draft
+    return None
 
 
 def _separators(pair: tuple[str, str] | list[str]) -> dict[str, str]:
@@ -90,7 +99,9 @@ class SchemaTranslator:
         self._any_string: int | None = None
         self._scalar_exprs: dict[tuple[str, str], int] = {}
         dialect = root.get("$schema", "") if isinstance(root, dict) else ""
-        self._ref_overrides = isinstance(dialect, str) and any(f"draft-0{n}" in dialect for n in (3, 4, 6, 7))
+        self.draft = _draft(dialect)
+        self._ref_overrides = self.draft is not None and self.draft <= 7
+        self.negations: dict[int, tuple[Any, Any]] = {}
 
     def build(self) -> GrammarIR:
         start = self.b.nonterminal("start")
@@ -178,6 +189,8 @@ class SchemaTranslator:
         self._check_keywords(schema, pointer)
         if "$ref" in schema:
             return self._ref(schema, pointer)
+        if any(k in schema for k in negation.CONDITIONAL_KEYWORDS):
+            return self._alternatives_of(combinators.expand_conditionals(self, schema, pointer), pointer)
         if "allOf" in schema:
             merged = combinators.merge_all_of(self, schema, pointer)
             return [] if merged is False else self._alternatives_of(merged, pointer)
@@ -187,6 +200,8 @@ class SchemaTranslator:
             schema = combinators.apply_not(self, schema, pointer)
             if schema is False:
                 return []
+            if schema is True or any(k in schema for k in ("allOf", "anyOf", "oneOf", "not")):
+                return self._alternatives_of(schema, pointer)
         return self._typed(schema, pointer)
 
     def _alternatives_of(self, schema: Any, pointer: str) -> list[int]:
@@ -202,7 +217,8 @@ class SchemaTranslator:
         siblings = {k: v for k, v in schema.items() if k != "$ref" and k not in ANNOTATIONS}
         if not siblings or self._ref_overrides:  # drafts 3 to 7: keywords beside $ref are ignored
             return self._alternatives_of(target, target_pointer)
-        return self._alternatives_of({"allOf": [target, siblings]}, pointer)
+        parts = [target, siblings] if combinators.keyword_first(schema, "$ref") else [siblings, target]
+        return self._alternatives_of({"allOf": parts}, pointer)
 
     def _check_keywords(self, schema: dict, pointer: str) -> None:
         for keyword, advice in REFUSED.items():
@@ -267,6 +283,8 @@ class SchemaTranslator:
         excluded = [text for value in schema.get("$leapgram:exclude", ()) for text in scalar_spellings(value)]
         if excluded:
             expr = self.pool.intersect([expr, self.pool.complement(self.pool.alt([self.pool.literal(t) for t in excluded]))])
+        for negated in schema.get("$leapgram:not", ()):  # values failing these keywords (negation.py)
+            expr = self.pool.intersect([expr, self.pool.complement(self.scalar_expr(negated, pointer, kind))])
         return expr
 
     def _one_scalar_expr(self, schema: dict, pointer: str, kind: str) -> int:
