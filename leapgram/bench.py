@@ -100,12 +100,15 @@ class LeapgramEngine:
     def __init__(self, tokenizer_json: Path) -> None:
         import leapgram
         from leapgram.cli import load_vocabulary
+        from leapgram.compiler import sliced_vocabulary
 
         self.lg = leapgram
         self.vocab = load_vocabulary(str(tokenizer_json))
         self.eos = list(self.vocab.eos_token_ids)
         self.bitmask = leapgram.allocate_token_bitmask(1, self.vocab.size)
         self.fill(self.matcher(leapgram.compile(leapgram.Grammar.from_regex(r'\{"a": [0-9]+\}'), self.vocab)))
+        # Per vocabulary, as llguidance's tokenizer builds its slices: not part of any case.
+        sliced_vocabulary(self.vocab)
 
     def prepare(self) -> None:
         """Forget every compiled grammar, so the next compile starts cold (not timed)."""
