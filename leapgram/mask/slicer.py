@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import BudgetExceededError
 from ..regex.dfa import LazyDfa
-from ..regex.expr import INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
+from ..regex.expr import EPSILON, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
 from ..regex.syntax import parse_regex
 from ..regex.utf8 import Ranges, byte_sequences, ranges_include, ranges_to_expr
 from ..vocab.trie import TokenTrie
@@ -133,9 +133,52 @@ def _contained_in_intersection(pool: ExprPool, e: int, slices: tuple[SliceClass,
     parts = pool.args[e]
     positives = [p for p in parts if pool.kind[p] != K_NOT]
     negatives = [pool.args[p][0] for p in parts if pool.kind[p] == K_NOT]
-    if len(positives) != 1 or not all(_is_finite(pool, f) for f in negatives):
+    if not positives or not all(_is_finite(pool, f) for f in negatives):
         return (False,) * len(slices)
-    return contained_slices(pool, positives[0], slices, unbounded_only=True, memo=memo)
+    if len(positives) == 1:
+        return contained_slices(pool, positives[0], slices, unbounded_only=True, memo=memo)
+    return _contained_with_common_tail(pool, positives, slices, memo)
+
+
+def _contained_with_common_tail(pool: ExprPool, positives: list[int], slices: tuple[SliceClass, ...],
+                                memo: dict) -> tuple[bool, ...]:
+    """``X1{m1,∞} T1 ∩ X2{m2,∞} T2 ∩ ...`` (a JSON key that must also match a pattern): when
+    every ``Ti`` contains a common ``T`` (``Ti`` with some nullable leading factors dropped),
+    it contains ``(X1 ∩ X2 ∩ ...){max m,∞} T``, so a slice whose ``Y`` is in every ``Xi``
+    continues in infinitely many ways inside all of them: ``w y^r t`` for every long enough
+    ``r``."""
+    shapes = [_unbounded_head(pool, p) for p in positives]
+    if any(shape is None for shape in shapes):
+        return (False,) * len(slices)
+    common = set(_shorter_tails(pool, shapes[0][1]))
+    for _, tail in shapes[1:]:
+        common &= set(_shorter_tails(pool, tail))
+    if not common:
+        return (False,) * len(slices)
+    tail = next(t for t in _shorter_tails(pool, shapes[0][1]) if t in common)
+    return tuple(all(not slice_.first_bytes & ~pool.first_bytes(inner)
+                     and _is_char_subset(pool, slice_.char, inner, positive, tail, memo)
+                     for (inner, _), positive in zip(shapes, positives))
+                 for slice_ in slices)
+
+
+def _unbounded_head(pool: ExprPool, e: int) -> tuple[int, int] | None:
+    """``(X, T)`` when ``e`` is ``X{m,∞} T`` (``T`` is ε for ``X{m,∞}``), else ``None``."""
+    head, tail = pool.args[e] if pool.kind[e] == K_CONCAT else (e, EPSILON)
+    if pool.kind[head] != K_REPEAT or pool.args[head][2] != INF:
+        return None
+    return pool.args[head][0], tail
+
+
+def _shorter_tails(pool: ExprPool, tail: int) -> list[int]:
+    """``tail`` and the languages it contains by dropping its nullable leading factors."""
+    out = [tail]
+    while pool.kind[tail] == K_CONCAT and pool.nullable[pool.args[tail][0]]:
+        tail = pool.args[tail][1]
+        out.append(tail)
+    if pool.kind[tail] != K_CONCAT and pool.nullable[tail] and tail != EPSILON:
+        out.append(EPSILON)
+    return out
 
 
 def _is_finite(pool: ExprPool, e: int) -> bool:

@@ -110,6 +110,34 @@ def test_bounded_string_uses_only_short_slice(llama3_vocab):
     assert INF == SLICES[2].max_count
 
 
+@pytest.mark.parametrize("second, expected", [
+    (r'[^"\\]*(a|é)*"', (True, True, True)),   # the tails meet once (a|é)* is dropped
+    (r'[a-z]*"', (False, False, False)),         # Y ⊄ [a-z]
+    (r'[^"\\]{0,40}"', (False, False, False)), # bounded: not this rule
+])
+def test_containment_in_an_intersection_of_strings(second, expected):
+    """A key that is a JSON string and must also match a pattern: ``X1* T1 ∩ X2* T2``."""
+    pool = ExprPool()
+    first = parse_regex(r'[^"\\]*"', pool)
+    both = pool.intersect([first, parse_regex(second, pool)])
+    assert contained_slices(pool, both, SLICES) == expected
+
+
+def test_slicer_keeps_masks_at_keys_that_match_a_pattern(llama3_vocab):
+    """``patternProperties: {".*": ...}`` makes keys ``string ∩ pattern``: slices contained, same
+    masks as without the slicer."""
+    schema = {"type": "object", "patternProperties": {".*": {"type": "number"}}}
+    text = '{"temperature": 25, "humidity at night": 60}'
+    sliced = Matcher(compile(Grammar.from_json_schema(schema), llama3_vocab))
+    plain = Matcher(compile(Grammar.from_json_schema(schema), llama3_vocab, use_slicer=False))
+    contained_somewhere = False
+    for token in llama3_vocab.encode(text.encode()):
+        assert np.array_equal(sliced.compute_mask(), plain.compute_mask())
+        contained_somewhere |= all(sliced.compiled.slicer.contained(sliced._states[-1][2]))
+        assert sliced.consume_token(token) and plain.consume_token(token)
+    assert contained_somewhere
+
+
 @pytest.mark.parametrize("bound, expected", [
     (127, (True, True, False)), (128, (True, True, True)), (500, (True, True, True)),
 ])
