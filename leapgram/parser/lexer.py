@@ -21,7 +21,7 @@ from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
 from ..regex.dfa import DEAD, UNKNOWN, grown_table, publish_row
-from ..regex.expr import EMPTY
+from ..regex.expr import ALL_BYTES, EMPTY, refine_partition
 
 Items = tuple[tuple[int, int], ...]
 
@@ -137,14 +137,12 @@ class Lexer:
             publish_row(self.trans, state, parts, targets)
 
     def _byte_classes(self, items: Items) -> tuple[int, ...]:
-        parts: set[int] | None = None
-        for _, expr in items:
-            classes = self.pool.byte_classes(expr)
-            if parts is None:
-                parts = set(classes)
-                continue
-            parts = {a & b for a in parts for b in classes if a & b}
-        return tuple(sorted(parts)) if parts else ((1 << 256) - 1,)
+        if len(items) == 1:
+            return self.pool.byte_classes(items[0][1])
+        parts: tuple[int, ...] = (ALL_BYTES,)
+        for classes in {self.pool.byte_classes(expr) for _, expr in items}:
+            parts = refine_partition(parts, classes)
+        return parts
 
     def _target(self, items: Items, byte: int) -> int:
         pool = self.pool
