@@ -133,8 +133,8 @@ class Lexer:
                 return
             items = self._items[state]
             parts = self._byte_classes(items)
-            targets = [self._target(items, (part & -part).bit_length() - 1) for part in parts]
-            publish_row(self.trans, state, parts, targets)
+            starts = [self.pool.first_bytes(expr) for _, expr in items]
+            publish_row(self.trans, state, parts, [self._target(items, starts, part) for part in parts])
 
     def _byte_classes(self, items: Items) -> tuple[int, ...]:
         if len(items) == 1:
@@ -144,16 +144,17 @@ class Lexer:
             parts = refine_partition(parts, classes)
         return parts
 
-    def _target(self, items: Items, byte: int) -> int:
-        pool = self.pool
+    def _target(self, items: Items, starts: list[int], part: int) -> int:
+        """The state after the bytes of ``part``; lexemes none of them can start are skipped."""
+        byte = (part & -part).bit_length() - 1
+        derivative = self.pool.derivative
+        is_empty = self.pool.is_empty
         alive = []
-        bit = 1 << byte
-        for lex, expr in items:
-            if not pool.first_bytes(expr) & bit:  # cached; skips lexemes the byte cannot start
-                continue
-            d = pool.derivative(expr, byte)
-            if d != EMPTY and not pool.is_empty(d):
-                alive.append((lex, d))
+        for (lex, expr), first in zip(items, starts):
+            if first & part:
+                d = derivative(expr, byte)
+                if d != EMPTY and not is_empty(d):
+                    alive.append((lex, d))
         return self._state_of(False, tuple(alive)) if alive else DEAD
 
     def step(self, state: int, byte: int) -> int:
