@@ -280,9 +280,9 @@ class SliceChecker:
         """For each slice, whether all its tokens are allowed at ``state``.
 
         Until the sliced vocabulary exists the declared bounds are used; once some slice is
-        contained (so the slices are needed anyway) the bounds of the actual tokens
-        (:attr:`Slice.longest`), which let a string of at most 500 characters contain the
-        unbounded slice when no token is longer than 128 bytes."""
+        contained (so the slices are needed anyway), the bounds of the actual tokens
+        (:attr:`Slice.longest`): a string of at most 500 characters then contains the unbounded
+        slice too when no token is longer than 128 bytes."""
         found = self._contained.get(state)
         if found is None:
             with self.pool.lock:
