@@ -165,7 +165,7 @@ class CfgEngine:
             if code == MISSING_ROW:
                 fill_rows_down(trie, lexer, start, int(stack[trie.node_depth[start] - 1]) & 0xFFFFFFFF)
             elif code == MISSING_ROW_AFTER_STEP:
-                lexer.fill_row(int(payload) & 0xFFFFFFFF)
+                fill_rows_down(trie, lexer, start, int(payload) & 0xFFFFFFFF)
             else:
                 arena.handle(code, payload)
         arena.tidy()
