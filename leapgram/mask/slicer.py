@@ -226,19 +226,22 @@ def _is_char_subset_uncached(pool: ExprPool, char: Ranges, inner: int) -> bool:
 def _pieces_included(pool: ExprPool, char: Ranges, branches: tuple[int, ...]) -> bool:
     """A quick sufficient test of ``Y ⊆ X`` for ``X`` an alternation (``\\.|[^"\\]`` once
     flattened into its UTF-8 byte sequences): every UTF-8 byte sequence class of ``Y`` lies,
-    byte by byte, inside one branch of ``X`` of the same length."""
+    byte by byte, inside one branch of ``X`` of the same length. Branches that cannot start
+    like ``Y`` (the ~1,000 escape sequences of a JSON string character) are not looked at."""
+    wanted = [[((1 << (b + 1)) - 1) ^ ((1 << a) - 1) for a, b in seq]
+              for low, high in char for seq in byte_sequences(low, high)]
+    starts = 0
+    for masks in wanted:
+        starts |= masks[0]
     shapes = []
     for branch in branches:
-        parts = _byteset_sequence(pool, branch)
-        if parts is not None:
-            shapes.append(parts)
-    for low, high in char:
-        for seq in byte_sequences(low, high):
-            masks = [((1 << (b + 1)) - 1) ^ ((1 << a) - 1) for a, b in seq]
-            if not any(len(shape) == len(masks) and all(m & ~p == 0 for m, p in zip(masks, shape))
-                       for shape in shapes):
-                return False
-    return True
+        if pool.first_bytes(branch) & starts:
+            parts = _byteset_sequence(pool, branch)
+            if parts is not None:
+                shapes.append(parts)
+    return all(any(len(shape) == len(masks) and all(m & ~p == 0 for m, p in zip(masks, shape))
+                   for shape in shapes)
+               for masks in wanted)
 
 
 def _byteset_sequence(pool: ExprPool, e: int) -> list[int] | None:
