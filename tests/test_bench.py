@@ -80,13 +80,14 @@ def test_unknown_peer_is_refused(tmp_path):
 
 
 def test_summary_counts_and_percentiles():
-    rows = [CaseResult("a", compiled=True, ttfm_ms=2.0, tbm_us=[1.0, 3.0]),
-            CaseResult("b", compiled=True, valid_rejected=1, ttfm_ms=4.0, tbm_us=[5.0]),
+    rows = [CaseResult("a", compiled=True, ttfm_ms=2.0, tbm_us=[1.0, 3.0], tbm_cpu_us=[1.0, 2.0]),
+            CaseResult("b", compiled=True, valid_rejected=1, ttfm_ms=4.0, tbm_us=[5.0], tbm_cpu_us=[3.0]),
             CaseResult("c", error="timeout")]
     summary = summarize(rows)
     assert (summary["cases"], summary["compiled"], summary["passing"], summary["valid_rejected"]) == (3, 2, 1, 1)
     assert summary["errors"] == {"timeout": 1}
     assert summary["tbm_us"]["mean"] == 3.0 and summary["tbm_us"]["max"] == 5.0
+    assert summary["tbm_cpu_us"]["mean"] == 2.0 and summary["tbm_cpu_us"]["p99"] == 3.0
     assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.0 and percentile([], 50) is None
 
 

@@ -21,7 +21,7 @@ from ..parser.lexer import Lexer
 from ..regex.dfa import DEAD, LazyDfa
 from ..vocab.trie import TokenTrie
 from .slicer import SliceChecker
-from .walk import fill_dfa_mask
+from .walk import fill_dfa_mask, fill_rows_down
 
 CfgState = tuple[ChartArena, int, int]
 
@@ -163,9 +163,9 @@ class CfgEngine:
             if code == DONE:
                 break
             if code == MISSING_ROW:
-                lexer.fill_row(int(stack[trie.node_depth[start] - 1]) & 0xFFFFFFFF)
+                fill_rows_down(trie, lexer, start, int(stack[trie.node_depth[start] - 1]) & 0xFFFFFFFF)
             elif code == MISSING_ROW_AFTER_STEP:
-                lexer.fill_row(int(payload) & 0xFFFFFFFF)
+                fill_rows_down(trie, lexer, start, int(payload) & 0xFFFFFFFF)
             else:
                 arena.handle(code, payload)
         arena.tidy()

@@ -15,6 +15,7 @@ derivatives, :meth:`ExprPool.is_subset`) and ``n <= k``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ import numpy as np
 
 from ..errors import BudgetExceededError
 from ..regex.dfa import LazyDfa
-from ..regex.expr import INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
+from ..regex.expr import EPSILON, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
 from ..regex.syntax import parse_regex
 from ..regex.utf8 import Ranges, byte_sequences, ranges_include, ranges_to_expr
 from ..vocab.trie import TokenTrie
@@ -42,6 +43,14 @@ class Slice:
     max_count: int
     mask: np.ndarray
     trie: TokenTrie
+
+    @property
+    def longest(self) -> int:
+        """A bound on the characters of ``char_regex`` in any of its tokens: ``max_count``, or
+        the longest token in bytes if shorter (each character takes a byte at least). The check
+        may use it for ``n``: every token of the slice is a prefix of ``Y{1,longest}``."""
+        depth = self.trie.max_depth
+        return depth if self.max_count == INF else min(self.max_count, depth)
 
 
 class SlicedVocabulary:
@@ -85,10 +94,12 @@ class SliceClass:
 
 
 def contained_slices(pool: ExprPool, state_expr: int, slices: tuple[SliceClass, ...], *,
-                     unbounded_only: bool = False) -> tuple[bool, ...]:
+                     unbounded_only: bool = False, memo: dict | None = None) -> tuple[bool, ...]:
     """For each slice ``Y{1,n}``, whether it is contained in the prefixes of ``state_expr``
     (under-approximated: see the module docstring). ``unbounded_only``: count only alternatives
-    ``X{m,∞} T``."""
+    ``X{m,∞} T``. ``memo`` remembers ``Y ⊆ X`` per ``(Y, X)`` across calls on the same pool (the
+    states of one string share their ``X``)."""
+    memo = {} if memo is None else memo
     found = [False] * len(slices)
     starts = pool.first_bytes(state_expr)
     if all(slice_.first_bytes & ~starts for slice_ in slices):
@@ -96,7 +107,7 @@ def contained_slices(pool: ExprPool, state_expr: int, slices: tuple[SliceClass, 
     alternatives = pool.args[state_expr] if pool.kind[state_expr] == K_OR else (state_expr,)
     for alt in alternatives:
         if pool.kind[alt] == K_AND:
-            found = [a or b for a, b in zip(found, _contained_in_intersection(pool, alt, slices))]
+            found = [a or b for a, b in zip(found, _contained_in_intersection(pool, alt, slices, memo))]
             continue
         head, tail = pool.args[alt] if pool.kind[alt] == K_CONCAT else (alt, None)
         if pool.kind[head] != K_REPEAT:
@@ -110,20 +121,64 @@ def contained_slices(pool: ExprPool, state_expr: int, slices: tuple[SliceClass, 
                 continue
             if high != INF and (slice_.max_count == INF or slice_.max_count > high):
                 continue
-            found[k] = _is_char_subset(pool, slice_.char, inner, alt, tail)
+            found[k] = _is_char_subset(pool, slice_.char, inner, alt, tail, memo)
     return tuple(found)
 
 
-def _contained_in_intersection(pool: ExprPool, e: int, slices: tuple[SliceClass, ...]) -> tuple[bool, ...]:
+def _contained_in_intersection(pool: ExprPool, e: int, slices: tuple[SliceClass, ...],
+                               memo: dict) -> tuple[bool, ...]:
     """``A ∩ ¬F1 ∩ ...`` with every ``Fi`` finite (a JSON key that is none of the declared
     names): a slice contained in ``A`` through an unbounded ``X{m,∞} T`` continues in infinitely
     many ways, only finitely many of which are in the ``Fi``, so it is contained in ``e`` too."""
     parts = pool.args[e]
     positives = [p for p in parts if pool.kind[p] != K_NOT]
     negatives = [pool.args[p][0] for p in parts if pool.kind[p] == K_NOT]
-    if len(positives) != 1 or not all(_is_finite(pool, f) for f in negatives):
+    if not positives or not all(_is_finite(pool, f) for f in negatives):
         return (False,) * len(slices)
-    return contained_slices(pool, positives[0], slices, unbounded_only=True)
+    if len(positives) == 1:
+        return contained_slices(pool, positives[0], slices, unbounded_only=True, memo=memo)
+    return _contained_with_common_tail(pool, positives, slices, memo)
+
+
+def _contained_with_common_tail(pool: ExprPool, positives: list[int], slices: tuple[SliceClass, ...],
+                                memo: dict) -> tuple[bool, ...]:
+    """``X1{m1,∞} T1 ∩ X2{m2,∞} T2 ∩ ...`` (a JSON key that must also match a pattern): when
+    every ``Ti`` contains a common ``T`` (``Ti`` with some nullable leading factors dropped),
+    it contains ``(X1 ∩ X2 ∩ ...){max m,∞} T``, so a slice whose ``Y`` is in every ``Xi``
+    continues in infinitely many ways inside all of them: ``w y^r t`` for every long enough
+    ``r``."""
+    shapes = [_unbounded_head(pool, p) for p in positives]
+    if any(shape is None for shape in shapes):
+        return (False,) * len(slices)
+    common = set(_shorter_tails(pool, shapes[0][1]))
+    for _, tail in shapes[1:]:
+        common &= set(_shorter_tails(pool, tail))
+    if not common:
+        return (False,) * len(slices)
+    tail = next(t for t in _shorter_tails(pool, shapes[0][1]) if t in common)
+    return tuple(all(not slice_.first_bytes & ~pool.first_bytes(inner)
+                     and _is_char_subset(pool, slice_.char, inner, positive, tail, memo)
+                     for (inner, _), positive in zip(shapes, positives))
+                 for slice_ in slices)
+
+
+def _unbounded_head(pool: ExprPool, e: int) -> tuple[int, int] | None:
+    """``(X, T)`` when ``e`` is ``X{m,∞} T`` (``T`` is ε for ``X{m,∞}``), else ``None``."""
+    head, tail = pool.args[e] if pool.kind[e] == K_CONCAT else (e, EPSILON)
+    if pool.kind[head] != K_REPEAT or pool.args[head][2] != INF:
+        return None
+    return pool.args[head][0], tail
+
+
+def _shorter_tails(pool: ExprPool, tail: int) -> list[int]:
+    """``tail`` and the languages it contains by dropping its nullable leading factors."""
+    out = [tail]
+    while pool.kind[tail] == K_CONCAT and pool.nullable[pool.args[tail][0]]:
+        tail = pool.args[tail][1]
+        out.append(tail)
+    if pool.kind[tail] != K_CONCAT and pool.nullable[tail] and tail != EPSILON:
+        out.append(EPSILON)
+    return out
 
 
 def _is_finite(pool: ExprPool, e: int) -> bool:
@@ -144,10 +199,20 @@ def _is_finite(pool: ExprPool, e: int) -> bool:
     return True
 
 
-def _is_char_subset(pool: ExprPool, char: Ranges, inner: int, alt: int, tail: int | None) -> bool:
+def _is_char_subset(pool: ExprPool, char: Ranges, inner: int, alt: int, tail: int | None, memo: dict) -> bool:
     try:
         if pool.is_empty(alt) or (tail is not None and pool.is_empty(tail)):
             return False
+    except BudgetExceededError:
+        return False
+    found = memo.get((char, inner))
+    if found is None:
+        found = memo[(char, inner)] = _is_char_subset_uncached(pool, char, inner)
+    return found
+
+
+def _is_char_subset_uncached(pool: ExprPool, char: Ranges, inner: int) -> bool:
+    try:
         outer = pool.char_ranges.get(inner)
         if outer is not None:
             return ranges_include(outer, char)
@@ -161,19 +226,22 @@ def _is_char_subset(pool: ExprPool, char: Ranges, inner: int, alt: int, tail: in
 def _pieces_included(pool: ExprPool, char: Ranges, branches: tuple[int, ...]) -> bool:
     """A quick sufficient test of ``Y ⊆ X`` for ``X`` an alternation (``\\.|[^"\\]`` once
     flattened into its UTF-8 byte sequences): every UTF-8 byte sequence class of ``Y`` lies,
-    byte by byte, inside one branch of ``X`` of the same length."""
+    byte by byte, inside one branch of ``X`` of the same length. Branches that cannot start
+    like ``Y`` (the ~1,000 escape sequences of a JSON string character) are not looked at."""
+    wanted = [[((1 << (b + 1)) - 1) ^ ((1 << a) - 1) for a, b in seq]
+              for low, high in char for seq in byte_sequences(low, high)]
+    starts = 0
+    for masks in wanted:
+        starts |= masks[0]
     shapes = []
     for branch in branches:
-        parts = _byteset_sequence(pool, branch)
-        if parts is not None:
-            shapes.append(parts)
-    for low, high in char:
-        for seq in byte_sequences(low, high):
-            masks = [((1 << (b + 1)) - 1) ^ ((1 << a) - 1) for a, b in seq]
-            if not any(len(shape) == len(masks) and all(m & ~p == 0 for m, p in zip(masks, shape))
-                       for shape in shapes):
-                return False
-    return True
+        if pool.first_bytes(branch) & starts:
+            parts = _byteset_sequence(pool, branch)
+            if parts is not None:
+                shapes.append(parts)
+    return all(any(len(shape) == len(masks) and all(m & ~p == 0 for m, p in zip(masks, shape))
+                   for shape in shapes)
+               for masks in wanted)
 
 
 def _byteset_sequence(pool: ExprPool, e: int) -> list[int] | None:
@@ -206,19 +274,35 @@ class SliceChecker:
         self.exprs_of = exprs_of
         self.get_sliced = get_sliced
         self.slices = tuple(slice_class(char_regex, count) for char_regex, count in definitions)
+        self._actual: tuple[SliceClass, ...] | None = None  # bounds from the built slices
         self._contained: dict[int, tuple[bool, ...]] = {}
+        self._subsets: dict[tuple, bool] = {}  # Y ⊆ X per (Y, X): at most slices × pool size
         self._unions: dict[tuple[bool, ...], np.ndarray] = {}  # OR of the contained slices' masks
 
     def contained(self, state: int) -> tuple[bool, ...]:
-        """For each slice, whether all its tokens are allowed at ``state``."""
+        """For each slice, whether all its tokens are allowed at ``state``.
+
+        Until the sliced vocabulary exists the declared bounds are used; once some slice is
+        contained (so the slices are needed anyway), the bounds of the actual tokens
+        (:attr:`Slice.longest`): a string of at most 500 characters then contains the unbounded
+        slice too when no token is longer than 128 bytes."""
         found = self._contained.get(state)
         if found is None:
             with self.pool.lock:
-                found = tuple([False] * len(self.slices))
-                for expr in self.exprs_of(state):
-                    here = contained_slices(self.pool, expr, self.slices)
-                    found = tuple(a or b for a, b in zip(found, here))
+                found = self._decide(state, self._actual or self.slices)
+                if self._actual is None and any(found):
+                    self._actual = tuple(dataclasses.replace(c, max_count=s.longest)
+                                         for c, s in zip(self.slices, self.get_sliced().slices))
+                    if not all(found):
+                        found = self._decide(state, self._actual)
             self._contained[state] = found
+        return found
+
+    def _decide(self, state: int, classes: tuple[SliceClass, ...]) -> tuple[bool, ...]:
+        found = (False,) * len(classes)
+        for expr in self.exprs_of(state):
+            here = contained_slices(self.pool, expr, classes, memo=self._subsets)
+            found = tuple(a or b for a, b in zip(found, here))
         return found
 
     def fill(self, state: int, full_trie: TokenTrie, mask: np.ndarray, walk: Callable[[TokenTrie], None]) -> None:

@@ -21,7 +21,7 @@ from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
 from ..regex.dfa import DEAD, UNKNOWN, grown_table, publish_row
-from ..regex.expr import EMPTY
+from ..regex.expr import ALL_BYTES, EMPTY, refine_partition
 
 Items = tuple[tuple[int, int], ...]
 
@@ -133,29 +133,28 @@ class Lexer:
                 return
             items = self._items[state]
             parts = self._byte_classes(items)
-            targets = [self._target(items, (part & -part).bit_length() - 1) for part in parts]
-            publish_row(self.trans, state, parts, targets)
+            starts = [self.pool.first_bytes(expr) for _, expr in items]
+            publish_row(self.trans, state, parts, [self._target(items, starts, part) for part in parts])
 
     def _byte_classes(self, items: Items) -> tuple[int, ...]:
-        parts: set[int] | None = None
-        for _, expr in items:
-            classes = self.pool.byte_classes(expr)
-            if parts is None:
-                parts = set(classes)
-                continue
-            parts = {a & b for a in parts for b in classes if a & b}
-        return tuple(sorted(parts)) if parts else ((1 << 256) - 1,)
+        if len(items) == 1:
+            return self.pool.byte_classes(items[0][1])
+        parts: tuple[int, ...] = (ALL_BYTES,)
+        for classes in {self.pool.byte_classes(expr) for _, expr in items}:
+            parts = refine_partition(parts, classes)
+        return parts
 
-    def _target(self, items: Items, byte: int) -> int:
-        pool = self.pool
+    def _target(self, items: Items, starts: list[int], part: int) -> int:
+        """The state after the bytes of ``part``; lexemes none of them can start are skipped."""
+        byte = (part & -part).bit_length() - 1
+        derivative = self.pool.derivative
+        is_empty = self.pool.is_empty
         alive = []
-        bit = 1 << byte
-        for lex, expr in items:
-            if not pool.first_bytes(expr) & bit:  # cached; skips lexemes the byte cannot start
-                continue
-            d = pool.derivative(expr, byte)
-            if d != EMPTY and not pool.is_empty(d):
-                alive.append((lex, d))
+        for (lex, expr), first in zip(items, starts):
+            if first & part:
+                d = derivative(expr, byte)
+                if d != EMPTY and not is_empty(d):
+                    alive.append((lex, d))
         return self._state_of(False, tuple(alive)) if alive else DEAD
 
     def step(self, state: int, byte: int) -> int:

@@ -23,6 +23,9 @@ STRINGY = [
     r"(.{0,12}|[0-9]+)x",
     r"[^\n]{5,40}\n",
     r"(?s).*",
+    r'"[^"\\]{0,500}"',
+    r'"[^"\\]{2,127}"',
+    r'"[^"\\]{0,128}"',
 ]
 
 
@@ -107,6 +110,47 @@ def test_bounded_string_uses_only_short_slice(llama3_vocab):
     assert INF == SLICES[2].max_count
 
 
+@pytest.mark.parametrize("second, expected", [
+    (r'[^"\\]*(a|é)*"', (True, True, True)),   # the tails meet once (a|é)* is dropped
+    (r'[a-z]*"', (False, False, False)),         # Y ⊄ [a-z]
+    (r'[^"\\]{0,40}"', (False, False, False)), # bounded: not this rule
+])
+def test_containment_in_an_intersection_of_strings(second, expected):
+    """A key that is a JSON string and must also match a pattern: ``X1* T1 ∩ X2* T2``."""
+    pool = ExprPool()
+    first = parse_regex(r'[^"\\]*"', pool)
+    both = pool.intersect([first, parse_regex(second, pool)])
+    assert contained_slices(pool, both, SLICES) == expected
+
+
+def test_slicer_keeps_masks_at_keys_that_match_a_pattern(llama3_vocab):
+    """``patternProperties: {".*": ...}`` makes keys ``string ∩ pattern``: slices contained, same
+    masks as without the slicer."""
+    schema = {"type": "object", "patternProperties": {".*": {"type": "number"}}}
+    text = '{"temperature": 25, "humidity at night": 60}'
+    sliced = Matcher(compile(Grammar.from_json_schema(schema), llama3_vocab))
+    plain = Matcher(compile(Grammar.from_json_schema(schema), llama3_vocab, use_slicer=False))
+    contained_somewhere = False
+    for token in llama3_vocab.encode(text.encode()):
+        assert np.array_equal(sliced.compute_mask(), plain.compute_mask())
+        contained_somewhere |= all(sliced.compiled.slicer.contained(sliced._states[-1][2]))
+        assert sliced.consume_token(token) and plain.consume_token(token)
+    assert contained_somewhere
+
+
+@pytest.mark.parametrize("bound, expected", [
+    (127, (True, True, False)), (128, (True, True, True)), (500, (True, True, True)),
+])
+def test_bounded_string_contains_slices_as_long_as_their_tokens(llama3_vocab, bound, expected):
+    """No Llama-3 token is longer than 128 bytes, so once the slices exist a string of at most
+    128 characters contains the unbounded slice too (its tokens are prefixes of ``Y{1,128}``)."""
+    assert sliced_vocabulary(llama3_vocab).slices[2].longest == 128
+    compiled = compile(Grammar.from_regex(f'"[^"\\\\]{{0,{bound}}}"'), llama3_vocab)
+    matcher = Matcher(compiled)
+    assert matcher.consume_token(llama3_vocab.encode(b'"')[0])
+    assert compiled.slicer.contained(matcher._states[-1]) == expected
+
+
 @pytest.mark.parametrize("inner, expected", [
     (r'[^"\\\n]|\\.', True), (r'[^"\\]|\\["\\/bfnrt]|\\u[0-9a-f]{4}', True), (r"[a-z]|\\.", False),
     (r"[^\x80-\U0010FFFF]|é", False), (r"[\x00-\U0010FFFF]|a", True),
@@ -129,7 +173,7 @@ def test_slicer_keeps_masks_at_keys_that_exclude_declared_names(llama3_vocab):
     """Undeclared keys are ``string ∩ ¬{declared}``: the slices are contained there (the string
     goes on without bound), and the masks are the same with and without the slicer."""
     schema = {"type": "object", "properties": {"bookmark": {"type": "integer"}, "name": {"type": "string"}}}
-    text = '{"bookmark": 1, "name": "x", "bookmarkThumbWidth": 2, "other key with spaces": [true]}'
+    text = '{"bookmark": 1, "name": "x", "bookmarkThumbWidth": 2, "other key with spaces": [true]}'  # undeclared keys last
     sliced = Matcher(compile(Grammar.from_json_schema(schema), llama3_vocab))
     plain = Matcher(compile(Grammar.from_json_schema(schema), llama3_vocab, use_slicer=False))
     contained_somewhere = False
