@@ -56,6 +56,7 @@ class ExprPool:
         self._empty: dict[int, bool] = {}
         self.char_ranges: dict[int, tuple[tuple[int, int], ...]] = {}
         self._first: dict[int, int] = {}
+        self.memo: dict[tuple, int] = {}
         self._intern(K_EMPTY, (), False, False)
         self._intern(K_EPS, (), True, False)
         any_byte = self._intern(K_BYTES, (ALL_BYTES,), False, False)
@@ -63,6 +64,19 @@ class ExprPool:
 
     def __len__(self) -> int:
         return len(self.kind)
+
+    def copy(self) -> ExprPool:
+        """An independent pool with the same expressions (same ids) and caches: a pool of
+        expressions every grammar needs is built once and copied per grammar (a few µs per
+        hundred expressions), instead of parsing them again."""
+        twin = ExprPool.__new__(ExprPool)
+        twin.limits = self.limits
+        twin.lock = threading.RLock()
+        with self.lock:
+            for name, value in self.__dict__.items():
+                if name not in ("limits", "lock"):
+                    setattr(twin, name, value.copy() if isinstance(value, (list, dict)) else value)
+        return twin
 
     def _intern(self, kind: int, args: tuple, nullable: bool, has_bool: bool) -> int:
         key = (kind, args)
@@ -327,26 +341,36 @@ class ExprPool:
         # ``maxLength: 32767``) is near, while depth first would walk its whole length. Every
         # expression on the path to the string found is non-empty too: remembered, as the lexer
         # asks next about exactly those derivatives.
+        # A derivative is tested when it is made, not when it is dequeued: the search stops at
+        # the first class that leaves the intersection's boolean part behind (a key that is none
+        # of the declared names), before the derivatives by the other classes are computed.
+        if self._is_known_nonempty(e):
+            self._empty[e] = False
+            return False
         budget = self.limits.max_emptiness_steps
         parent = {e: -1}
         frontier = collections.deque([e])
         while frontier:
             x = frontier.popleft()
-            if self.nullable[x] or not self.has_bool[x] or self._empty.get(x) is False:
-                while x != -1:
-                    self._empty[x] = False
-                    x = parent[x]
-                return False
             budget -= 1
             if budget < 0:
                 raise BudgetExceededError("max_emptiness_steps", self.limits.max_emptiness_steps,
                                           "deciding whether an intersection or complement is empty")
             for part in self.byte_classes(x):
                 d = self.derivative(x, (part & -part).bit_length() - 1)
-                if d != EMPTY and d not in parent:
-                    parent[d] = x
-                    frontier.append(d)
+                if d == EMPTY or d in parent or self._empty.get(d):
+                    continue
+                parent[d] = x
+                if self._is_known_nonempty(d):
+                    while d != -1:
+                        self._empty[d] = False
+                        d = parent[d]
+                    return False
+                frontier.append(d)
         return True
+
+    def _is_known_nonempty(self, e: int) -> bool:
+        return self.nullable[e] or not self.has_bool[e] or self._empty.get(e) is False
 
     def is_subset(self, a: int, b: int) -> bool:
         """Whether every string of ``a`` is in ``b``: a search over pairs of derivatives that

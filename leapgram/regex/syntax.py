@@ -57,9 +57,14 @@ def parse_regex(
     """Parse ``pattern`` into ``pool`` and return the expression id.
 
     The whole matched text must match (as ``re.fullmatch``); ``^``/``$`` at the ends are
-    accepted and change nothing.
+    accepted and change nothing. Remembered in ``pool.memo``: the same pattern parsed again into
+    the same pool (or a copy of it) costs one lookup.
     """
-    return _Parser(pattern, pool, ignore_case, dotall).parse()
+    key = ("regex", pattern, ignore_case, dotall)
+    found = pool.memo.get(key)
+    if found is None:
+        found = pool.memo[key] = _Parser(pattern, pool, ignore_case, dotall).parse()
+    return found
 
 
 class _Parser:

@@ -21,8 +21,8 @@ from ...errors import BudgetExceededError, GrammarError, UnsupportedError
 from ...grammar.builder import GrammarBuilder
 from ...grammar.ir import GrammarIR
 from ...limits import Limits
-from ...regex.expr import ExprPool
 from . import arrays, combinators, objects
+from .common import schema_pool, whitespace_expr
 from .context import SchemaContext
 from .numbers import NUMBER_KEYWORDS, number_expr
 from .refs import RefResolver
@@ -60,7 +60,7 @@ class SchemaTranslator:
     def __init__(self, root: Any, *, whitespace: str | int = "flexible", lenient: bool = False,
                  any_order: bool = False, limits: Limits) -> None:
         self.root = root
-        self.ctx = SchemaContext(ExprPool(limits), lenient)
+        self.ctx = SchemaContext(schema_pool(limits), lenient)
         self.pool = self.ctx.pool
         self.b = GrammarBuilder(limits, pool=self.pool)
         self.refs = RefResolver(root)
@@ -94,7 +94,7 @@ class SchemaTranslator:
             raise ValueError(f"whitespace must be 'flexible', 'compact' or a maximum run length, not {whitespace!r}")
         if run == 0:
             return None
-        ws = self.pool.repeat(self.pool.byteset(sum(1 << c for c in b" \t\n\r")), 1, run)
+        ws = whitespace_expr(self.pool, run)
         return self.b.optional([self.b.lexeme("WS", ws)], hint="ws")
 
     def ows(self) -> list[int]:
