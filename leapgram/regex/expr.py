@@ -40,7 +40,8 @@ class ExprPool:
     """Interned expressions plus the caches that make derivatives cheap.
 
     Not thread-safe by itself: whoever grows it after construction (the lazy DFAs) holds
-    ``lock``.
+    ``lock``. ``memo`` keeps the results of constructions by their arguments (literals, parsed
+    regexes, a front end's derived expressions): ids, valid in this pool and its copies.
     """
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
@@ -102,8 +103,13 @@ class ExprPool:
         return self._intern(K_BYTES, (mask,), False, False)
 
     def literal(self, data: bytes) -> int:
-        """The expression matching exactly ``data``."""
-        return self.concat_all([self.byteset(1 << b) for b in data])
+        """The expression matching exactly ``data`` (remembered in :attr:`memo`: grammars spell
+        the same keys and punctuation many times)."""
+        key = ("literal", bytes(data))
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = self.concat_all([self.byteset(1 << b) for b in data])
+        return found
 
     def concat(self, a: int, b: int) -> int:
         """``ab``, kept right-associated."""

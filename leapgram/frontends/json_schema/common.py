@@ -1,7 +1,7 @@
 """The expressions every schema needs, built once per process and copied per schema.
 
 Most of a small schema's translation used to be parsing the same regexes again: the JSON string
-and number lexemes, the formats, any code point and its JSON spellings. They are parsed once into
+and number lexemes, the formats and their JSON spellings, any code point. They are parsed once into
 a *base pool* (per :class:`Limits`, the few most recent kept), with the derivatives a lexer takes
 of the JSON string, number and whitespace lexemes; each translation starts from
 :meth:`ExprPool.copy` of it (a few µs), and ``parse_regex`` finds them in the copy's memo.
@@ -20,7 +20,7 @@ from .numbers import JSON_INTEGER, JSON_NUMBER, NumberBuilder
 from .strings import JSON_STRING, any_char, json_encoded
 
 WHITESPACE_BYTES = sum(1 << c for c in b" \t\n\r")
-MAX_WARM_STATES = 64  # derivative states warmed per lexeme (all 256 bytes each)
+MAX_WARM_STATES = 64  # derivative states warmed per lexeme
 
 
 def schema_pool(limits: Limits) -> ExprPool:
@@ -40,7 +40,7 @@ def base_pool(limits: Limits) -> ExprPool | None:
             NumberBuilder(pool, integer)
         json_encoded(pool, pool.repeat(any_char(pool), 0, INF))
         for pattern in FORMATS.values():
-            parse_regex(pattern, pool)
+            json_encoded(pool, parse_regex(pattern, pool))
         for expr in lexemes:
             warm_derivatives(pool, expr)
     except Exception:  # noqa: BLE001 - a budget too small for the base pool: schemas start empty
@@ -55,15 +55,14 @@ def whitespace_expr(pool: ExprPool, run: int) -> int:
 
 def warm_derivatives(pool: ExprPool, expr: int) -> None:
     """Take the derivatives of ``expr`` and of its first ``MAX_WARM_STATES`` derivative states by
-    every byte, so that lexers built on copies of the pool find them cached."""
+    one byte of each class (the byte a lexer row takes), so lexers on copies find them cached."""
     seen = {expr}
     frontier = [expr]
     while frontier and len(seen) <= MAX_WARM_STATES:
         e = frontier.pop()
         pool.first_bytes(e)
-        pool.byte_classes(e)
-        for byte in range(256):
-            d = pool.derivative(e, byte)
+        for part in pool.byte_classes(e):
+            d = pool.derivative(e, (part & -part).bit_length() - 1)
             if d != EMPTY and d not in seen:
                 seen.add(d)
                 frontier.append(d)

@@ -214,6 +214,13 @@ class _Encoder:
         return (width, low, high) if size == high - low + 1 else None
 
     def encode_bytes(self, mask: int) -> int:
+        key = ("json_bytes", mask)
+        found = self.pool.memo.get(key)
+        if found is None:
+            found = self.pool.memo[key] = self._encode_bytes(mask)
+        return found
+
+    def _encode_bytes(self, mask: int) -> int:
         pool = self.pool
         branches = [pool.byteset(mask & RAW_BYTES)]
         for byte, text in SHORT_ESCAPES.items():
