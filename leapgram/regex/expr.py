@@ -105,10 +105,13 @@ class ExprPool:
     def literal(self, data: bytes) -> int:
         """The expression matching exactly ``data`` (remembered in :attr:`memo`: grammars spell
         the same keys and punctuation many times)."""
-        key = ("literal", bytes(data))
+        return self.remembered(("literal", bytes(data)), lambda: self.concat_all([self.byteset(1 << b) for b in data]))
+
+    def remembered(self, key: tuple, make) -> int:
+        """``memo[key]``, made by ``make()`` the first time."""
         found = self.memo.get(key)
         if found is None:
-            found = self.memo[key] = self.concat_all([self.byteset(1 << b) for b in data])
+            found = self.memo[key] = make()
         return found
 
     def concat(self, a: int, b: int) -> int:

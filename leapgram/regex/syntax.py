@@ -60,11 +60,8 @@ def parse_regex(
     accepted and change nothing. Remembered in ``pool.memo``: the same pattern parsed again into
     the same pool (or a copy of it) costs one lookup.
     """
-    key = ("regex", pattern, ignore_case, dotall)
-    found = pool.memo.get(key)
-    if found is None:
-        found = pool.memo[key] = _Parser(pattern, pool, ignore_case, dotall).parse()
-    return found
+    return pool.remembered(("regex", pattern, ignore_case, dotall),
+                           lambda: _Parser(pattern, pool, ignore_case, dotall).parse())
 
 
 class _Parser:

@@ -135,11 +135,7 @@ class _Encoder:
     def encode(self, e: int) -> int:
         """Remembered in ``pool.memo``, so the spellings of any character are built once per
         pool (and its copies: :mod:`.common`)."""
-        key = ("json_encoded", e)
-        found = self.pool.memo.get(key)
-        if found is None:
-            found = self.pool.memo[key] = self._encode(e)
-        return found
+        return self.pool.remembered(("json_encoded", e), lambda: self._encode(e))
 
     def _encode(self, e: int) -> int:
         pool = self.pool
@@ -214,11 +210,7 @@ class _Encoder:
         return (width, low, high) if size == high - low + 1 else None
 
     def encode_bytes(self, mask: int) -> int:
-        key = ("json_bytes", mask)
-        found = self.pool.memo.get(key)
-        if found is None:
-            found = self.pool.memo[key] = self._encode_bytes(mask)
-        return found
+        return self.pool.remembered(("json_bytes", mask), lambda: self._encode_bytes(mask))
 
     def _encode_bytes(self, mask: int) -> int:
         pool = self.pool
