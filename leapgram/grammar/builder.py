@@ -32,6 +32,7 @@ class GrammarBuilder:
         self._ignore: list[int] = []
         self._fresh = 0
         self._defined: set[int] = set()
+        self._literals: dict[tuple[bytes, bool], int] = {}
 
     # ----- symbols ------------------------------------------------------------------------
 
@@ -65,7 +66,13 @@ class GrammarBuilder:
 
     def literal(self, text: str | bytes, *, ignore_case: bool = False) -> int:
         """The symbol matching exactly ``text`` (UTF-8)."""
-        data = text.encode("utf-8") if isinstance(text, str) else text
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        found = self._literals.get((data, ignore_case))
+        if found is None:
+            found = self._literals[(data, ignore_case)] = self._new_literal(data, ignore_case)
+        return found
+
+    def _new_literal(self, data: bytes, ignore_case: bool) -> int:
         if ignore_case:
             expr = parse_regex(_escape(data.decode("utf-8")), self.pool, ignore_case=True)
         else:

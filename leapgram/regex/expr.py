@@ -58,6 +58,7 @@ class ExprPool:
         self.char_ranges: dict[int, tuple[tuple[int, int], ...]] = {}
         self._first: dict[int, int] = {}
         self.memo: dict[tuple, int] = {}
+        self._single_bytes: list[int | None] = [None] * 256
         self._intern(K_EMPTY, (), False, False)
         self._intern(K_EPS, (), True, False)
         any_byte = self._intern(K_BYTES, (ALL_BYTES,), False, False)
@@ -105,7 +106,18 @@ class ExprPool:
     def literal(self, data: bytes) -> int:
         """The expression matching exactly ``data`` (remembered in :attr:`memo`: grammars spell
         the same keys and punctuation many times)."""
-        return self.remembered(("literal", bytes(data)), lambda: self.concat_all([self.byteset(1 << b) for b in data]))
+        return self.remembered(("literal", bytes(data)), lambda: self._new_literal(data))
+
+    def _new_literal(self, data: bytes) -> int:
+        # concat_all without its checks: byte classes are never ε, ∅, nullable or concatenations.
+        single = self._single_bytes
+        out = EPSILON
+        for b in reversed(data):
+            byte = single[b]
+            if byte is None:
+                byte = single[b] = self.byteset(1 << b)
+            out = byte if out == EPSILON else self._intern(K_CONCAT, (byte, out), False, False)
+        return out
 
     def remembered(self, key: tuple, make) -> int:
         """``memo[key]``, made by ``make()`` the first time."""

@@ -70,6 +70,7 @@ class SchemaTranslator:
         self._any: int | None = None
         self._any_string: int | None = None
         self._scalar_exprs: dict[tuple[str, str], int] = {}
+        self._enum_symbols: dict[tuple[str, tuple[str, ...]], list[int]] = {}
         dialect = root.get("$schema", "") if isinstance(root, dict) else ""
         self._ref_overrides = isinstance(dialect, str) and any(f"draft-0{n}" in dialect for n in (3, 4, 6, 7))
 
@@ -261,8 +262,21 @@ class SchemaTranslator:
     # ----- enum and const -----------------------------------------------------------------
 
     def _enumerated(self, schema: dict, pointer: str, types: set[str]) -> list[int]:
-        values = self.enumerated_values(schema, pointer)
+        """The symbols of the enumerated values ``types`` allows, memoized by the keywords they
+        depend on: large schemas repeat the same long enum in many places."""
         rest = {k: v for k, v in schema.items() if k not in ("enum", "const", "type", "nullable") and k not in ANNOTATIONS}
+        listed = {k: schema[k] for k in ("enum", "const") if k in schema}
+        key = (json.dumps([listed, rest], sort_keys=True, default=repr), tuple(sorted(types)))
+        found = self._enum_symbols.get(key)
+        if found is None:
+            warnings = len(self.ctx.warnings)
+            found = self._new_enumerated(schema, pointer, types, rest)
+            if len(self.ctx.warnings) == warnings:  # a warning names its pointer: recompute elsewhere
+                self._enum_symbols[key] = found
+        return list(found)
+
+    def _new_enumerated(self, schema: dict, pointer: str, types: set[str], rest: dict) -> list[int]:
+        values = self.enumerated_values(schema, pointer)
         kept = [v for v in values if _type_allowed(json_type(v), types) and self._passes(v, rest, pointer)]
         scalars = [text for v in kept if not isinstance(v, (dict, list)) for text in scalar_spellings(v)]
         out = []
