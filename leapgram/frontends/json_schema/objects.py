@@ -281,14 +281,28 @@ def _members_any_order(t: SchemaTranslator, members: list[tuple[int, bool]], ext
 
 
 def _live_states(rules: dict[tuple[int, int], list[list[Any]]]) -> set[tuple[int, int]]:
-    """The states that can end (derive a finite member list), by fixpoint."""
+    """The states that can end (derive a finite member list): a worklist over alternatives
+    counting the states they still wait for, linear in the rules (a fixpoint by passes was
+    quadratic in the properties)."""
+    missing: dict[tuple[tuple[int, int], int], int] = {}
+    waiting: dict[tuple[int, int], list[tuple[tuple[int, int], int]]] = {}
+    ready = []
+    for key, alternatives in rules.items():
+        for n, alt in enumerate(alternatives):
+            states = [x for x in alt if isinstance(x, tuple)]
+            missing[(key, n)] = len(states)
+            for state in states:
+                waiting.setdefault(state, []).append((key, n))
+            if not states:
+                ready.append(key)
     live: set[tuple[int, int]] = set()
-    changed = True
-    while changed:
-        changed = False
-        for key, alternatives in rules.items():
-            if key not in live and any(all(not isinstance(x, tuple) or x in live for x in alt)
-                                       for alt in alternatives):
-                live.add(key)
-                changed = True
+    while ready:
+        key = ready.pop()
+        if key in live:
+            continue
+        live.add(key)
+        for alt in waiting.get(key, ()):
+            missing[alt] -= 1
+            if missing[alt] == 0:
+                ready.append(alt[0])
     return live
