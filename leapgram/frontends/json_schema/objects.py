@@ -21,6 +21,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ...errors import BudgetExceededError, GrammarError
+from ...grammar.builder import productive_nonterminals
+from ...grammar.ir import Rule
 from .values import count_keyword
 
 if TYPE_CHECKING:
@@ -281,28 +283,10 @@ def _members_any_order(t: SchemaTranslator, members: list[tuple[int, bool]], ext
 
 
 def _live_states(rules: dict[tuple[int, int], list[list[Any]]]) -> set[tuple[int, int]]:
-    """The states that can end (derive a finite member list): a worklist over alternatives
-    counting the states they still wait for, linear in the rules (a fixpoint by passes was
-    quadratic in the properties)."""
-    missing: dict[tuple[tuple[int, int], int], int] = {}
-    waiting: dict[tuple[int, int], list[tuple[tuple[int, int], int]]] = {}
-    ready = []
-    for key, alternatives in rules.items():
-        for n, alt in enumerate(alternatives):
-            states = [x for x in alt if isinstance(x, tuple)]
-            missing[(key, n)] = len(states)
-            for state in states:
-                waiting.setdefault(state, []).append((key, n))
-            if not states:
-                ready.append(key)
-    live: set[tuple[int, int]] = set()
-    while ready:
-        key = ready.pop()
-        if key in live:
-            continue
-        live.add(key)
-        for alt in waiting.get(key, ()):
-            missing[alt] -= 1
-            if missing[alt] == 0:
-                ready.append(alt[0])
-    return live
+    """The states that can end (derive a finite member list): the productive nonterminals of
+    the rules among states (linear; a fixpoint by passes was quadratic in the properties)."""
+    keys = list(rules)
+    index = {key: n for n, key in enumerate(keys)}
+    among = [Rule(index[key], tuple(index[x] for x in alt if isinstance(x, tuple)))
+             for key, alternatives in rules.items() for alt in alternatives]
+    return {keys[n] for n in productive_nonterminals(among)}
