@@ -25,9 +25,11 @@ MAX_WARM_STATES = 64  # derivative states warmed per lexeme
 
 def schema_pool(limits: Limits) -> ExprPool:
     """A new pool for one schema: a copy of the base pool, or an empty pool when the base pool
-    would not fit ``limits.max_regex_nodes``."""
+    would take more than a quarter of ``limits.max_regex_nodes`` (its nodes count there)."""
     base = base_pool(limits)
-    return base.copy() if base is not None else ExprPool(limits)
+    if base is None or 4 * len(base) > limits.max_regex_nodes:
+        return ExprPool(limits)
+    return base.copy()
 
 
 @functools.lru_cache(maxsize=4)

@@ -30,9 +30,10 @@ def test_copies_are_independent_of_the_base_and_of_each_other():
     assert one.matches(fresh, b"xyzq") and not one.matches(fresh, b"xyq")
 
 
-def test_a_budget_below_the_base_pool_starts_empty():
-    pool = common.schema_pool(Limits(max_regex_nodes=50))
-    assert len(pool) < 50
+def test_a_budget_near_the_base_pool_starts_empty():
+    assert len(common.schema_pool(Limits(max_regex_nodes=50))) < 50
+    size = len(common.base_pool(DEFAULT_LIMITS))
+    assert len(common.schema_pool(Limits(max_regex_nodes=2 * size))) < size
     assert Grammar.from_json_schema({"type": "boolean"}, limits=Limits(max_regex_nodes=200)).ir.lexemes
 
 
