@@ -32,6 +32,7 @@ class GrammarBuilder:
         self._ignore: list[int] = []
         self._fresh = 0
         self._defined: set[int] = set()
+        self._literals: dict[tuple[bytes, bool], int] = {}
 
     # ----- symbols ------------------------------------------------------------------------
 
@@ -65,7 +66,13 @@ class GrammarBuilder:
 
     def literal(self, text: str | bytes, *, ignore_case: bool = False) -> int:
         """The symbol matching exactly ``text`` (UTF-8)."""
-        data = text.encode("utf-8") if isinstance(text, str) else text
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        found = self._literals.get((data, ignore_case))
+        if found is None:
+            found = self._literals[(data, ignore_case)] = self._new_literal(data, ignore_case)
+        return found
+
+    def _new_literal(self, data: bytes, ignore_case: bool) -> int:
         if ignore_case:
             expr = parse_regex(_escape(data.decode("utf-8")), self.pool, ignore_case=True)
         else:
@@ -165,29 +172,32 @@ class GrammarBuilder:
 
 def productive_nonterminals(rules: Sequence[Rule]) -> set[int]:
     """Nonterminals that derive at least one string of lexemes."""
-    return _closure(rules, lambda symbol: symbol < 0)
+    return _closure(rules, lexemes_given=True)
 
 
 def nullable_nonterminals(rules: Sequence[Rule]) -> set[int]:
     """Nonterminals that derive the empty sequence."""
-    return _closure(rules, lambda symbol: False)
+    return _closure(rules, lexemes_given=False)
 
 
-def _closure(rules: Sequence[Rule], given) -> set[int]:
-    """The least set of nonterminals with a rule whose every symbol is ``given`` or in the set:
-    a worklist over rules counting their missing symbols, linear in the grammar's size."""
+def _closure(rules: Sequence[Rule], *, lexemes_given: bool) -> set[int]:
+    """The least set of nonterminals with a rule whose every symbol is a lexeme (when
+    ``lexemes_given``) or in the set: a worklist over rules counting their missing nonterminals,
+    linear in the grammar's size. Without ``lexemes_given`` a rule with a lexeme never counts."""
     missing = []
     waiting: dict[int, list[int]] = {}
     found: set[int] = set()
     ready = []
     for index, rule in enumerate(rules):
-        count = 0
-        for symbol in rule.rhs:
-            if not given(symbol):
-                count += 1
-                waiting.setdefault(symbol, []).append(index)
-        missing.append(count)
-        if count == 0:
+        rhs = rule.rhs
+        needed = [symbol for symbol in rhs if symbol >= 0]
+        if not lexemes_given and len(needed) < len(rhs):
+            missing.append(-1)
+            continue
+        missing.append(len(needed))
+        for symbol in needed:
+            waiting.setdefault(symbol, []).append(index)
+        if not needed:
             ready.append(rule.lhs)
     while ready:
         lhs = ready.pop()

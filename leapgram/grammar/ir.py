@@ -31,7 +31,7 @@ def lexeme_index(symbol: int) -> int:
     return ~symbol
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Lexeme:
     """A named regular expression; ``expr`` lives in the grammar's pool and is not nullable."""
 
@@ -39,7 +39,7 @@ class Lexeme:
     expr: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rule:
     """``lhs -> rhs``: a nonterminal index and a sequence of symbols (possibly empty)."""
 

@@ -28,32 +28,25 @@ class ParserTables:
     """Dotted rules, first rules per nonterminal and nullability of one grammar, as int arrays."""
 
     def __init__(self, ir: GrammarIR) -> None:
-        dr_next: list[int] = []
-        dr_lhs: list[int] = []
-        dr_accept: list[int] = []
-        first: list[list[int]] = [[] for _ in ir.nonterminals]
-        for rule in ir.rules:
-            first[rule.lhs].append(len(dr_next))
-            for symbol in rule.rhs:
-                dr_next.append(symbol)
-                dr_lhs.append(rule.lhs)
-                dr_accept.append(0)
-            dr_next.append(k.END)
-            dr_lhs.append(rule.lhs)
-            dr_accept.append(1 if rule.lhs == ir.start else 0)
+        rules = ir.rules
+        count = len(rules)
+        lhs = np.fromiter((rule.lhs for rule in rules), dtype=np.int32, count=count)
+        lengths = np.fromiter((len(rule.rhs) + 1 for rule in rules), dtype=np.int64, count=count)
+        ends = np.cumsum(lengths)  # one past each rule's END
+        dr_next = [symbol for rule in rules for symbol in (*rule.rhs, k.END)]
         dr_next.append(k.END)  # a sentinel, so ``dr + 1`` of the last dotted rule is in range
-        dr_lhs.append(-1)
-        dr_accept.append(0)
-        nullable = nullable_nonterminals(ir.rules)
         self.num_nonterminals = len(ir.nonterminals)
         self.num_lexemes = len(ir.lexemes)
-        self.first_ptr = np.zeros(self.num_nonterminals + 1, dtype=np.int32)
-        self.first_ptr[1:] = np.cumsum([len(f) for f in first])
-        self.first_drs = np.array([d for f in first for d in f] or [0], dtype=np.int32)
         self.dr_next = np.array(dr_next, dtype=np.int32)
-        self.dr_lhs = np.array(dr_lhs, dtype=np.int32)
-        self.dr_accept = np.array(dr_accept, dtype=np.int8)
-        self.nullable = np.array([1 if n in nullable else 0 for n in range(self.num_nonterminals)], dtype=np.int8)
+        self.dr_lhs = np.append(np.repeat(lhs, lengths), np.int32(-1)).astype(np.int32)
+        self.dr_accept = np.zeros(len(dr_next), dtype=np.int8)
+        self.dr_accept[ends - 1] = lhs == ir.start
+        self.first_ptr = np.zeros(self.num_nonterminals + 1, dtype=np.int32)
+        self.first_ptr[1:] = np.cumsum(np.bincount(lhs, minlength=self.num_nonterminals))
+        self.first_drs = (ends - lengths)[np.argsort(lhs, kind="stable")].astype(np.int32) if count else \
+            np.zeros(1, dtype=np.int32)
+        self.nullable = np.zeros(self.num_nonterminals, dtype=np.int8)
+        self.nullable[list(nullable_nonterminals(rules))] = 1
         self.grammar = (self.dr_next, self.dr_lhs, self.dr_accept, self.nullable, self.first_ptr,
                         self.first_drs, np.int64(ir.start))
 

@@ -134,7 +134,8 @@ class Lexer:
             items = self._items[state]
             parts = self._byte_classes(items)
             starts = [self.pool.first_bytes(expr) for _, expr in items]
-            publish_row(self.trans, state, parts, [self._target(items, starts, part) for part in parts])
+            targets = [self._target(items, starts, part) for part in parts]  # may grow (replace) self.trans
+            publish_row(self.trans, state, parts, targets)
 
     def _byte_classes(self, items: Items) -> tuple[int, ...]:
         if len(items) == 1:

@@ -40,7 +40,8 @@ class ExprPool:
     """Interned expressions plus the caches that make derivatives cheap.
 
     Not thread-safe by itself: whoever grows it after construction (the lazy DFAs) holds
-    ``lock``.
+    ``lock``. ``memo`` keeps the results of constructions by their arguments (literals, parsed
+    regexes, a front end's derived expressions): ids, valid in this pool and its copies.
     """
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
@@ -56,6 +57,8 @@ class ExprPool:
         self._empty: dict[int, bool] = {}
         self.char_ranges: dict[int, tuple[tuple[int, int], ...]] = {}
         self._first: dict[int, int] = {}
+        self.memo: dict[tuple, int] = {}
+        self._single_bytes: list[int | None] = [None] * 256
         self._intern(K_EMPTY, (), False, False)
         self._intern(K_EPS, (), True, False)
         any_byte = self._intern(K_BYTES, (ALL_BYTES,), False, False)
@@ -63,6 +66,19 @@ class ExprPool:
 
     def __len__(self) -> int:
         return len(self.kind)
+
+    def copy(self) -> ExprPool:
+        """An independent pool with the same expressions (same ids) and caches: a pool of
+        expressions every grammar needs is built once and copied per grammar (a few µs per
+        hundred expressions), instead of parsing them again."""
+        twin = ExprPool.__new__(ExprPool)
+        twin.limits = self.limits
+        twin.lock = threading.RLock()
+        with self.lock:
+            for name, value in self.__dict__.items():
+                if name not in ("limits", "lock"):
+                    setattr(twin, name, value.copy() if isinstance(value, (list, dict)) else value)
+        return twin
 
     def _intern(self, kind: int, args: tuple, nullable: bool, has_bool: bool) -> int:
         key = (kind, args)
@@ -88,8 +104,27 @@ class ExprPool:
         return self._intern(K_BYTES, (mask,), False, False)
 
     def literal(self, data: bytes) -> int:
-        """The expression matching exactly ``data``."""
-        return self.concat_all([self.byteset(1 << b) for b in data])
+        """The expression matching exactly ``data`` (remembered in :attr:`memo`: grammars spell
+        the same keys and punctuation many times)."""
+        return self.remembered(("literal", bytes(data)), lambda: self._new_literal(data))
+
+    def _new_literal(self, data: bytes) -> int:
+        # concat_all without its checks: byte classes are never ε, ∅, nullable or concatenations.
+        single = self._single_bytes
+        out = EPSILON
+        for b in reversed(data):
+            byte = single[b]
+            if byte is None:
+                byte = single[b] = self.byteset(1 << b)
+            out = byte if out == EPSILON else self._intern(K_CONCAT, (byte, out), False, False)
+        return out
+
+    def remembered(self, key: tuple, make) -> int:
+        """``memo[key]``, made by ``make()`` the first time."""
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = make()
+        return found
 
     def concat(self, a: int, b: int) -> int:
         """``ab``, kept right-associated."""
@@ -345,26 +380,36 @@ class ExprPool:
         # ``maxLength: 32767``) is near, while depth first would walk its whole length. Every
         # expression on the path to the string found is non-empty too: remembered, as the lexer
         # asks next about exactly those derivatives.
+        # A derivative is tested when it is made, not when it is dequeued: the search stops at
+        # the first class that leaves the intersection's boolean part behind (a key that is none
+        # of the declared names), before the derivatives by the other classes are computed.
+        if self._is_known_nonempty(e):
+            self._empty[e] = False
+            return False
         budget = self.limits.max_emptiness_steps
         parent = {e: -1}
         frontier = collections.deque([e])
         while frontier:
             x = frontier.popleft()
-            if self.nullable[x] or not self.has_bool[x] or self._empty.get(x) is False:
-                while x != -1:
-                    self._empty[x] = False
-                    x = parent[x]
-                return False
             budget -= 1
             if budget < 0:
                 raise BudgetExceededError("max_emptiness_steps", self.limits.max_emptiness_steps,
                                           "deciding whether an intersection or complement is empty")
             for part in self.byte_classes(x):
                 d = self.derivative(x, (part & -part).bit_length() - 1)
-                if d != EMPTY and d not in parent:
-                    parent[d] = x
-                    frontier.append(d)
+                if d == EMPTY or d in parent or self._empty.get(d):
+                    continue
+                parent[d] = x
+                if self._is_known_nonempty(d):
+                    while d != -1:
+                        self._empty[d] = False
+                        d = parent[d]
+                    return False
+                frontier.append(d)
         return True
+
+    def _is_known_nonempty(self, e: int) -> bool:
+        return self.nullable[e] or not self.has_bool[e] or self._empty.get(e) is False
 
     def is_subset(self, a: int, b: int) -> bool:
         """Whether every string of ``a`` is in ``b``: a search over pairs of derivatives that

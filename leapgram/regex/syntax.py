@@ -57,9 +57,11 @@ def parse_regex(
     """Parse ``pattern`` into ``pool`` and return the expression id.
 
     The whole matched text must match (as ``re.fullmatch``); ``^``/``$`` at the ends are
-    accepted and change nothing.
+    accepted and change nothing. Remembered in ``pool.memo``: the same pattern parsed again into
+    the same pool (or a copy of it) costs one lookup.
     """
-    return _Parser(pattern, pool, ignore_case, dotall).parse()
+    return pool.remembered(("regex", pattern, ignore_case, dotall),
+                           lambda: _Parser(pattern, pool, ignore_case, dotall).parse())
 
 
 class _Parser:

@@ -426,3 +426,27 @@ def test_boolean_operators_are_marked(pool):
     assert pool.kind[pool.complement(x)] == K_NOT and pool.has_bool[pool.complement(x)]
     both = pool.intersect([parse_regex("a*", pool), parse_regex("(aa)*", pool)])
     assert pool.kind[both] == K_AND and pool.has_bool[both]
+
+
+# ----- copies and memos ----------------------------------------------------------------------
+
+
+def test_copy_keeps_ids_and_caches_and_grows_apart():
+    pool = ExprPool()
+    word = parse_regex("(ab|c)*d", pool)
+    assert not pool.is_empty(pool.intersect([word, pool.complement(pool.literal(b"d"))]))
+    twin = pool.copy()
+    assert len(twin) == len(pool) and twin.describe(word) == pool.describe(word)
+    assert parse_regex("(ab|c)*d", twin) == word and twin.literal(b"d") == pool.literal(b"d")
+    size = len(pool)
+    grown = twin.literal(b"only in the copy")
+    assert grown >= size and twin.matches(grown, b"only in the copy")
+    assert len(pool) == size and ("literal", b"only in the copy") not in pool.memo
+
+
+def test_literal_is_the_concatenation_of_its_bytes():
+    pool, plain = ExprPool(), ExprPool()
+    for data in [b"", b"x", b"key", b"\x00\xff\x80"]:
+        built = pool.literal(data)
+        assert pool.describe(built) == plain.describe(plain.concat_all([plain.byteset(1 << b) for b in data]))
+        assert pool.literal(data) == built

@@ -37,6 +37,8 @@ def number_expr(ctx: SchemaContext, schema: dict, pointer: str, *, integer: bool
     """The pool expression of every JSON number valid under ``schema``'s numeric keywords (only
     integers written without fraction or exponent when ``integer``)."""
     lowers, uppers = bounds_of(schema, pointer)
+    if not lowers and not uppers and "multipleOf" not in schema:
+        return parse_regex(JSON_INTEGER if integer else JSON_NUMBER, ctx.pool)
     builder = NumberBuilder(ctx.pool, integer)
     parts = [builder.at_least(value, strict) for value, strict in lowers]
     parts += [builder.at_most(value, strict) for value, strict in uppers]

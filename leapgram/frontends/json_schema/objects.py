@@ -21,6 +21,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ...errors import BudgetExceededError, GrammarError
+from ...grammar.builder import productive_nonterminals
+from ...grammar.ir import Rule
 from .values import count_keyword
 
 if TYPE_CHECKING:
@@ -39,19 +41,20 @@ def object_symbol(t: SchemaTranslator, schema: dict, pointer: str) -> int | None
     low = count_keyword(schema, "minProperties", pointer, 0)
     high = count_keyword(schema, "maxProperties", pointer, None)
     names_expr = _names_expr(t, schema, pointer)
+    patterns = _pattern_exprs(t, schema, pointer)
     members: list[tuple[int, bool]] = []  # (member symbol, required)
     declared = list(props)
     for name in required:
         if name not in props:
             declared.append(name)
     for name in declared:
-        member = _declared_member(t, schema, name, props, names_expr, pointer)
+        member = _declared_member(t, schema, name, props, names_expr, patterns, pointer)
         if member is None:
             if name in required:
                 return None
             continue
         members.append((member, name in required))
-    extra = _extra_member(t, schema, declared, names_expr, pointer)
+    extra = _extra_member(t, schema, declared, names_expr, patterns, pointer)
     if t.any_order:
         body = _members_any_order(t, members, extra, low, high, pointer)
     else:
@@ -125,14 +128,14 @@ def _provably_disjoint(t: SchemaTranslator, a: int, b: int) -> bool:
 
 
 def _declared_member(t: SchemaTranslator, schema: dict, name: str, props: dict, names_expr: int | None,
-                     pointer: str) -> int | None:
+                     patterns: list[tuple[str, int, Any]], pointer: str) -> int | None:
     key = _key_literal(t, name)
     if names_expr is not None and not t.pool.matches(names_expr, json.dumps(name, ensure_ascii=False).encode()):
         return None
     at = f"{pointer}/properties/{name.replace('~', '~0').replace('/', '~1')}"
     parts = [props[name]] if name in props else []
     encoded = json.dumps(name, ensure_ascii=False).encode("utf-8")
-    matched = [sub for _, expr, sub in _pattern_exprs(t, schema, pointer) if t.pool.matches(expr, encoded)]
+    matched = [sub for _, expr, sub in patterns if t.pool.matches(expr, encoded)]
     parts += matched
     if not parts:  # required but undeclared: an additional property
         additional = schema.get("additionalProperties", True)
@@ -145,7 +148,7 @@ def _declared_member(t: SchemaTranslator, schema: dict, name: str, props: dict, 
 
 
 def _extra_member(t: SchemaTranslator, schema: dict, declared: list[str], names_expr: int | None,
-                  pointer: str) -> int | None:
+                  patterns: list[tuple[str, int, Any]], pointer: str) -> int | None:
     """Members with keys the schema does not declare, or ``None`` when none are allowed."""
     pool = t.pool
     keys = t.any_string_expr()
@@ -154,7 +157,6 @@ def _extra_member(t: SchemaTranslator, schema: dict, declared: list[str], names_
     if names_expr is not None:
         keys = pool.intersect([keys, names_expr])
     alternatives = []
-    patterns = _pattern_exprs(t, schema, pointer)
     for at, expr, sub in patterns:
         value = t.value(sub, at)
         lexeme = t.string_lexeme(pool.intersect([keys, expr]), f"key:{at}", check_empty=True)
@@ -166,7 +168,9 @@ def _extra_member(t: SchemaTranslator, schema: dict, declared: list[str], names_
         rest = keys
         if patterns:
             rest = pool.intersect([keys, pool.complement(pool.alt([expr for _, expr, _ in patterns]))])
-        lexeme = t.string_lexeme(rest, f"key:{pointer}/additionalProperties", check_empty=True)
+        # Every string but finitely many declared names is never empty: no search then.
+        searched = bool(patterns) or names_expr is not None
+        lexeme = t.string_lexeme(rest, f"key:{pointer}/additionalProperties", check_empty=searched)
         if lexeme is not None:
             alternatives.append([lexeme, *t.punct(":"), value])
     return t.b.choice(alternatives, hint="extra") if alternatives else None
@@ -279,14 +283,10 @@ def _members_any_order(t: SchemaTranslator, members: list[tuple[int, bool]], ext
 
 
 def _live_states(rules: dict[tuple[int, int], list[list[Any]]]) -> set[tuple[int, int]]:
-    """The states that can end (derive a finite member list), by fixpoint."""
-    live: set[tuple[int, int]] = set()
-    changed = True
-    while changed:
-        changed = False
-        for key, alternatives in rules.items():
-            if key not in live and any(all(not isinstance(x, tuple) or x in live for x in alt)
-                                       for alt in alternatives):
-                live.add(key)
-                changed = True
-    return live
+    """The states that can end (derive a finite member list): the productive nonterminals of
+    the rules among states (linear; a fixpoint by passes was quadratic in the properties)."""
+    keys = list(rules)
+    index = {key: n for n, key in enumerate(keys)}
+    among = [Rule(index[key], tuple(index[x] for x in alt if isinstance(x, tuple)))
+             for key, alternatives in rules.items() for alt in alternatives]
+    return {keys[n] for n in productive_nonterminals(among)}

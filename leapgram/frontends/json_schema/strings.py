@@ -17,6 +17,8 @@ and ``~A`` maps to ``~h(A) ∩ h(any)``: lengths and patterns keep counting deco
 
 from __future__ import annotations
 
+import functools
+
 from ...errors import GrammarError
 from ...regex.expr import ALL_BYTES, EMPTY, EPSILON, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
 from ...regex.syntax import parse_regex
@@ -34,6 +36,7 @@ SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x2F: b"\\/", 0x08: b"\\b", 0x0C: 
                  0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t"}
 RAW_BYTES = ALL_BYTES & ~((1 << 0x20) - 1) & ~(1 << 0x22) & ~(1 << 0x5C)
 MAX_COUNTED_LENGTH = 256
+HEX_DIGIT_BITS = tuple((1 << ord(f"{v:x}")) | (1 << ord(f"{v:X}")) for v in range(16))
 
 
 def string_expr(ctx: SchemaContext, schema: dict, pointer: str) -> int:
@@ -131,15 +134,12 @@ def json_encoded(pool: ExprPool, value: int) -> int:
 class _Encoder:
     def __init__(self, pool: ExprPool) -> None:
         self.pool = pool
-        self.memo: dict[int, int] = {}
         self.any_body: int | None = None
 
     def encode(self, e: int) -> int:
-        found = self.memo.get(e)
-        if found is None:
-            found = self._encode(e)
-            self.memo[e] = found
-        return found
+        """Remembered in ``pool.memo``, so the spellings of any character are built once per
+        pool (and its copies: :mod:`.common`)."""
+        return self.pool.remembered(("json_encoded", e), lambda: self._encode(e))
 
     def _encode(self, e: int) -> int:
         pool = self.pool
@@ -214,6 +214,9 @@ class _Encoder:
         return (width, low, high) if size == high - low + 1 else None
 
     def encode_bytes(self, mask: int) -> int:
+        return self.pool.remembered(("json_bytes", mask), lambda: self._encode_bytes(mask))
+
+    def _encode_bytes(self, mask: int) -> int:
         """An ASCII byte as ``json.dumps`` writes it: raw where JSON allows, else its short
         escape, else ``\\u00XX`` (controls; DEL both ways); ``/`` also as ``\\/``, as PHP writes it."""
         pool = self.pool
@@ -234,13 +237,17 @@ class _Encoder:
 
 
 def hex_digits(pool: ExprPool, nibbles: int) -> int:
+    """One hex digit (either case) of a value in ``nibbles`` (a 16-bit set)."""
+    return pool.byteset(hex_digit_mask(nibbles))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def hex_digit_mask(nibbles: int) -> int:
     mask = 0
     for value in range(16):
         if (nibbles >> value) & 1:
-            for char in {f"{value:x}", f"{value:X}"}:
-                mask |= 1 << ord(char)
-    return pool.byteset(mask)
-
+            mask |= HEX_DIGIT_BITS[value]
+    return mask
 
 
 def contiguous(mask: int) -> tuple[int, int] | None:
@@ -264,13 +271,33 @@ def unicode_escapes(pool: ExprPool, low: int, high: int) -> int:
     if low <= 0xFFFF:
         branches.append(pool.concat(pool.literal(b"\\u"), hex_range(pool, low, min(high, 0xFFFF), 4)))
     if high > 0xFFFF:
-        first, last = max(low, 0x10000) - 0x10000, high - 0x10000
-        for top in range(first >> 10, (last >> 10) + 1):
-            lows = (max(first, top << 10) & 0x3FF, min(last, (top << 10) | 0x3FF) & 0x3FF)
+        for tops, lows in surrogate_blocks(max(low, 0x10000) - 0x10000, high - 0x10000):
             branches.append(pool.concat_all([
-                pool.literal(b"\\u"), hex_range(pool, 0xD800 + top, 0xD800 + top, 4),
+                pool.literal(b"\\u"), hex_range(pool, 0xD800 + tops[0], 0xD800 + tops[1], 4),
                 pool.literal(b"\\u"), hex_range(pool, 0xDC00 + lows[0], 0xDC00 + lows[1], 4)]))
     return pool.alt(branches)
+
+
+def surrogate_blocks(first: int, last: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The offsets ``first..last`` (code point minus 0x10000) as at most three blocks of
+    (high surrogate offsets, low surrogate offsets): a partial first and last high surrogate
+    around the run of high surrogates whose low halves are all allowed (one branch, not 1,024)."""
+    top_first, top_last = first >> 10, last >> 10
+    if top_first == top_last:
+        return [((top_first, top_first), (first & 0x3FF, last & 0x3FF))]
+    blocks = []
+    if first & 0x3FF:
+        blocks.append(((top_first, top_first), (first & 0x3FF, 0x3FF)))
+        top_first += 1
+    tail = None
+    if last & 0x3FF != 0x3FF:
+        tail = ((top_last, top_last), (0, last & 0x3FF))
+        top_last -= 1
+    if top_first <= top_last:
+        blocks.append(((top_first, top_last), (0, 0x3FF)))
+    if tail is not None:
+        blocks.append(tail)
+    return blocks
 
 
 def hex_range(pool: ExprPool, low: int, high: int, width: int) -> int:

@@ -24,8 +24,8 @@ from ...errors import BudgetExceededError, GrammarError, UnsupportedError
 from ...grammar.builder import GrammarBuilder
 from ...grammar.ir import GrammarIR
 from ...limits import Limits
-from ...regex.expr import ExprPool
 from . import arrays, combinators, negation, objects
+from .common import schema_pool, whitespace_expr
 from .context import SchemaContext
 from .numbers import NUMBER_KEYWORDS, number_expr
 from .refs import RefResolver
@@ -87,7 +87,7 @@ class SchemaTranslator:
     def __init__(self, root: Any, *, whitespace: Whitespace = "flexible", lenient: bool = False,
                  any_order: bool = False, limits: Limits) -> None:
         self.root = root
-        self.ctx = SchemaContext(ExprPool(limits), lenient)
+        self.ctx = SchemaContext(schema_pool(limits), lenient)
         self.pool = self.ctx.pool
         self.b = GrammarBuilder(limits, pool=self.pool)
         self.refs = RefResolver(root)
@@ -98,6 +98,7 @@ class SchemaTranslator:
         self._any: int | None = None
         self._any_string: int | None = None
         self._scalar_exprs: dict[tuple[str, str], int] = {}
+        self._enum_symbols: dict[tuple[str, tuple[str, ...]], list[int]] = {}
         dialect = root.get("$schema", "") if isinstance(root, dict) else ""
         self.draft = _draft(dialect)
         self._ref_overrides = self.draft is not None and self.draft <= 7
@@ -130,7 +131,7 @@ class SchemaTranslator:
                              f"of separators such as (', ', ': '), not {whitespace!r}")
         if run == 0:
             return None
-        ws = self.pool.repeat(self.pool.byteset(sum(1 << c for c in b" \t\n\r")), 1, run)
+        ws = whitespace_expr(self.pool, run)
         return self.b.optional([self.b.lexeme("WS", ws)], hint="ws")
 
     def ows(self) -> list[int]:
@@ -306,8 +307,21 @@ class SchemaTranslator:
     # ----- enum and const -----------------------------------------------------------------
 
     def _enumerated(self, schema: dict, pointer: str, types: set[str]) -> list[int]:
-        values = self.enumerated_values(schema, pointer)
+        """The symbols of the enumerated values ``types`` allows, memoized by the keywords they
+        depend on: large schemas repeat the same long enum in many places."""
         rest = {k: v for k, v in schema.items() if k not in ("enum", "const", "type", "nullable") and k not in ANNOTATIONS}
+        listed = {k: schema[k] for k in ("enum", "const") if k in schema}
+        key = (json.dumps([listed, rest], sort_keys=True, default=repr), tuple(sorted(types)))
+        found = self._enum_symbols.get(key)
+        if found is None:
+            warnings = len(self.ctx.warnings)
+            found = self._new_enumerated(schema, pointer, types, rest)
+            if len(self.ctx.warnings) == warnings:  # a warning names its pointer: recompute elsewhere
+                self._enum_symbols[key] = found
+        return list(found)
+
+    def _new_enumerated(self, schema: dict, pointer: str, types: set[str], rest: dict) -> list[int]:
+        values = self.enumerated_values(schema, pointer)
         kept = [v for v in values if _type_allowed(json_type(v), types) and self._passes(v, rest, pointer)]
         scalars = [text for v in kept if not isinstance(v, (dict, list)) for text in scalar_spellings(v)]
         out = []

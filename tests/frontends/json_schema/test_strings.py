@@ -148,3 +148,35 @@ def test_long_length_that_would_count_in_every_state_is_refused():
 def test_unknown_format_is_an_annotation_with_a_warning():
     ctx, expr = compiled({"format": "int32"})
     assert ctx.pool.matches(expr, b'"anything"') and "int32" in ctx.warnings[0]
+
+
+def surrogate_spelling(code_point: int, upper: bool) -> bytes:
+    high = 0xD800 + ((code_point - 0x10000) >> 10)
+    low = 0xDC00 + ((code_point - 0x10000) & 0x3FF)
+    text = f"\\u{high:04x}\\u{low:04x}"
+    return (text.upper().replace("\\U", "\\u") if upper else text).encode()
+
+
+@given(st.integers(0x10000, 0x10FFFF), st.integers(0x10000, 0x10FFFF), st.integers(0x10000, 0x10FFFF),
+       st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_astral_escapes_are_exactly_the_surrogate_pairs_of_the_range(a, b, probe, upper):
+    from leapgram.frontends.json_schema.strings import unicode_escapes
+
+    low, high = min(a, b), max(a, b)
+    pool = ExprPool()
+    expr = unicode_escapes(pool, low, high)
+    for code_point in {low, high, probe, low - 1, high + 1, (low + high) // 2}:
+        if 0x10000 <= code_point <= 0x10FFFF:
+            assert pool.matches(expr, surrogate_spelling(code_point, upper)) == (low <= code_point <= high)
+
+
+def test_surrogate_blocks_cover_the_range_in_at_most_three_branches():
+    from leapgram.frontends.json_schema.strings import surrogate_blocks
+
+    for first, last in [(0, 0xFFFFF), (5, 0xFFFFA), (0x400, 0x7FF), (3, 9), (0x3FF, 0x400), (0x401, 0x7FE)]:
+        blocks = surrogate_blocks(first, last)
+        assert len(blocks) <= 3
+        covered = sorted(top << 10 | low for (t0, t1), (l0, l1) in blocks
+                         for top in range(t0, t1 + 1) for low in range(l0, l1 + 1))
+        assert covered == list(range(first, last + 1))

@@ -1,0 +1,70 @@
+"""The expressions every schema needs, built once per process and copied per schema.
+
+Most of a small schema's translation used to be parsing the same regexes again: the JSON string
+and number lexemes, the formats and their JSON spellings, any code point. They are parsed once into
+a *base pool* (per :class:`Limits`, the few most recent kept), with the derivatives a lexer takes
+of the JSON string, number and whitespace lexemes; each translation starts from
+:meth:`ExprPool.copy` of it (a few µs), and ``parse_regex`` finds them in the copy's memo.
+A copy is independent: what one schema adds never reaches the base pool or another schema.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ...limits import Limits
+from ...regex.expr import EMPTY, INF, ExprPool
+from ...regex.syntax import parse_regex
+from .formats import FORMATS
+from .numbers import JSON_INTEGER, JSON_NUMBER, NumberBuilder
+from .strings import JSON_STRING, any_char, json_encoded
+
+WHITESPACE_BYTES = sum(1 << c for c in b" \t\n\r")
+MAX_WARM_STATES = 64  # derivative states warmed per lexeme
+
+
+def schema_pool(limits: Limits) -> ExprPool:
+    """A new pool for one schema: a copy of the base pool, or an empty pool when the base pool
+    would take more than a quarter of ``limits.max_regex_nodes`` (its nodes count there)."""
+    base = base_pool(limits)
+    if base is None or 4 * len(base) > limits.max_regex_nodes:
+        return ExprPool(limits)
+    return base.copy()
+
+
+@functools.lru_cache(maxsize=4)
+def base_pool(limits: Limits) -> ExprPool | None:
+    pool = ExprPool(limits)
+    try:
+        lexemes = [parse_regex(JSON_STRING, pool), parse_regex(JSON_NUMBER, pool), parse_regex(JSON_INTEGER, pool),
+                   whitespace_expr(pool, 20)]
+        for integer in (False, True):
+            NumberBuilder(pool, integer)
+        json_encoded(pool, pool.repeat(any_char(pool), 0, INF))
+        for pattern in FORMATS.values():
+            json_encoded(pool, parse_regex(pattern, pool))
+        for expr in lexemes:
+            warm_derivatives(pool, expr)
+    except Exception:  # noqa: BLE001 - a budget too small for the base pool: schemas start empty
+        return None
+    return pool
+
+
+def whitespace_expr(pool: ExprPool, run: int) -> int:
+    """One to ``run`` JSON whitespace bytes."""
+    return pool.repeat(pool.byteset(WHITESPACE_BYTES), 1, run)
+
+
+def warm_derivatives(pool: ExprPool, expr: int) -> None:
+    """Take the derivatives of ``expr`` and of its first ``MAX_WARM_STATES`` derivative states by
+    one byte of each class (the byte a lexer row takes), so lexers on copies find them cached."""
+    seen = {expr}
+    frontier = [expr]
+    while frontier and len(seen) <= MAX_WARM_STATES:
+        e = frontier.pop()
+        pool.first_bytes(e)
+        for part in pool.byte_classes(e):
+            d = pool.derivative(e, (part & -part).bit_length() - 1)
+            if d != EMPTY and d not in seen:
+                seen.add(d)
+                frontier.append(d)

@@ -1,0 +1,55 @@
+"""The base pool shared by all schemas: copies are independent and change no grammar."""
+
+from __future__ import annotations
+
+import pytest
+
+from leapgram import Grammar
+from leapgram.frontends.json_schema import common
+from leapgram.frontends.json_schema.strings import JSON_STRING
+from leapgram.limits import DEFAULT_LIMITS, Limits
+from leapgram.regex.syntax import parse_regex
+
+SCHEMAS = [
+    {"type": "string"},
+    {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string", "format": "date-time"}},
+     "required": ["a"]},
+    {"type": "array", "items": {"type": "string", "maxLength": 3, "pattern": "^[a-z]+$"}},
+    {"type": "object", "additionalProperties": {"type": "number", "minimum": 1.5}},
+    {"enum": ["x", 1, None, 1.0, "x"]},
+]
+
+
+def test_copies_are_independent_of_the_base_and_of_each_other():
+    base = common.base_pool(DEFAULT_LIMITS)
+    size = len(base)
+    one, two = common.schema_pool(DEFAULT_LIMITS), common.schema_pool(DEFAULT_LIMITS)
+    assert parse_regex(JSON_STRING, one) == parse_regex(JSON_STRING, base)  # found in the copy's memo
+    fresh = parse_regex("[x-z]{3}q", one)
+    assert len(base) == size and len(two) == size and ("regex", "[x-z]{3}q", False, False) not in two.memo
+    assert one.matches(fresh, b"xyzq") and not one.matches(fresh, b"xyq")
+
+
+def test_a_budget_near_the_base_pool_starts_empty():
+    assert len(common.schema_pool(Limits(max_regex_nodes=50))) < 50
+    size = len(common.base_pool(DEFAULT_LIMITS))
+    assert len(common.schema_pool(Limits(max_regex_nodes=2 * size))) < size
+    assert Grammar.from_json_schema({"type": "boolean"}, limits=Limits(max_regex_nodes=200)).ir.lexemes
+
+
+def languages(grammar: Grammar) -> list[tuple[str, bool]]:
+    """Each lexeme's answers on probe strings: equal answers for grammars built in two pools."""
+    pool = grammar.ir.pool
+    probes = [b'"', b'""', b'"abc"', b'"2024-01-31T10:00:00Z"', b'"\\u00e9"', b"1", b"1.5", b"-2e3", b"0.5",
+              b"null", b"x", b"1.0", b'"x"', b"  ", b'"ab1"']
+    return [(lexeme.name, [pool.matches(lexeme.expr, p) for p in probes]) for lexeme in grammar.ir.lexemes]
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_grammars_are_the_same_with_and_without_the_base_pool(schema, monkeypatch):
+    shared = Grammar.from_json_schema(schema)
+    again = Grammar.from_json_schema(schema)
+    monkeypatch.setattr(common, "base_pool", lambda limits: None)
+    alone = Grammar.from_json_schema(schema)
+    assert languages(shared) == languages(alone) == languages(again)
+    assert shared.ir.rules == alone.ir.rules == again.ir.rules
