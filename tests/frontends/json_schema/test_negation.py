@@ -8,12 +8,11 @@ valid. Schemas the translator refuses are skipped, but most must translate (chec
 
 from __future__ import annotations
 
-import json
-
 import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from schema_helpers import accepts, texts
 
 import leapgram
 from leapgram import Grammar, UnsupportedError, Vocabulary
@@ -51,16 +50,6 @@ schemas = st.recursive(leaf, lambda inner: st.one_of(
 @pytest.fixture(scope="module")
 def vocab() -> Vocabulary:
     return Vocabulary.byte_vocabulary()
-
-
-def texts(value) -> list[str]:
-    return list(dict.fromkeys([json.dumps(value), json.dumps(value, separators=(",", ":")), json.dumps(value, indent=2)]))
-
-
-def accepts(compiled: leapgram.CompiledGrammar, text: str) -> bool:
-    engine = compiled.engine
-    state = engine.advance(engine.initial, text.encode("utf-8"))
-    return state is not None and engine.is_accepting(state)
 
 
 TRANSLATED = {"tried": 0, "translated": 0}

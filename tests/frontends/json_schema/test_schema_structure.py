@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
+from schema_helpers import accepts, texts
 
 import leapgram
 from leapgram import Grammar, GrammarError, UnsupportedError, Vocabulary
@@ -132,18 +133,6 @@ TABLE = [
 @pytest.fixture(scope="module")
 def vocab() -> Vocabulary:
     return Vocabulary.byte_vocabulary()
-
-
-def accepts(compiled: leapgram.CompiledGrammar, text: str) -> bool:
-    engine = compiled.engine
-    state = engine.advance(engine.initial, text.encode("utf-8"))
-    return state is not None and engine.is_accepting(state)
-
-
-def texts(value) -> list[str]:
-    """The instance as json.dumps writes it, compact, and indented."""
-    return list(dict.fromkeys([json.dumps(value, ensure_ascii=False), json.dumps(value, separators=(",", ":")),
-                               json.dumps(value, indent=2, ensure_ascii=False)]))
 
 
 @pytest.mark.parametrize("name, schema, valid, invalid", TABLE, ids=[row[0] for row in TABLE])
