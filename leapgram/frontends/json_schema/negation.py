@@ -17,9 +17,10 @@ that type. Its negation is therefore a union (``anyOf``) of schemas:
 
 Negated subschemas are written as ``{"not": S}`` and translated lazily when the walk reaches
 them, so negating a recursive schema terminates (the negation of one schema object is memoized
-and returned as the same object). Anything else (a ``pattern`` among object keywords is fine,
-``oneOf`` inside ``not``, ``uniqueItems``, ``additionalProperties: false``, integers among
-numbers) has no negation here and the caller refuses the keyword that needed it.
+and returned as the same object). Anything else (``oneOf`` inside ``not``, ``uniqueItems``,
+``additionalProperties``/``patternProperties``/``propertyNames`` constraints, ``prefixItems``,
+``minContains``, integers among numbers) has no negation here and the caller refuses the
+keyword that needed it.
 
 On top of negation: ``if: I, then: T, else: E`` is ``anyOf [allOf [I, T], allOf [not I, E]]``;
 ``dependentRequired {a: [b]}`` is ``anyOf [a absent, required [a, b]]``; ``dependentSchemas {a:
@@ -32,7 +33,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...errors import GrammarError
 from .numbers import NUMBER_KEYWORDS
+from .objects import _mapping
 from .strings import STRING_KEYWORDS
 
 if TYPE_CHECKING:
@@ -184,23 +187,12 @@ def conditionals(t: SchemaTranslator, schema: dict, pointer: str) -> list[Any]:
     for name, value, at in dependencies:
         if isinstance(value, list):
             if not all(isinstance(x, str) for x in value):
-                from ...errors import GrammarError
-
                 raise GrammarError("a dependency must list property names", pointer=f"{at}/{name}")
             if value:
                 parts.append({"anyOf": [{"properties": {name: False}}, {"required": [name, *value]}]})
         elif value is not True and value != {}:
             parts.append({"anyOf": [{"properties": {name: False}}, {"allOf": [{"required": [name]}, value]}]})
     return parts
-
-
-def _mapping(schema: dict, keyword: str, pointer: str) -> dict:
-    value = schema.get(keyword, {})
-    if not isinstance(value, dict):
-        from ...errors import GrammarError
-
-        raise GrammarError(f"{keyword} must be an object", pointer=f"{pointer}/{keyword}")
-    return value
 
 
 def exclusive_branches(t: SchemaTranslator, merged: list[Any], branches: list[Any], pointer: str) -> list[Any] | None:
