@@ -107,10 +107,10 @@ class CfgEngine:
             if code == DONE:
                 return arena, chart, lex
             start = index
-            if code == MISSING_ROW:
-                lexer.fill_row(lex)
+            if code == MISSING_ROW:  # one entry: the rows of the states text passes through are rarely walked
+                lexer.fill_entry(lex, int(buffer[index]))
             elif code == MISSING_ROW_AFTER_STEP:
-                lexer.fill_row(int(payload) & 0xFFFFFFFF)
+                lexer.fill_entry(int(payload) & 0xFFFFFFFF, int(buffer[index]))
             else:
                 arena.handle(code, payload)
 
@@ -130,7 +130,7 @@ class CfgEngine:
         """The chart's fingerprints and the lexer state: equal for states of any matcher that
         have the same future, so they share one cached mask (see ``ChartArena.fingerprint``)."""
         arena, chart, lex = state
-        return (*arena.fingerprint(chart), lex)
+        return (*arena.fingerprint(chart), self.lexer.widened(lex, self.trie.max_depth))
 
     def fill_mask_over(self, state: CfgState, trie, mask: np.ndarray) -> None:
         """:meth:`fill_mask` over another trie (a re-rooted sub-trie for token healing, see
@@ -140,6 +140,7 @@ class CfgEngine:
 
     def fill_mask(self, state: CfgState, mask: np.ndarray) -> None:
         arena, chart, lex = state
+        lex = self.lexer.widened(lex, self.trie.max_depth)  # a token has at most max_depth bytes
         stack = np.zeros(self.trie.max_depth + 1, dtype=np.int64)
 
         def walk(trie: TokenTrie) -> None:

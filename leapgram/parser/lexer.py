@@ -49,6 +49,7 @@ class Lexer:
         self._acc_used = 0
         self._acc_ids: dict[tuple[int, ...], int] = {}
         self._ignore = frozenset(ir.ignore)
+        self._widened: dict[tuple[int, int], int] = {}
         self._new_state(False, ())
         self.trans[DEAD, :] = DEAD
 
@@ -84,6 +85,21 @@ class Lexer:
 
     def items(self, state: int) -> Items:
         return self._items[state]
+
+    def widened(self, state: int, span: int) -> int:
+        """A state that allows exactly the byte strings of at most ``span`` bytes that ``state``
+        allows, with the same lexemes ending at the same places (each expression replaced by
+        :meth:`ExprPool.widened`): masks are walked from it, so the positions inside a long
+        counted repeat share one state, its rows and its cached mask."""
+        key = (state, span)
+        found = self._widened.get(key)
+        if found is None:
+            with self._lock:
+                items = self._items[state]
+                wide = tuple((lex, self.pool.widened(expr, span)) for lex, expr in items)
+                found = state if wide == items else self._state_of(self._fresh[state], wide)
+                self._widened[key] = found
+        return found
 
     def _state_of(self, fresh: bool, items: Items) -> int:
         key = (fresh, items)
@@ -136,6 +152,20 @@ class Lexer:
             starts = [self.pool.first_bytes(expr) for _, expr in items]
             targets = [self._target(items, starts, part) for part in parts]  # may grow (replace) self.trans
             publish_row(self.trans, state, parts, targets)
+
+    def fill_entry(self, state: int, byte: int) -> None:
+        """Compute the one transition of ``state`` by ``byte`` (consuming text needs one byte of a
+        row, a mask walk all of them). Byte 0 is the "row known" marker, so it fills the row."""
+        if byte == 0:
+            self.fill_row(state)
+            return
+        with self._lock:
+            if self.trans[state, byte] != UNKNOWN:
+                return
+            items = self._items[state]
+            part = 1 << byte
+            target = self._target(items, [self.pool.first_bytes(expr) for _, expr in items], part)
+            self.trans[state, byte] = target  # after _target: it may grow (replace) self.trans
 
     def _byte_classes(self, items: Items) -> tuple[int, ...]:
         if len(items) == 1:

@@ -57,6 +57,8 @@ class ExprPool:
         self._empty: dict[int, bool] = {}
         self.char_ranges: dict[int, tuple[tuple[int, int], ...]] = {}
         self._first: dict[int, int] = {}
+        self._bounds: dict[int, int] = {}
+        self._widened: dict[tuple[int, int], int] = {}
         self.memo: dict[tuple, int] = {}
         self._single_bytes: list[int | None] = [None] * 256
         self._intern(K_EMPTY, (), False, False)
@@ -316,16 +318,18 @@ class ExprPool:
             return args[:1]
         return ()
 
-    def _bottom_up(self, e: int, cache: dict, combine) -> object:
-        """``cache[e]`` from the cached values of ``e``'s first children, filled in post-order
-        with an explicit stack (a long literal is a deep right-associated concatenation)."""
+    def _bottom_up(self, e: int, cache: dict, combine, children_of=None) -> object:
+        """``cache[e]`` from the cached values of ``e``'s first children (or ``children_of(e)``),
+        filled in post-order with an explicit stack (a long literal is a deep right-associated
+        concatenation)."""
+        children_of = children_of or self._first_children
         stack = [e]
         while stack:
             x = stack[-1]
             if x in cache:
                 stack.pop()
                 continue
-            children = self._first_children(x)
+            children = children_of(x)
             missing = [c for c in children if c not in cache]
             if missing:
                 stack.extend(missing)
@@ -355,6 +359,66 @@ class ExprPool:
         for child_parts in {self._classes[child] for child in children}:  # enum members share theirs
             parts = refine_partition(parts, child_parts)
         return parts
+
+    # ----- widening for short strings -----------------------------------------------------
+
+    def widened(self, e: int, span: int) -> int:
+        """An expression equivalent to ``e`` on strings of at most ``span`` bytes: each such
+        string is matched by one exactly when by the other, and is a prefix of a match of one
+        exactly when of the other. A mask walks at most one token of bytes, so it may walk the
+        widened form instead of ``e``; a JSON string with ``maxLength: 32767`` then has one
+        widened form at every position until fewer than ``span`` characters are left, where
+        ``e`` has a new expression (and lexer state) after every character.
+
+        The widening: in a repeat ``x{low,high}``, ``high > span`` becomes unbounded and
+        ``low > span + 1`` becomes ``span + 1``. Within ``span`` bytes a repeat makes at most
+        ``span`` non-empty iterations, so a match or partial match of the widened form counts
+        at most ``span`` iterations where ``e`` allows up to ``high``, and it can be completed in
+        ``e`` by adding iterations up to ``low`` (every subexpression of an expression without
+        intersection or complement matches some string). With an intersection or complement
+        the completions of the two sides interact, so such expressions are left as they are."""
+        if self.has_bool[e] or self._count_bound(e) <= span + 1:
+            return e
+        key = (e, span)
+        found = self._widened.get(key)
+        if found is None:
+            found = self._widen(e, span, 0)
+            self._widened[key] = found
+        return found
+
+    def _widen(self, e: int, span: int, depth: int) -> int:
+        if self._count_bound(e) <= span + 1 or depth > 200:  # deeper: left exact (correct, not widened)
+            return e
+        kind = self.kind[e]
+        args = self.args[e]
+        if kind == K_CONCAT:
+            return self.concat(self._widen(args[0], span, depth + 1), self._widen(args[1], span, depth + 1))
+        if kind == K_OR:
+            return self.alt([self._widen(x, span, depth + 1) for x in args])
+        if kind == K_REPEAT:
+            inner, low, high = args
+            high = INF if high == INF or high > span else high
+            return self.repeat(self._widen(inner, span, depth + 1), min(low, span + 1), high)
+        return e
+
+    def _count_bound(self, e: int) -> int:
+        """The largest repeat bound (``low``, or a finite ``high``) anywhere in ``e``; 0 if none."""
+        found = self._bounds.get(e)
+        if found is None:
+            found = self._bottom_up(e, self._bounds, self._bound_from, self._children)
+        return found
+
+    def _children(self, x: int) -> tuple[int, ...]:
+        kind = self.kind[x]
+        if kind == K_REPEAT:
+            return self.args[x][:1]
+        return () if kind == K_BYTES else self.args[x]
+
+    def _bound_from(self, x: int, children: tuple[int, ...]) -> int:
+        value = max((self._bounds[c] for c in children), default=0)
+        if self.kind[x] == K_REPEAT:
+            value = max(value, self.args[x][1], self.args[x][2])
+        return value
 
     # ----- emptiness ----------------------------------------------------------------------
 

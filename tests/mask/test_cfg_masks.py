@@ -164,3 +164,19 @@ def test_shared_mask_cache_equals_fresh_walks(small_vocab, name, seed):
             assert np.array_equal(compiled.state_mask(state), expected)
             if not walk_to(matcher, small_vocab, rng, 1):
                 break
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), low=st.integers(0, 9), extra=st.integers(0, 20))
+def test_masks_inside_long_counted_repeats_equal_brute_force(small_vocab, seed, low, extra):
+    """Masks are walked from the widened lexer state (counts beyond the longest token forgotten):
+    they must stay exact at every position, near both ends of the count included."""
+    from leapgram import Grammar
+
+    grammar = Grammar.from_lark(f'start: "{{" ITEM ("," ITEM)* "}}"\nITEM: /"[a-c1 ]{{{low},{low + extra}}}"/')
+    matcher = Matcher(compile(grammar, small_vocab))
+    rng = np.random.default_rng(seed)
+    for _ in range(25):
+        assert mask_set(matcher, small_vocab) == brute_force_allowed(matcher, small_vocab), matcher.num_tokens
+        if not walk_to(matcher, small_vocab, rng, 1):
+            break

@@ -1,0 +1,76 @@
+"""Widening (``ExprPool.widened``): on strings of at most ``span`` bytes the widened expression
+accepts and keeps alive exactly what the original does, and it has fewer derivatives."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from leapgram.regex import EMPTY, ExprPool, parse_regex
+from leapgram.regex.expr import INF
+
+ALPHABET = b"abc"
+
+
+def build(pool: ExprPool, tree) -> int:
+    kind = tree[0]
+    if kind == "byte":
+        return pool.byteset(tree[1])
+    if kind == "cat":
+        return pool.concat(build(pool, tree[1]), build(pool, tree[2]))
+    if kind == "or":
+        return pool.alt([build(pool, tree[1]), build(pool, tree[2])])
+    _, inner, low, extra = tree
+    return pool.repeat(build(pool, inner), low, INF if extra is None else low + extra)
+
+
+byte_classes = st.sets(st.sampled_from(ALPHABET), min_size=1).map(lambda s: ("byte", sum(1 << b for b in s)))
+trees = st.recursive(
+    byte_classes,
+    lambda inner: st.one_of(
+        st.tuples(st.just("cat"), inner, inner),
+        st.tuples(st.just("or"), inner, inner),
+        st.tuples(st.just("rep"), inner, st.integers(0, 12), st.one_of(st.none(), st.integers(0, 12))),
+    ),
+    max_leaves=6,
+)
+
+
+def alive(pool: ExprPool, e: int, data: bytes) -> tuple[bool, bool]:
+    """(a string starting with ``data`` matches, ``data`` itself matches)."""
+    d = pool.derivative_bytes(e, data)
+    return not pool.is_empty(d), bool(pool.nullable[d])
+
+
+@settings(max_examples=300, deadline=None)
+@given(tree=trees, span=st.integers(1, 5))
+def test_widened_agrees_on_short_strings(tree, span):
+    pool = ExprPool()
+    e = build(pool, tree)
+    wide = pool.widened(e, span)
+    for length in range(span + 1):
+        for chars in itertools.product(ALPHABET, repeat=length):
+            data = bytes(chars)
+            assert alive(pool, wide, data) == alive(pool, e, data), (pool.describe(e), pool.describe(wide), data)
+
+
+def test_widened_forgets_large_counts():
+    pool = ExprPool()
+    e = parse_regex('"[a-z]{4,5000}"', pool)
+    wide = pool.widened(e, 16)
+    assert wide != e
+    # after 100 characters the original has a new expression, the widened one the same
+    d100 = pool.derivative_bytes(e, b'"' + b"a" * 100)
+    assert pool.widened(d100, 16) == pool.widened(pool.derivative_bytes(e, b'"' + b"a" * 50), 16)
+    assert pool.describe(pool.widened(d100, 16)) == pool.describe(pool.derivative_bytes(wide, b'"' + b"a" * 17))
+
+
+def test_widened_leaves_small_counts_and_booleans():
+    pool = ExprPool()
+    small = parse_regex("[a-z]{2,5}x", pool)
+    assert pool.widened(small, 16) == small
+    boolean = pool.intersect([parse_regex("[a-z]{0,1000}", pool), pool.complement(parse_regex("abc", pool))])
+    assert pool.widened(boolean, 16) == boolean
+    assert pool.widened(EMPTY, 16) == EMPTY
