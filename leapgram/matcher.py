@@ -56,7 +56,8 @@ class Matcher:
 
     def reset(self) -> None:
         """Back to the start, as if no token had been consumed."""
-        self._states: list[object] = [self.compiled.engine.initial]
+        state, self._lease = self.compiled.engine.start()  # the lease recycles a chart arena
+        self._states: list[object] = [state]
         self._pending: list[bytes] = [self.required_prefix]
         self._tokens: list[int] = []
         self._terminated = False

@@ -33,9 +33,14 @@ class RegexEngine:
         self.dfa = LazyDfa(ir.pool, ir.start_expr, limits)
         self.trie = trie
         self.initial = self.dfa.initial
+        self._widened: dict[int, int] = {}
         self.slicer = None
         if slicer_source is not None:
             self.slicer = SliceChecker(ir.pool, lambda s: (self.dfa.expr_of(s),), slicer_source)
+
+    def start(self) -> tuple[int, None]:
+        """The start state, and no lease (see :meth:`CfgEngine.start`)."""
+        return self.initial, None
 
     def advance(self, state: int, data: bytes) -> int | None:
         state = self.dfa.run(state, data)
@@ -45,7 +50,19 @@ class RegexEngine:
         return self.dfa.is_accepting(state)
 
     def mask_key(self, state: int) -> int:
-        return state
+        return self.widened(state)
+
+    def widened(self, state: int) -> int:
+        """The state masks are walked from: the same tokens are allowed (a token has at most
+        ``trie.max_depth`` bytes), with repeat counts beyond that forgotten
+        (:meth:`ExprPool.widened`), so the positions inside a long counted repeat share it."""
+        found = self._widened.get(state)
+        if found is None:
+            dfa = self.dfa
+            with dfa.pool.lock:
+                found = dfa.state_of(dfa.pool.widened(dfa.expr_of(state), self.trie.max_depth))
+            self._widened[state] = found
+        return found
 
     def fill_mask_over(self, state: int, trie, mask: np.ndarray) -> None:
         """:meth:`fill_mask` over another trie (a re-rooted sub-trie for token healing, see
@@ -53,6 +70,7 @@ class RegexEngine:
         fill_dfa_mask(trie, self.dfa, state, mask, np.zeros(trie.max_depth + 1, dtype=np.int32))
 
     def fill_mask(self, state: int, mask: np.ndarray) -> None:
+        state = self.widened(state)
         stack = np.zeros(self.trie.max_depth + 1, dtype=np.int32)
 
         def walk(trie: TokenTrie) -> None:
@@ -79,6 +97,7 @@ class CfgEngine:
         self.limits = limits
         self.trie = trie
         self.use_leo = use_leo
+        self._spare: list[ChartArena] = []
         self.slicer = None
         if slicer_source is not None:
             self.slicer = SliceChecker(ir.pool, lambda s: tuple(e for _, e in self.lexer.items(s)), slicer_source)
@@ -88,6 +107,20 @@ class CfgEngine:
         """The start state, in a new arena of charts."""
         arena = ChartArena(self.tables, self.lexer, self.limits, use_leo=self.use_leo)
         return arena, 0, arena.fresh_of(0)
+
+    def start(self) -> tuple[CfgState, ArenaLease]:
+        """The start state in an arena a finished matcher gave back, if any, else in a new one;
+        and the lease that gives it back once the caller (a matcher and its forks) drops it.
+
+        Charts only grow and never change, so a later matcher can start from chart 0 of a used
+        arena: the charts, lexeme boundaries and fresh lexer states the earlier ones computed are
+        found again instead of recomputed (a server sees the same schema's prefixes many times).
+        An arena is reused only after its lease is gone, so it is never shared between threads."""
+        try:
+            arena = self._spare.pop()
+        except IndexError:
+            arena = ChartArena(self.tables, self.lexer, self.limits, use_leo=self.use_leo)
+        return (arena, 0, arena.fresh_of(0)), ArenaLease(arena, self._spare, self.limits.max_parse_items // 16)
 
     def advance(self, state: CfgState, data: bytes) -> CfgState | None:
         arena, chart, lex = state
@@ -170,3 +203,21 @@ class CfgEngine:
             else:
                 arena.handle(code, payload)
         arena.tidy()
+
+
+class ArenaLease:
+    """Held by a matcher and its forks; when the last of them is gone, the chart arena goes back
+    to its engine for the next matcher, unless it holds more than ``max_items`` Earley items
+    (the next matcher's budget, ``Limits.max_parse_items``, counts them) or spares are plenty."""
+
+    __slots__ = ("arena", "spare", "max_items")
+    SPARES = 2
+
+    def __init__(self, arena: ChartArena, spare: list[ChartArena], max_items: int) -> None:
+        self.arena = arena
+        self.spare = spare
+        self.max_items = max_items
+
+    def __del__(self) -> None:
+        if len(self.spare) < self.SPARES and self.arena.num_items <= self.max_items:
+            self.spare.append(self.arena)

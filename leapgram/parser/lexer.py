@@ -148,10 +148,44 @@ class Lexer:
             if self.trans[state, 0] != UNKNOWN:
                 return
             items = self._items[state]
-            parts = self._byte_classes(items)
-            starts = [self.pool.first_bytes(expr) for _, expr in items]
-            targets = [self._target(items, starts, part) for part in parts]  # may grow (replace) self.trans
+            if len(items) == 1:
+                self._fill_single(state, *items[0])
+                return
+            parts, starts, by_byte = self._byte_classes(items)
+            targets = [self._target(items, starts, part, by_byte) for part in parts]  # may grow self.trans
             publish_row(self.trans, state, parts, targets)
+
+    def _fill_single(self, state: int, lex: int, expr: int) -> None:
+        """The row of a state with one lexeme in progress; when one byte at most can continue it
+        (inside a key or an enum member, or at the end of a lexeme) the row is written without
+        byte classes."""
+        pool = self.pool
+        first = pool.first_bytes(expr)
+        while first & (first - 1) == 0:  # along a literal, state after state, while rows are new
+            byte = first.bit_length() - 1
+            target = DEAD if first == 0 else self._single_target(lex, expr, byte)
+            trans = self.trans  # read after the target: a new state may grow (replace) the table
+            trans[state, 1:] = DEAD
+            if byte > 0:
+                trans[state, byte] = target
+            trans[state, 0] = target if byte == 0 else DEAD
+            if target == DEAD or trans[target, 0] != UNKNOWN:
+                return
+            state = target
+            (lex, expr), = self._items[state]
+            first = pool.first_bytes(expr)
+        parts = pool.byte_classes(expr)
+        targets = [self._single_target(lex, expr, (part & -part).bit_length() - 1) for part in parts]
+        publish_row(self.trans, state, parts, targets)
+
+    def _single_target(self, lex: int, expr: int, byte: int) -> int:
+        pool = self.pool
+        d = pool.derivative(expr, byte)
+        if d == EMPTY or (pool.has_bool[d] and pool.is_empty(d)):
+            return DEAD
+        items = ((lex, d),)
+        found = self._ids.get((False, items))
+        return self._new_state(False, items) if found is None else found
 
     def fill_entry(self, state: int, byte: int) -> None:
         """Compute the one transition of ``state`` by ``byte`` (consuming text needs one byte of a
@@ -163,30 +197,55 @@ class Lexer:
             if self.trans[state, byte] != UNKNOWN:
                 return
             items = self._items[state]
-            part = 1 << byte
-            target = self._target(items, [self.pool.first_bytes(expr) for _, expr in items], part)
+            starts = [self.pool.first_bytes(expr) for _, expr in items]
+            target = self._target(items, starts, 1 << byte, None)
             self.trans[state, byte] = target  # after _target: it may grow (replace) self.trans
 
-    def _byte_classes(self, items: Items) -> tuple[int, ...]:
-        if len(items) == 1:
-            return self.pool.byte_classes(items[0][1])
+    def _byte_classes(self, items: Items) -> tuple[tuple[int, ...], list[int], dict[int, list[int]]]:
+        """A partition of the bytes on which every item's derivative is constant, each item's
+        first bytes, and the items that only one byte can continue, by that byte (the keys of
+        an object are such literals: each gets its byte as a class of its own, and is
+        considered only for it, instead of refining the partition once per key)."""
+        pool = self.pool
+        starts = [pool.first_bytes(expr) for _, expr in items]
+        by_byte: dict[int, list[int]] = {}
+        singles = 0
+        partitions = set()
+        for index, ((_, expr), first) in enumerate(zip(items, starts)):
+            if first & (first - 1) == 0:
+                if first:
+                    by_byte.setdefault(first.bit_length() - 1, []).append(index)
+                    singles |= first
+            else:
+                partitions.add(pool.byte_classes(expr))
         parts: tuple[int, ...] = (ALL_BYTES,)
-        for classes in {self.pool.byte_classes(expr) for _, expr in items}:
+        for classes in partitions:
             parts = refine_partition(parts, classes)
-        return parts
+        if singles:
+            parts = _split_off(parts, singles)
+        return parts, starts, by_byte
 
-    def _target(self, items: Items, starts: list[int], part: int) -> int:
-        """The state after the bytes of ``part``; lexemes none of them can start are skipped."""
+    def _target(self, items: Items, starts: list[int], part: int, by_byte: dict[int, list[int]] | None) -> int:
+        """The state after the bytes of ``part``; lexemes none of them can start are skipped.
+        With ``by_byte`` (see :meth:`_byte_classes`), single-byte items are looked up there."""
         byte = (part & -part).bit_length() - 1
         derivative = self.pool.derivative
         is_empty = self.pool.is_empty
+        has_bool = self.pool.has_bool
         alive = []
-        for (lex, expr), first in zip(items, starts):
-            if first & part:
+        for index, ((lex, expr), first) in enumerate(zip(items, starts)):
+            if first & part and (by_byte is None or first & (first - 1)):
                 d = derivative(expr, byte)
-                if d != EMPTY and not is_empty(d):
-                    alive.append((lex, d))
-        return self._state_of(False, tuple(alive)) if alive else DEAD
+                if d != EMPTY and not (has_bool[d] and is_empty(d)):
+                    alive.append((index, lex, d))
+        if by_byte and part == 1 << byte:
+            for index in by_byte.get(byte, ()):
+                lex, expr = items[index]
+                d = derivative(expr, byte)
+                if d != EMPTY and not (has_bool[d] and is_empty(d)):
+                    alive.append((index, lex, d))
+            alive.sort()
+        return self._state_of(False, tuple((lex, d) for _, lex, d in alive)) if alive else DEAD
 
     def step(self, state: int, byte: int) -> int:
         """The state after ``byte``; ``DEAD`` when no allowed lexeme can continue."""
@@ -195,3 +254,18 @@ class Lexer:
             self.fill_row(state)
             target = self.trans[state, byte]
         return int(target)
+
+
+def _split_off(parts: tuple[int, ...], singles: int) -> tuple[int, ...]:
+    """``parts`` with each byte of ``singles`` made a class of its own (sorted)."""
+    out = []
+    for part in parts:
+        rest = part & ~singles
+        if rest:
+            out.append(rest)
+        inside = part & singles
+        while inside:
+            low = inside & -inside
+            out.append(low)
+            inside ^= low
+    return tuple(sorted(out))

@@ -58,6 +58,7 @@ class ExprPool:
         self.char_ranges: dict[int, tuple[tuple[int, int], ...]] = {}
         self._first: dict[int, int] = {}
         self._bounds: dict[int, int] = {}
+        self._lengths: dict[int, int] = {}
         self._widened: dict[tuple[int, int], int] = {}
         self.memo: dict[tuple, int] = {}
         self._single_bytes: list[int | None] = [None] * 256
@@ -473,7 +474,51 @@ class ExprPool:
         return True
 
     def _is_known_nonempty(self, e: int) -> bool:
-        return self.nullable[e] or not self.has_bool[e] or self._empty.get(e) is False
+        return (self.nullable[e] or not self.has_bool[e] or self._empty.get(e) is False
+                or self._is_infinite_minus_finite(e))
+
+    def _is_infinite_minus_finite(self, e: int) -> bool:
+        """Whether ``e`` is ``P & ~Q1 & ~Q2 ...`` with ``P`` an infinite and every ``Qi`` a finite
+        language, none with intersection or complement: then ``P`` has a string longer than every
+        ``Qi``, so ``e`` is not empty. (A key that is not one of the declared names: the string
+        lexeme minus the names, after each byte of a key, without a search.)"""
+        if self.kind[e] != K_AND:
+            return False
+        positives = [x for x in self.args[e] if self.kind[x] != K_NOT]
+        if len(positives) != 1 or self.has_bool[positives[0]] or self._max_length(positives[0]) != INF:
+            return False
+        for x in self.args[e]:
+            if self.kind[x] == K_NOT:
+                q = self.args[x][0]
+                if self.has_bool[q] or self._max_length(q) == INF:
+                    return False
+        return True
+
+    def _max_length(self, e: int) -> int:
+        """The length of the longest string of ``e`` (no intersection or complement inside),
+        ``INF`` when there is none."""
+        found = self._lengths.get(e)
+        if found is None:
+            found = self._bottom_up(e, self._lengths, self._length_from, self._children)
+        return found
+
+    def _length_from(self, x: int, children: tuple[int, ...]) -> int:
+        kind = self.kind[x]
+        if kind == K_BYTES:
+            return 1
+        lengths = [self._lengths[c] for c in children]
+        if INF in lengths and kind != K_REPEAT:
+            return INF
+        if kind == K_CONCAT:
+            return sum(lengths)
+        if kind == K_OR:
+            return max(lengths)
+        if kind == K_REPEAT:
+            inner, high = lengths[0], self.args[x][2]
+            if inner == 0:
+                return 0
+            return INF if inner == INF or high == INF else inner * high
+        return 0
 
     def is_subset(self, a: int, b: int) -> bool:
         """Whether every string of ``a`` is in ``b``: a search over pairs of derivatives that

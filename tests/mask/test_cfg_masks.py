@@ -180,3 +180,23 @@ def test_masks_inside_long_counted_repeats_equal_brute_force(small_vocab, seed, 
         assert mask_set(matcher, small_vocab) == brute_force_allowed(matcher, small_vocab), matcher.num_tokens
         if not walk_to(matcher, small_vocab, rng, 1):
             break
+
+
+def test_a_finished_matcher_gives_its_charts_to_the_next(small_vocab):
+    """The chart arena of a dropped matcher (and all its forks) is reused by the next matcher of
+    the same compiled grammar; a live fork keeps it; masks stay exact on a reused arena."""
+    compiled = compile(GRAMMARS["json"](), small_vocab)
+    first = Matcher(compiled)
+    rng = np.random.default_rng(5)
+    assert walk_to(first, small_vocab, rng, 2)
+    arena = first._states[0][0]
+    fork = first.fork()
+    del first
+    assert Matcher(compiled)._states[0][0] is not arena  # the fork still holds it
+    del fork
+    again = Matcher(compiled)
+    assert again._states[0][0] is arena
+    for _ in range(12):
+        assert mask_set(again, small_vocab) == brute_force_allowed(again, small_vocab)
+        if not walk_to(again, small_vocab, rng, 1):
+            break

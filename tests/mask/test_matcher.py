@@ -152,3 +152,12 @@ def test_batch_bitmask_rows_and_apply(small_vocab):
     assert np.isfinite(logits[1]).sum() == len(digits)
     assert np.isfinite(logits[0, :covered]).all()
     assert np.isinf(logits[0, covered:]).all(), "columns beyond the bitmask are disallowed"
+
+
+@pytest.mark.parametrize("pattern", [r'"[a-c1 ]{3,40}"', r"(ab|c){2,30}x", r"[0-9]{0,25}(\.[0-9]{1,20})?"])
+def test_masks_inside_long_counted_repeats_equal_brute_force(small_vocab, pattern):
+    """Regex masks are walked from the widened DFA state; exact at every position."""
+    rng = np.random.default_rng(3)
+    matcher = Matcher(compile(Grammar.from_regex(pattern), small_vocab))
+    path = walk_to(matcher, small_vocab, rng, 30)
+    check_against_brute_force(small_vocab, pattern, path)

@@ -1,5 +1,6 @@
-"""Widening (``ExprPool.widened``): on strings of at most ``span`` bytes the widened expression
-accepts and keeps alive exactly what the original does, and it has fewer derivatives."""
+"""Counted repeats: widening (``ExprPool.widened``: on strings of at most ``span`` bytes the
+widened expression accepts and keeps alive exactly what the original does, with fewer
+derivatives) and the emptiness shortcut for an infinite language minus finite ones."""
 
 from __future__ import annotations
 
@@ -74,3 +75,19 @@ def test_widened_leaves_small_counts_and_booleans():
     boolean = pool.intersect([parse_regex("[a-z]{0,1000}", pool), pool.complement(parse_regex("abc", pool))])
     assert pool.widened(boolean, 16) == boolean
     assert pool.widened(EMPTY, 16) == EMPTY
+
+
+@settings(max_examples=300, deadline=None)
+@given(positive=trees, negatives=st.lists(trees, min_size=1, max_size=2))
+def test_emptiness_shortcut_agrees_with_the_search(positive, negatives):
+    """``P & ~Q...`` with ``P`` infinite and the ``Q`` finite is known non-empty without a search;
+    the search (the shortcut turned off) must agree on every such expression."""
+    def expression(pool):
+        return pool.intersect([build(pool, positive)] + [pool.complement(build(pool, q)) for q in negatives])
+
+    fast, slow = ExprPool(), ExprPool()
+    slow._is_infinite_minus_finite = lambda e: False
+    e_fast, e_slow = expression(fast), expression(slow)
+    assert fast.is_empty(e_fast) == slow.is_empty(e_slow)
+    for data in (b"", b"a", b"ab", b"ca"):
+        assert fast.is_empty(fast.derivative_bytes(e_fast, data)) == slow.is_empty(slow.derivative_bytes(e_slow, data))
