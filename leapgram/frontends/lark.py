@@ -56,6 +56,7 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..regex.expr import EMPTY, INF
 from ..regex.syntax import parse_regex
 from ..regex.utf8 import ranges_to_expr
+from .json_schema.common import schema_pool
 from .lark_common import COMMON_TERMINALS
 
 MAX_TEMPLATE_INSTANCES = 1_000
@@ -617,7 +618,10 @@ class _Compiler:
 
     def __init__(self, text: str, limits: Limits) -> None:
         self.src = text
-        self.builder = GrammarBuilder(limits)
+        # Starts from the JSON Schema front end's pool: JSON string and number lexemes (the
+        # commonest terminals of a Lark grammar too) parse to the same expressions there, whose
+        # derivatives are already taken, so a JSON grammar's first masks skip that work.
+        self.builder = GrammarBuilder(limits, pool=schema_pool(limits))
         self.pool = self.builder.pool
         self.defs: dict[str, Definition] = {}
         self.term_exprs: dict[str, int] = {}
