@@ -25,7 +25,8 @@ class Limits:
     * ``max_parse_items`` (default 16,000,000): Earley items in all the charts of one matcher (8
       bytes each, so about 128 MB); the charts of a long output and of the continuations the
       mask computation explored. A finished matcher's charts are reused by the next matcher of
-      the same compiled grammar (and count here) only while they hold at most 1/16 of this.
+      the same compiled grammar (and count here) only while they hold at most 1/64 of this
+      (one spare arena per compiled grammar, about 2 MB of items at most).
     * ``max_cached_masks`` (default 1,024): token masks kept per compiled grammar, keyed by
       lexer state; each costs ``vocab_size / 8`` bytes (16 KB for Llama-3).
     * ``max_forced_bytes`` (default 256): forced bytes found per ``forced_bytes()`` call (a cap:

@@ -120,7 +120,7 @@ class CfgEngine:
             arena = self._spare.pop()
         except IndexError:
             arena = ChartArena(self.tables, self.lexer, self.limits, use_leo=self.use_leo)
-        return (arena, 0, arena.fresh_of(0)), ArenaLease(arena, self._spare, self.limits.max_parse_items // 16)
+        return (arena, 0, arena.fresh_of(0)), ArenaLease(arena, self._spare, self.limits.max_parse_items // 64)
 
     def advance(self, state: CfgState, data: bytes) -> CfgState | None:
         arena, chart, lex = state
@@ -208,10 +208,10 @@ class CfgEngine:
 class ArenaLease:
     """Held by a matcher and its forks; when the last of them is gone, the chart arena goes back
     to its engine for the next matcher, unless it holds more than ``max_items`` Earley items
-    (the next matcher's budget, ``Limits.max_parse_items``, counts them) or spares are plenty."""
+    (the next matcher's budget, ``Limits.max_parse_items``, counts them) or a spare is there."""
 
     __slots__ = ("arena", "spare", "max_items")
-    SPARES = 2
+    SPARES = 1  # per compiled grammar: a few MB at most, times the 64 cached grammars
 
     def __init__(self, arena: ChartArena, spare: list[ChartArena], max_items: int) -> None:
         self.arena = arena

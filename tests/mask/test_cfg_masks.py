@@ -192,7 +192,8 @@ def test_a_finished_matcher_gives_its_charts_to_the_next(small_vocab):
     arena = first._states[0][0]
     fork = first.fork()
     del first
-    assert Matcher(compiled)._states[0][0] is not arena  # the fork still holds it
+    other = Matcher(compiled)
+    assert other._states[0][0] is not arena  # the fork still holds it
     del fork
     again = Matcher(compiled)
     assert again._states[0][0] is arena
