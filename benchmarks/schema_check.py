@@ -6,8 +6,9 @@ ensure_ascii=False)``: a valid one must be accepted (all its bytes, then EOS), a
 rejected. No tokenizer is involved (``leapgram bench`` does the token-level pass criterion and
 the timing); this is the quick loop for front-end work.
 
-Prints cases, compiled, refusals by keyword, errors by kind, valid rejected and invalid
-accepted (with the first few case names). One case's failure never stops the run; a case over
+Prints cases, compiled, refusals by keyword, errors by kind, valid rejected (split as
+``leapgram bench`` does: out of declared order when another key order is accepted, other) and
+invalid accepted (with the first few case names). One case's failure never stops the run; a case over
 ``--budget-s`` seconds (compile plus instances) counts as a timeout.
 
     .venv/bin/python benchmarks/schema_check.py [--limit N] [--lenient] [--any-order] [--show 10]
@@ -24,6 +25,7 @@ import time
 from pathlib import Path
 
 import leapgram
+from leapgram.bench import REORDER_BUDGET, accepts_reordered
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "jsonschemabench"
@@ -41,7 +43,8 @@ def check_case(path: Path, vocab: leapgram.Vocabulary, lenient: bool, any_order:
     case = json.loads(path.read_text())
     grammar = leapgram.Grammar.from_json_schema(case["schema"], lenient=lenient, any_order=any_order)
     engine = leapgram.compile(grammar, vocab).engine
-    out = {"valid_rejected": [], "invalid_accepted": [], "instances": 0}
+    out = {"valid_rejected": [], "out_of_order": 0, "invalid_accepted": [], "instances": 0}
+    budget = [REORDER_BUDGET]
     for test in case["tests"]:
         text = json.dumps(test["data"], ensure_ascii=False).encode("utf-8")
         state = engine.advance(engine.initial, text)
@@ -49,6 +52,7 @@ def check_case(path: Path, vocab: leapgram.Vocabulary, lenient: bool, any_order:
         out["instances"] += 1
         if test["valid"] and not accepted:
             out["valid_rejected"].append(text[:200].decode("utf-8", "replace"))
+            out["out_of_order"] += accepts_reordered(engine, test["data"], budget, leapgram.BudgetExceededError)
         elif not test["valid"] and accepted:
             out["invalid_accepted"].append(text[:200].decode("utf-8", "replace"))
     return out
@@ -74,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     refused: collections.Counter[str] = collections.Counter()
     errors: collections.Counter[str] = collections.Counter()
     examples: dict[str, list[str]] = collections.defaultdict(list)
-    compiled = instances = 0
+    compiled = instances = out_of_order = 0
     bad_valid: list[tuple[str, str]] = []
     bad_invalid: list[tuple[str, str]] = []
     signal.signal(signal.SIGALRM, _alarm)
@@ -101,13 +105,15 @@ def main(argv: list[str] | None = None) -> int:
             leapgram.clear_cache()
         compiled += 1
         instances += result["instances"]
+        out_of_order += result["out_of_order"]
         bad_valid += [(path.name, t) for t in result["valid_rejected"]]
         bad_invalid += [(path.name, t) for t in result["invalid_accepted"]]
         if n % 500 == 0:
             print(f"  {n}/{len(paths)} cases, {time.perf_counter() - started:.0f} s", file=sys.stderr)
     print(f"cases {len(paths)}, compiled {compiled}, instances checked {instances}, "
           f"{time.perf_counter() - started:.0f} s")
-    print(f"valid rejected {len(bad_valid)} (in {len({c for c, _ in bad_valid})} cases), invalid accepted "
+    print(f"valid rejected {len(bad_valid)} (in {len({c for c, _ in bad_valid})} cases; out of declared order "
+          f"{out_of_order}, other {len(bad_valid) - out_of_order}), invalid accepted "
           f"{len(bad_invalid)} (in {len({c for c, _ in bad_invalid})} cases)")
     print("refused by keyword: " + ", ".join(f"{k} {v}" for k, v in refused.most_common()))
     print("errors by kind: " + (", ".join(f"{k} {v}" for k, v in errors.most_common()) or "none"))

@@ -13,6 +13,12 @@ instance, EOS step included). TBM is also taken as the calling thread's CPU time
 a shared machine a mask preempted by another process costs a scheduler slice (about 4 ms) of wall
 time, which then sets the p99.
 
+Valid instances rejected are split by cause: leapgram writes object members in the schema's
+declared order (undeclared keys last), and some instances are written in another order. A rejected
+instance counts as *out of declared order* when the same data with the keys of its objects
+reordered is accepted (a search on the compiled grammar, byte by byte, so the claim is checked, not
+guessed), and as *other* otherwise; peers are not split.
+
 Robustness: each engine runs in a worker process that handles the cases one by one; a case that
 takes longer than ``--timeout-s`` gets the worker killed and restarted, and so does a crash, so
 one case never stops the run. Every engine gets the same cases and the same token ids (from
@@ -24,6 +30,7 @@ and ``matplotlib`` (``--png``) are imported on use. The ``bench`` extra installs
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import multiprocessing
@@ -44,11 +51,13 @@ WARMUP_SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "re
 
 @dataclass
 class Case:
-    """One benchmark file: the schema text and its instances as ``(valid, token ids)``."""
+    """One benchmark file: the schema text, its instances as ``(valid, token ids)`` and their data
+    (to look for an accepted key order when a valid instance is rejected)."""
 
     name: str
     schema: str
     instances: list[tuple[bool, list[int]]]
+    data: list = field(default_factory=list)
 
 
 @dataclass
@@ -60,6 +69,7 @@ class CaseResult:
     error: str | None = None
     detail: str = ""
     valid_rejected: int = 0
+    valid_rejected_order: int | None = None  # of those, accepted with keys reordered (None: not checked)
     invalid_accepted: int = 0
     ttfm_ms: float | None = None
     tbm_us: list[float] = field(default_factory=list)
@@ -83,8 +93,9 @@ def load_cases(folder: Path, tokenizer_json: Path, limit: int | None, sample: in
     for path in files:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            instances = [(bool(t["valid"]), _encode(tokenizer, t["data"])) for t in data.get("tests", [])]
-            cases.append(Case(path.stem, json.dumps(data["schema"]), instances))
+            tests = data.get("tests", [])
+            instances = [(bool(t["valid"]), _encode(tokenizer, t["data"])) for t in tests]
+            cases.append(Case(path.stem, json.dumps(data["schema"]), instances, [t["data"] for t in tests]))
         except (ValueError, KeyError, TypeError) as exc:
             cases.append(Case(path.stem, f"<unreadable: {exc}>", []))
     return cases
@@ -101,6 +112,7 @@ class LeapgramEngine:
     """leapgram: ``Grammar.from_json_schema`` (``AttributeError`` means the front end is missing)."""
 
     name = "leapgram"
+    checks_key_order = True
 
     def __init__(self, tokenizer_json: Path) -> None:
         import leapgram
@@ -152,6 +164,10 @@ class LeapgramEngine:
     def consume(self, matcher, token: int) -> bool:
         return bool(matcher.consume_token(token))
 
+    def accepts_reordered(self, compiled, value, budget: list[int]) -> bool:
+        """Whether ``value`` is accepted with the keys of its objects in some order."""
+        return accepts_reordered(compiled.engine, value, budget, self.lg.BudgetExceededError)
+
     def classify(self, exc: BaseException) -> str:
         lg = self.lg
         if isinstance(exc, lg.UnsupportedError):
@@ -167,6 +183,7 @@ class LlguidanceEngine(LeapgramEngine):
     """llguidance's ``grammar_from_json_schema`` with its defaults; a fresh ``LLMatcher`` per case."""
 
     name = "llguidance"
+    checks_key_order = False
 
     def __init__(self, tokenizer_json: Path) -> None:
         import llguidance
@@ -266,13 +283,19 @@ def run_case(engine, case: Case) -> CaseResult:
         return result
     result.ttfm_ms = (time.perf_counter() - start) * 1e3
     result.compiled = True
-    for valid, tokens in case.instances:
+    rejected = []
+    for n, (valid, tokens) in enumerate(case.instances):
         times = (result.tbm_us, result.tbm_cpu_us) if valid else None
         accepted = walk_instance(engine, engine.matcher(compiled), tokens, times)
         if valid and not accepted:
             result.valid_rejected += 1
+            rejected.append(n)
         elif accepted and not valid:
             result.invalid_accepted += 1
+    if engine.checks_key_order:  # after the timed walks, which it must not warm
+        budget = [REORDER_BUDGET]
+        result.valid_rejected_order = sum(engine.accepts_reordered(compiled, case.data[n], budget)
+                                          for n in rejected if n < len(case.data))
     return result
 
 
@@ -291,6 +314,117 @@ def walk_instance(engine, matcher, tokens: list[int], times: tuple[list[float], 
         if not mask_allows(engine.bitmask, token) or not engine.consume(matcher, token):
             return False
     return False
+
+
+# ----- key order ----------------------------------------------------------------------------
+
+REORDER_BUDGET = 50_000  # advances per case (20-80 µs each); an order JSONSchemaBench needs takes < 25,000
+
+
+class _Exhausted(Exception):
+    """The reordering search ran out of budget."""
+
+
+def accepts_reordered(engine, value, budget: list[int], budget_error: type[Exception] = _Exhausted) -> bool:
+    """Whether a byte-level engine (``initial``, ``advance``, ``is_accepting``) accepts ``value``
+    written as ``json.dumps`` writes it but with the members of each object in some order.
+
+    A depth-first search (see :func:`_members`) that spends ``budget[0]`` (advances, shared by the
+    instances of a case so that a case's search stays bounded). Running out of it, of the engine's
+    own ``budget_error`` or of recursion (a frame or three per member and item) answers ``False``:
+    the claim is only made for an order found accepted."""
+    try:
+        return any(engine.is_accepting(state) for state, _ in _write(engine, engine.initial, value, budget))
+    except (_Exhausted, RecursionError, budget_error):
+        return False
+
+
+def _write(engine, state, value, budget: list[int]):
+    """Each ``(state, text)`` after ``value`` in an order of its objects that is accepted."""
+    if state is None:
+        return
+    if isinstance(value, dict):
+        yield from _members(engine, _advance(engine, state, b"{", budget), b"{", value, list(value), {}, budget)
+    elif isinstance(value, list):
+        yield from _items(engine, _advance(engine, state, b"[", budget), b"[", value, 0, budget)
+    else:
+        yield from _then(engine, state, b"", json.dumps(value, ensure_ascii=False).encode("utf-8"), budget)
+
+
+def _items(engine, state, text: bytes, items: list, i: int, budget: list[int]):
+    if i == len(items):
+        yield from _then(engine, state, text, b"]", budget)
+        return
+    separator = b", " if i else b""
+    for after, item in _write(engine, _advance(engine, state, separator, budget), items[i], budget):
+        yield from _items(engine, after, text + separator + item, items, i + 1, budget)
+
+
+def _members(engine, state, text: bytes, obj: dict, remaining: list[str], known: dict[str, bytes],
+             budget: list[int]):
+    """Each ``(state, text)`` after the members ``remaining`` and ``}``.
+
+    The first way to write each member that may come next is found (by the text found at an
+    earlier position when that still fits), then the member that may directly follow none of the
+    others is tried first: in a declared order that is the earliest, as the one just before any
+    other may precede it (the keys between are absent). So an object costs its members squared,
+    not factorial; other ways to write a member are only tried when that fails (a nested order can
+    matter under ``anyOf``)."""
+    if state is None or not remaining:
+        yield from _then(engine, state, text, b"}", budget)
+        return
+    separator = b", " if len(remaining) < len(obj) else b""
+    ways = {key: _member(engine, state, separator, key, obj[key], known.get(key), budget) for key in remaining}
+    firsts = {key: first for key, first in ((key, next(way, None)) for key, way in ways.items()) if first}
+    known = {**known, **{key: member for key, (_, member) in firsts.items()}}
+    for key in _earliest_first(engine, firsts, budget):
+        rest = [k for k in remaining if k != key]
+        for after, member in itertools.chain([firsts[key]], ways[key]):
+            yield from _members(engine, after, text + separator + member, obj, rest, known, budget)
+
+
+def _member(engine, state, separator: bytes, key: str, value, known: bytes | None, budget: list[int]):
+    """Each ``(state, member text)`` after ``separator``, the key and its value."""
+    if known is not None:
+        after = _advance(engine, state, separator + known, budget)
+        if after is not None:
+            yield after, known
+    name = json.dumps(key, ensure_ascii=False).encode("utf-8") + b": "
+    for after, text in _write(engine, _advance(engine, state, separator + name, budget), value, budget):
+        yield after, name + text
+
+
+def _earliest_first(engine, firsts: dict, budget: list[int]):
+    """The keys of ``firsts`` (key: its first ``(state, member text)``): first those that may
+    directly follow none of the others (checked lazily, in instance order), then the rest by how
+    many they may follow."""
+    def follows(key: str, other: str) -> bool:
+        name = json.dumps(key, ensure_ascii=False).encode("utf-8") + b": "
+        return other != key and _advance(engine, firsts[other][0], b", " + name, budget) is not None
+
+    rest = []
+    for key in firsts:
+        if any(follows(key, other) for other in firsts):
+            rest.append(key)
+        else:
+            yield key
+    yield from sorted(rest, key=lambda key: sum(follows(key, other) for other in firsts))
+
+
+def _advance(engine, state, data: bytes, budget: list[int]):
+    """The state after ``data`` (``None`` when refused or when there is no state), for one unit of
+    the budget."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _Exhausted()
+    return state if state is None or not data else engine.advance(state, data)
+
+
+def _then(engine, state, text: bytes, data: bytes, budget: list[int]):
+    """The one ``(state, text)`` after ``data``, if it is accepted."""
+    after = _advance(engine, state, data, budget)
+    if after is not None:
+        yield after, text + data
 
 
 def worker_main(conn, engine_name: str, tokenizer_json: str) -> None:
@@ -393,6 +527,8 @@ def summarize(results: list[CaseResult]) -> dict:
         if r.error:
             errors[r.error] = errors.get(r.error, 0) + 1
     ttfm = [r.ttfm_ms for r in results if r.ttfm_ms is not None]
+    checked = [r for r in results if r.valid_rejected_order is not None]
+    order = sum(r.valid_rejected_order for r in checked) if checked else None
     tbm = [t for r in results for t in r.tbm_us]
     cpu = [t for r in results for t in r.tbm_cpu_us]
     return {
@@ -400,6 +536,8 @@ def summarize(results: list[CaseResult]) -> dict:
         "compiled": sum(r.compiled for r in results),
         "passing": sum(r.passed for r in results),
         "valid_rejected": sum(r.valid_rejected for r in results),
+        "valid_rejected_order": order,
+        "valid_rejected_other": None if order is None else sum(r.valid_rejected for r in checked) - order,
         "invalid_accepted": sum(r.invalid_accepted for r in results),
         "errors": dict(sorted(errors.items(), key=lambda kv: -kv[1])),
         "ttfm_ms": {f"p{q}": percentile(ttfm, q) for q in (50, 90, 99)} | {"max": max(ttfm, default=None)},
@@ -422,6 +560,9 @@ def print_summary(name: str, summary: dict, unavailable: str | None) -> None:
     s = summary
     print(f"   cases {s['cases']}  compiled {s['compiled']}  passing {s['passing']}  "
           f"valid rejected {s['valid_rejected']}  invalid accepted {s['invalid_accepted']}")
+    if s["valid_rejected_order"] is not None:
+        print(f"   valid rejected  out of declared order {s['valid_rejected_order']}  "
+              f"other {s['valid_rejected_other']}")
     for kind, count in s["errors"].items():
         print(f"   error {count:>5}  {kind}")
     t = s["ttfm_ms"]
@@ -522,6 +663,8 @@ def report(args, folder: Path, tokenizer_json: Path, workers: dict[str, Worker],
 def _case_json(result: CaseResult) -> dict:
     row = asdict(result)
     row["passed"] = result.passed
+    order = result.valid_rejected_order
+    row["valid_rejected_other"] = None if order is None else result.valid_rejected - order
     times = row.pop("tbm_us")
     cpu = row.pop("tbm_cpu_us")
     row["tbm_us_mean"] = sum(times) / len(times) if times else None

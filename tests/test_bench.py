@@ -13,7 +13,7 @@ from conftest import tokenizer_path
 
 import leapgram
 from leapgram import Grammar
-from leapgram.bench import CaseResult, percentile, summarize
+from leapgram.bench import REORDER_BUDGET, CaseResult, accepts_reordered, percentile, summarize
 from leapgram.cli import main
 
 
@@ -69,6 +69,39 @@ def test_bench_without_the_front_end_says_so(tmp_path, monkeypatch, capsys):
     assert "front end missing" in capsys.readouterr().out
 
 
+PAIR = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}
+
+
+@pytest.mark.tokenizers
+def test_bench_splits_valid_rejected_by_key_order(tmp_path, capsys):
+    tokenizer_path("llama3")
+    tests = [{"description": "declared order", "valid": True, "data": {"a": 1, "b": 2}},
+             {"description": "another order", "valid": True, "data": {"b": 2, "a": 1}},
+             {"description": "mislabeled", "valid": True, "data": {"a": "x", "b": 2}}]
+    (tmp_path / "pair.json").write_text(json.dumps({"schema": PAIR, "tests": tests, "meta": {}}))
+    out = tmp_path / "report.json"
+    assert main(["bench", str(tmp_path), "--json", str(out), "--timeout-s", "30"]) == 0
+    report = json.loads(out.read_text())["engines"]["leapgram"]
+    summary, row = report["summary"], report["cases"][0]
+    assert (summary["valid_rejected"], summary["valid_rejected_order"], summary["valid_rejected_other"]) == (2, 1, 1)
+    assert (row["valid_rejected"], row["valid_rejected_order"], row["valid_rejected_other"]) == (2, 1, 1)
+    assert "valid rejected  out of declared order 1  other 1" in capsys.readouterr().out
+
+
+def test_accepts_reordered_finds_an_accepted_key_order(byte_vocab):
+    nested = {"type": "object", "properties": {"p": PAIR, "q": {"type": "string"}}, "required": ["p", "q"]}
+    engine = leapgram.compile(Grammar.from_json_schema(nested), byte_vocab).engine
+
+    def reordered(value, budget=REORDER_BUDGET):
+        return accepts_reordered(engine, value, [budget])
+
+    assert reordered({"p": {"a": 1, "b": 2}, "q": "x"})
+    assert reordered({"q": "x", "p": {"b": 2, "a": 1}})
+    assert not reordered({"q": "x", "p": {"b": 2, "a": "1"}})  # a value, not the order
+    assert not reordered({"q": "x", "p": {"b": 2}})
+    assert not reordered({"q": "x", "p": {"b": 2, "a": 1}}, budget=3)  # out of budget: no claim
+
+
 def test_missing_folder_is_a_clear_message(tmp_path):
     with pytest.raises(SystemExit, match="benchmark folder .* not found"):
         main(["bench", str(tmp_path / "nope")])
@@ -80,11 +113,15 @@ def test_unknown_peer_is_refused(tmp_path):
 
 
 def test_summary_counts_and_percentiles():
-    rows = [CaseResult("a", compiled=True, ttfm_ms=2.0, tbm_us=[1.0, 3.0], tbm_cpu_us=[1.0, 2.0]),
-            CaseResult("b", compiled=True, valid_rejected=1, ttfm_ms=4.0, tbm_us=[5.0], tbm_cpu_us=[3.0]),
+    rows = [CaseResult("a", compiled=True, valid_rejected_order=0, ttfm_ms=2.0, tbm_us=[1.0, 3.0],
+                       tbm_cpu_us=[1.0, 2.0]),
+            CaseResult("b", compiled=True, valid_rejected=3, valid_rejected_order=2, ttfm_ms=4.0, tbm_us=[5.0],
+                       tbm_cpu_us=[3.0]),
             CaseResult("c", error="timeout")]
     summary = summarize(rows)
-    assert (summary["cases"], summary["compiled"], summary["passing"], summary["valid_rejected"]) == (3, 2, 1, 1)
+    assert (summary["cases"], summary["compiled"], summary["passing"], summary["valid_rejected"]) == (3, 2, 1, 3)
+    assert (summary["valid_rejected_order"], summary["valid_rejected_other"]) == (2, 1)
+    assert summarize([CaseResult("p", compiled=True, valid_rejected=1)])["valid_rejected_order"] is None  # a peer
     assert summary["errors"] == {"timeout": 1}
     assert summary["tbm_us"]["mean"] == 3.0 and summary["tbm_us"]["max"] == 5.0
     assert summary["tbm_cpu_us"]["mean"] == 2.0 and summary["tbm_cpu_us"]["p99"] == 3.0
