@@ -79,6 +79,16 @@ def _combinator(schema: Any) -> str | None:
 
 
 def _resolved(t: SchemaTranslator, schema: Any, pointer: str) -> Any:
+    if not isinstance(schema, dict):
+        return schema
+    key = t.schema_key(schema)
+    found = t.resolved_memo.get(key)
+    if found is None:
+        found = t.resolved_memo[key] = (schema, _new_resolved(t, schema, pointer))
+    return found[1]
+
+
+def _new_resolved(t: SchemaTranslator, schema: Any, pointer: str) -> Any:
     while isinstance(schema, dict) and "$ref" in schema:
         target, pointer = t.refs.resolve(schema["$ref"], t.refs.base(schema), f"{pointer}/$ref")
         rest = {k: v for k, v in schema.items() if k != "$ref"}

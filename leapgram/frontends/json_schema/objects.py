@@ -207,7 +207,7 @@ def _members(t: SchemaTranslator, members: list[tuple[int, bool]], extra: int | 
                 alternatives.append([(i + 1, c)])
         return alternatives
 
-    return _emit(t, _expand(step), (0, 0))
+    return _emit(t, _expand(step), (0, 0), every_state_ends=low == 0 and high is None)
 
 
 def _counter(low: int, high: int | None):
@@ -235,9 +235,12 @@ def _expand(step) -> dict[tuple[int, int], list[list[Any]]]:
     return rules
 
 
-def _emit(t: SchemaTranslator, rules: dict[tuple[int, int], list[list[Any]]], root: tuple[int, int]) -> int | None:
-    """Nonterminals for the states that can end, and the rules among them."""
-    live = _live_states(rules)
+def _emit(t: SchemaTranslator, rules: dict[tuple[int, int], list[list[Any]]], root: tuple[int, int], *,
+          every_state_ends: bool) -> int | None:
+    """Nonterminals for the states that can end, and the rules among them. Without a maximum or
+    a minimum count (``every_state_ends``) every state can end: each one reaches the last by
+    writing the members still required, and may end there."""
+    live = set(rules) if every_state_ends else _live_states(rules)
     if root not in live:
         return None
     names = {key: t.b.fresh_nonterminal("members") for key in live}
@@ -279,7 +282,7 @@ def _members_any_order(t: SchemaTranslator, members: list[tuple[int, bool]], ext
             alternatives.append([])
         return alternatives
 
-    return _emit(t, _expand(step), (0, 0))
+    return _emit(t, _expand(step), (0, 0), every_state_ends=low == 0 and high is None)
 
 
 def _live_states(rules: dict[tuple[int, int], list[list[Any]]]) -> set[tuple[int, int]]:

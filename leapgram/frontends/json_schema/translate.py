@@ -92,7 +92,10 @@ class SchemaTranslator:
         self.b = GrammarBuilder(limits, pool=self.pool)
         self.refs = RefResolver(root)
         self.any_order = any_order
-        self._memo: dict[int, tuple[Any, int | None]] = {}
+        self._memo: dict[Any, tuple[Any, int | None]] = {}
+        self._composed_keys: dict[int, tuple[Any, int]] = {}
+        self._shapes: dict[tuple, int] = {}
+        self.resolved_memo: dict[Any, Any] = {}
         self._separators: dict[str, str] = {}
         self._ws = self._whitespace(whitespace)
         self._any: int | None = None
@@ -173,18 +176,40 @@ class SchemaTranslator:
         if not isinstance(schema, dict):
             raise GrammarError(f"a schema must be an object or a boolean, not {type(schema).__name__}",
                                pointer=pointer)
-        found = self._memo.get(id(schema))
+        key = self.schema_key(schema)
+        found = self._memo.get(key)
         if found is not None:
             return found[1]
         nt = self.b.nonterminal(f"schema:{pointer or '/'}#{len(self._memo)}")
-        self._memo[id(schema)] = (schema, nt)
+        self._memo[key] = (schema, nt)
         alternatives = self._alternatives(schema, pointer)
         if not alternatives:
-            self._memo[id(schema)] = (schema, None)
+            self._memo[key] = (schema, None)
             return None
         for symbol in alternatives:
             self.b.rule(nt, [symbol])
         return nt
+
+    def schema_key(self, schema: Any) -> Any:
+        """A hashable name for what ``schema`` means in this document: a subschema of the
+        document by its identity, one the translator composed (allOf merging, negation, the
+        parts of a conditional) by its structure over such identities, so composing the same
+        parts again finds the first translation. Composed dicts and lists get small negative
+        ints (kept with the object while the translator lives), so a key never nests."""
+        if not isinstance(schema, (dict, list)):
+            return (type(schema), schema)
+        if id(schema) in self.refs.base_of:
+            return id(schema)
+        found = self._composed_keys.get(id(schema))
+        if found is not None and found[0] is schema:
+            return found[1]
+        if isinstance(schema, dict):
+            shape = ("{", *((k, self.schema_key(v)) for k, v in schema.items()))
+        else:
+            shape = ("[", *(self.schema_key(v) for v in schema))
+        key = self._shapes.setdefault(shape, -1 - len(self._shapes))
+        self._composed_keys[id(schema)] = (schema, key)
+        return key
 
     def _alternatives(self, schema: dict, pointer: str) -> list[int]:
         self._check_keywords(schema, pointer)
