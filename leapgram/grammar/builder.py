@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
+
+import numpy as np
 
 from ..errors import GrammarError
 from ..limits import DEFAULT_LIMITS, Limits
@@ -90,7 +93,7 @@ class GrammarBuilder:
 
     def rule(self, lhs: int, rhs: Sequence[int]) -> None:
         """Add ``lhs -> rhs`` (duplicates are dropped)."""
-        rule = Rule(lhs, tuple(rhs))
+        rule = (lhs, tuple(rhs))
         self._defined.add(lhs)
         if rule not in self._rule_set:
             self._rule_set.add(rule)
@@ -159,7 +162,7 @@ class GrammarBuilder:
         Raises :class:`GrammarError` for a nonterminal used but never defined, or a start symbol
         that derives no string.
         """
-        used = {s for rule in self._rules for s in rule.rhs if s >= 0} | {start}
+        used = {s for _, rhs in self._rules for s in rhs if s >= 0} | {start}
         undefined = sorted(used - self._defined)
         if undefined:
             names = ", ".join(self._nonterminals[n] for n in undefined)
@@ -183,31 +186,37 @@ def nullable_nonterminals(rules: Sequence[Rule]) -> set[int]:
 def _closure(rules: Sequence[Rule], *, lexemes_given: bool) -> set[int]:
     """The least set of nonterminals with a rule whose every symbol is a lexeme (when
     ``lexemes_given``) or in the set: a worklist over rules counting their missing nonterminals,
-    linear in the grammar's size. Without ``lexemes_given`` a rule with a lexeme never counts."""
-    missing = []
-    waiting: dict[int, list[int]] = {}
+    linear in the grammar's size. Without ``lexemes_given`` a rule with a lexeme never counts.
+
+    The rules waiting for each nonterminal are one array sorted by symbol, not a list per
+    nonterminal: a large grammar's thousands of small lists lived long enough to be promoted to
+    the oldest generation of Python's collector and brought its full collections closer."""
+    count = len(rules)
+    lhs = [left for left, _ in rules]
+    lengths = np.fromiter((len(rhs) for _, rhs in rules), dtype=np.int64, count=count)
+    symbols = np.fromiter(itertools.chain.from_iterable(rhs for _, rhs in rules), dtype=np.int64,
+                          count=int(lengths.sum()))
+    owners = np.repeat(np.arange(count), lengths)
+    is_nonterminal = symbols >= 0
+    missing = np.bincount(owners[is_nonterminal], minlength=count)
+    if not lexemes_given:
+        missing[np.bincount(owners[~is_nonterminal], minlength=count) > 0] = -1
+    needed = symbols[is_nonterminal]
+    order = np.argsort(needed, kind="stable")
+    waiting = owners[is_nonterminal][order].tolist()
+    start = np.searchsorted(needed[order], np.arange(max(lhs, default=-1) + 2)).tolist()
+    ready = [lhs[index] for index in np.flatnonzero(missing == 0).tolist()]
+    missing = missing.tolist()
     found: set[int] = set()
-    ready = []
-    for index, rule in enumerate(rules):
-        rhs = rule.rhs
-        needed = [symbol for symbol in rhs if symbol >= 0]
-        if not lexemes_given and len(needed) < len(rhs):
-            missing.append(-1)
-            continue
-        missing.append(len(needed))
-        for symbol in needed:
-            waiting.setdefault(symbol, []).append(index)
-        if not needed:
-            ready.append(rule.lhs)
     while ready:
-        lhs = ready.pop()
-        if lhs in found:
+        symbol = ready.pop()
+        if symbol in found:
             continue
-        found.add(lhs)
-        for index in waiting.get(lhs, ()):
+        found.add(symbol)
+        for index in waiting[start[symbol]:start[symbol + 1]]:
             missing[index] -= 1
             if missing[index] == 0:
-                ready.append(rules[index].lhs)
+                ready.append(lhs[index])
     return found
 
 

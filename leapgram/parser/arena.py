@@ -30,10 +30,10 @@ class ParserTables:
     def __init__(self, ir: GrammarIR) -> None:
         rules = ir.rules
         count = len(rules)
-        lhs = np.fromiter((rule.lhs for rule in rules), dtype=np.int32, count=count)
-        lengths = np.fromiter((len(rule.rhs) + 1 for rule in rules), dtype=np.int64, count=count)
+        lhs = np.fromiter((left for left, _ in rules), dtype=np.int32, count=count)
+        lengths = np.fromiter((len(rhs) + 1 for _, rhs in rules), dtype=np.int64, count=count)
         ends = np.cumsum(lengths)  # one past each rule's END
-        dr_next = [symbol for rule in rules for symbol in (*rule.rhs, k.END)]
+        dr_next = [symbol for _, rhs in rules for symbol in (*rhs, k.END)]
         dr_next.append(k.END)  # a sentinel, so ``dr + 1`` of the last dotted rule is in range
         self.num_nonterminals = len(ir.nonterminals)
         self.num_lexemes = len(ir.lexemes)

@@ -82,10 +82,9 @@ def _resolved(t: SchemaTranslator, schema: Any, pointer: str) -> Any:
     if not isinstance(schema, dict):
         return schema
     key = t.schema_key(schema)
-    found = t.resolved_memo.get(key)
-    if found is None:
-        found = t.resolved_memo[key] = (schema, _new_resolved(t, schema, pointer))
-    return found[1]
+    if key not in t.resolved_memo:
+        t.resolved_memo[key] = _new_resolved(t, schema, pointer)
+    return t.resolved_memo[key]
 
 
 def _new_resolved(t: SchemaTranslator, schema: Any, pointer: str) -> Any:

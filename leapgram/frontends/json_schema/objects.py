@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import BudgetExceededError, GrammarError
 from ...grammar.builder import productive_nonterminals
-from ...grammar.ir import Rule
 from .values import count_keyword
 
 if TYPE_CHECKING:
@@ -290,6 +289,6 @@ def _live_states(rules: dict[tuple[int, int], list[list[Any]]]) -> set[tuple[int
     the rules among states (linear; a fixpoint by passes was quadratic in the properties)."""
     keys = list(rules)
     index = {key: n for n, key in enumerate(keys)}
-    among = [Rule(index[key], tuple(index[x] for x in alt if isinstance(x, tuple)))
+    among = [(index[key], tuple(index[x] for x in alt if isinstance(x, tuple)))
              for key, alternatives in rules.items() for alt in alternatives]
     return {keys[n] for n in productive_nonterminals(among)}

@@ -92,7 +92,7 @@ class SchemaTranslator:
         self.b = GrammarBuilder(limits, pool=self.pool)
         self.refs = RefResolver(root)
         self.any_order = any_order
-        self._memo: dict[Any, tuple[Any, int | None]] = {}
+        self._memo: dict[Any, int | None] = {}  # by schema_key, which keeps composed schemas alive
         self._composed_keys: dict[int, tuple[Any, int]] = {}
         self._shapes: dict[tuple, int] = {}
         self.resolved_memo: dict[Any, Any] = {}
@@ -177,14 +177,12 @@ class SchemaTranslator:
             raise GrammarError(f"a schema must be an object or a boolean, not {type(schema).__name__}",
                                pointer=pointer)
         key = self.schema_key(schema)
-        found = self._memo.get(key)
-        if found is not None:
-            return found[1]
-        nt = self.b.nonterminal(f"schema:{pointer or '/'}#{len(self._memo)}")
-        self._memo[key] = (schema, nt)
+        if key in self._memo:
+            return self._memo[key]
+        nt = self._memo[key] = self.b.nonterminal(f"schema:{pointer or '/'}#{len(self._memo)}")
         alternatives = self._alternatives(schema, pointer)
         if not alternatives:
-            self._memo[key] = (schema, None)
+            self._memo[key] = None
             return None
         for symbol in alternatives:
             self.b.rule(nt, [symbol])
