@@ -62,6 +62,15 @@ class GrammarIR:
     rules: tuple[Rule, ...] = ((0, (~0,)),)
     start: int = 0
     ignore: tuple[int, ...] = ()
+    nullable: frozenset[int] | None = None  # set by the builder; see nullable_nonterminals()
+
+    def nullable_nonterminals(self) -> frozenset[int]:
+        """The nonterminals that derive the empty sequence (the builder's, else computed)."""
+        if self.nullable is not None:
+            return self.nullable
+        from .builder import nullable_nonterminals
+
+        return frozenset(nullable_nonterminals(self.rules))
 
     @property
     def is_regex(self) -> bool:

@@ -18,7 +18,6 @@ import numpy as np
 from .._kernels import earley as k
 from .._kernels.tables import ABSENT, EMPTY_KEY, table_get_kernel, table_rehash_kernel
 from ..errors import BudgetExceededError
-from ..grammar.builder import nullable_nonterminals
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
 from .lexer import Lexer
@@ -46,7 +45,7 @@ class ParserTables:
         self.first_drs = (ends - lengths)[np.argsort(lhs, kind="stable")].astype(np.int32) if count else \
             np.zeros(1, dtype=np.int32)
         self.nullable = np.zeros(self.num_nonterminals, dtype=np.int8)
-        self.nullable[list(nullable_nonterminals(rules))] = 1
+        self.nullable[list(ir.nullable_nonterminals())] = 1
         self.grammar = (self.dr_next, self.dr_lhs, self.dr_accept, self.nullable, self.first_ptr,
                         self.first_drs, np.int64(ir.start))
 

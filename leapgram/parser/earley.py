@@ -19,7 +19,6 @@ import itertools
 from dataclasses import dataclass, field
 
 from ..errors import BudgetExceededError
-from ..grammar.builder import nullable_nonterminals
 from ..grammar.ir import GrammarIR, lexeme_index, lexeme_symbol
 from ..limits import Limits
 
@@ -70,7 +69,7 @@ class EarleyParser:
             self.lhs_of.append(lhs)
             if lhs == ir.start:
                 self.start_complete.add(len(self.next_symbol) - 1)
-        self.nullable = nullable_nonterminals(ir.rules)
+        self.nullable = ir.nullable_nonterminals()
         self._ids = itertools.count(1)
         self._predictions: dict[frozenset[int], Prediction] = {}
 

@@ -17,6 +17,7 @@ both schemas.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -81,8 +82,15 @@ def _required(schema: dict, pointer: str) -> list[str]:
 
 
 
+@functools.lru_cache(maxsize=4096)
+def key_text(name: str) -> bytes:
+    """A key as JSON text, quotes included (as ``json.dumps(name, ensure_ascii=False)``; schemas
+    repeat the same names)."""
+    return json.dumps(name, ensure_ascii=False).encode("utf-8")
+
+
 def _key_literal(t: SchemaTranslator, name: str) -> int:
-    return t.pool.literal(json.dumps(name, ensure_ascii=False).encode("utf-8"))
+    return t.pool.literal(key_text(name))
 
 
 def _names_expr(t: SchemaTranslator, schema: dict, pointer: str) -> int | None:
@@ -128,12 +136,12 @@ def _provably_disjoint(t: SchemaTranslator, a: int, b: int) -> bool:
 
 def _declared_member(t: SchemaTranslator, schema: dict, name: str, props: dict, names_expr: int | None,
                      patterns: list[tuple[str, int, Any]], pointer: str) -> int | None:
-    key = _key_literal(t, name)
-    if names_expr is not None and not t.pool.matches(names_expr, json.dumps(name, ensure_ascii=False).encode()):
+    encoded = key_text(name)
+    if names_expr is not None and not t.pool.matches(names_expr, encoded):
         return None
+    key = t.pool.literal(encoded)
     at = f"{pointer}/properties/{name.replace('~', '~0').replace('/', '~1')}"
     parts = [props[name]] if name in props else []
-    encoded = json.dumps(name, ensure_ascii=False).encode("utf-8")
     matched = [sub for _, expr, sub in patterns if t.pool.matches(expr, encoded)]
     parts += matched
     if not parts:  # required but undeclared: an additional property
