@@ -95,7 +95,7 @@ class SchemaTranslator:
         self._memo: dict[Any, int | None] = {}  # by schema_key, which keeps composed schemas alive
         self._composed_keys: dict[int, tuple[Any, int]] = {}
         self._shapes: dict[tuple, int] = {}
-        self.resolved_memo: dict[Any, Any] = {}
+        self._composed: dict[tuple, Any] = {}
         self._separators: dict[str, str] = {}
         self._ws = self._whitespace(whitespace)
         self._any: int | None = None
@@ -201,13 +201,23 @@ class SchemaTranslator:
         found = self._composed_keys.get(id(schema))
         if found is not None and found[0] is schema:
             return found[1]
+        key_of = self.schema_key  # strings (most values: descriptions, names) stand for themselves
         if isinstance(schema, dict):
-            shape = ("{", *((k, self.schema_key(v)) for k, v in schema.items()))
+            shape = ("{", *((k, v if type(v) is str else key_of(v)) for k, v in schema.items()))
         else:
-            shape = ("[", *(self.schema_key(v) for v in schema))
+            shape = ("[", *(v if type(v) is str else key_of(v) for v in schema))
         key = self._shapes.setdefault(shape, -1 - len(self._shapes))
         self._composed_keys[id(schema)] = (schema, key)
         return key
+
+    def composed(self, step: str, schemas: tuple, make) -> Any:
+        """The schema that ``step`` (``"merge"``, ``"resolved"``) composes from ``schemas``,
+        made by ``make()`` the first time for schemas with these keys (a warning, under
+        ``lenient``, names the first place only). Never modified after, so it may be shared."""
+        key = (step, *map(self.schema_key, schemas))
+        if key not in self._composed:
+            self._composed[key] = make()
+        return self._composed[key]
 
     def _alternatives(self, schema: dict, pointer: str) -> list[int]:
         self._check_keywords(schema, pointer)
