@@ -27,7 +27,8 @@ class RefResolver:
     def _index(self, schema: Any, pointer: str, base: str) -> None:
         if isinstance(schema, list):
             for i, item in enumerate(schema):
-                self._index(item, f"{pointer}/{i}", base)
+                if isinstance(item, (dict, list)):
+                    self._index(item, f"{pointer}/{i}", base)
             return
         if not isinstance(schema, dict):
             return
@@ -44,9 +45,8 @@ class RefResolver:
             self.by_uri.setdefault(f"{base}#{anchor}", (schema, pointer))
         self.base_of[id(schema)] = base
         for key, value in schema.items():
-            if key in ("enum", "const", "default", "examples", "example"):
-                continue
-            self._index(value, f"{pointer}/{_escape(key)}", base)
+            if isinstance(value, (dict, list)) and key not in ("enum", "const", "default", "examples", "example"):
+                self._index(value, f"{pointer}/{_escape(key)}", base)
 
     def base(self, schema: dict) -> str:
         return self.base_of.get(id(schema), self.root_uri)
