@@ -1,7 +1,8 @@
 """JSON Schema -> grammar IR: the dispatcher over schema kinds.
 
-Each subschema becomes one nonterminal (memoized by object identity, so ``$ref`` recursion
-becomes a recursive rule). A schema applies its keywords by the JSON type of the value: the
+Each subschema becomes one nonterminal (memoized by :meth:`SchemaTranslator.schema_key`: object
+identity for the document's subschemas, so ``$ref`` recursion becomes a recursive rule, and
+structure for the schemas the translator composes). A schema applies its keywords by the JSON type of the value: the
 value is any of the allowed types, each with the keywords that constrain that type (a schema
 without ``type`` allows every type, as the specification says). Strings and numbers are single
 lexemes (``strings.py``, ``numbers.py``); objects, arrays and combinations are rules
