@@ -667,27 +667,27 @@ class _LexemeSets:
                 return mask, False
         return mask, True
 
-    def rest(self, rule, i: int) -> int:
-        mask, through = self.first_of(rule.rhs[i:])
-        return mask | self.follow[rule.lhs] if through else mask
+    def rest(self, lhs: int, rhs: tuple[int, ...], i: int) -> int:
+        mask, through = self.first_of(rhs[i:])
+        return mask | self.follow[lhs] if through else mask
 
     def first_step(self) -> bool:
         changed = False
-        for rule in self.ir.rules:
-            mask, through = self.first_of(rule.rhs)
-            if mask & ~self.first[rule.lhs]:
-                self.first[rule.lhs] |= mask
+        for lhs, rhs in self.ir.rules:
+            mask, through = self.first_of(rhs)
+            if mask & ~self.first[lhs]:
+                self.first[lhs] |= mask
                 changed = True
-            if through and rule.lhs not in self.nullable:
-                self.nullable.add(rule.lhs)
+            if through and lhs not in self.nullable:
+                self.nullable.add(lhs)
                 changed = True
         return changed
 
     def follow_step(self) -> bool:
         changed = False
-        for rule in self.ir.rules:
-            for i, s in enumerate(rule.rhs):
-                mask = self.rest(rule, i + 1)
+        for lhs, rhs in self.ir.rules:
+            for i, s in enumerate(rhs):
+                mask = self.rest(lhs, rhs, i + 1)
                 if is_lexeme(s):
                     self.lexeme_follow[lexeme_index(s)] |= mask
                 elif mask & ~self.follow[s]:

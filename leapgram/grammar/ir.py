@@ -39,12 +39,12 @@ class Lexeme:
     expr: int
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """``lhs -> rhs``: a nonterminal index and a sequence of symbols (possibly empty)."""
+Rule = tuple[int, tuple[int, ...]]
+"""``(lhs, rhs)``, for ``lhs -> rhs``: a nonterminal index and a tuple of symbols (possibly empty).
 
-    lhs: int
-    rhs: tuple[int, ...]
+A plain tuple of ints, not an object: Python's cycle collector stops tracking such tuples, so the
+thousands of rules of a large grammar are not walked by every full collection (a dataclass
+instance stays tracked, and a JSON Schema compile made a full collection every few schemas)."""
 
 
 @dataclass(frozen=True)
@@ -59,22 +59,33 @@ class GrammarIR:
     pool: ExprPool
     lexemes: tuple[Lexeme, ...]
     nonterminals: tuple[str, ...] = ("start",)
-    rules: tuple[Rule, ...] = (Rule(0, (~0,)),)
+    rules: tuple[Rule, ...] = ((0, (~0,)),)
     start: int = 0
     ignore: tuple[int, ...] = ()
+    nullable: frozenset[int] | None = None  # set by the builder; see nullable_nonterminals()
+
+    def nullable_nonterminals(self) -> frozenset[int]:
+        """The nonterminals that derive the empty sequence (the builder's, else computed)."""
+        if self.nullable is not None:
+            return self.nullable
+        from .builder import nullable_nonterminals
+
+        return frozenset(nullable_nonterminals(self.rules))
 
     @property
     def is_regex(self) -> bool:
         """Whether the whole grammar is one lexeme (no parser needed)."""
-        return (not self.ignore and len(self.rules) == 1 and self.rules[0].lhs == self.start
-                and len(self.rules[0].rhs) == 1 and is_lexeme(self.rules[0].rhs[0]))
+        if self.ignore or len(self.rules) != 1:
+            return False
+        lhs, rhs = self.rules[0]
+        return lhs == self.start and len(rhs) == 1 and is_lexeme(rhs[0])
 
     @property
     def start_expr(self) -> int:
         """For a regex grammar, the expression the whole output must match."""
         if not self.is_regex:
             raise ValueError("start_expr is only defined for regex grammars")
-        return self.lexemes[lexeme_index(self.rules[0].rhs[0])].expr
+        return self.lexemes[lexeme_index(self.rules[0][1][0])].expr
 
     def symbol_name(self, symbol: int) -> str:
         """Readable name of a symbol, for error messages."""
@@ -85,9 +96,9 @@ class GrammarIR:
     def describe(self) -> str:
         """The rules in a readable, BNF-like form."""
         lines = []
-        for rule in self.rules:
-            rhs = " ".join(self.symbol_name(s) for s in rule.rhs) or "ε"
-            lines.append(f"{self.nonterminals[rule.lhs]} -> {rhs}")
+        for lhs, rhs in self.rules:
+            text = " ".join(self.symbol_name(s) for s in rhs) or "ε"
+            lines.append(f"{self.nonterminals[lhs]} -> {text}")
         for lexeme in self.lexemes:
             lines.append(f"{lexeme.name} = /{self.pool.describe(lexeme.expr)}/")
         if self.ignore:

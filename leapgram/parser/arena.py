@@ -18,7 +18,6 @@ import numpy as np
 from .._kernels import earley as k
 from .._kernels.tables import ABSENT, EMPTY_KEY, table_get_kernel, table_rehash_kernel
 from ..errors import BudgetExceededError
-from ..grammar.builder import nullable_nonterminals
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
 from .lexer import Lexer
@@ -30,10 +29,10 @@ class ParserTables:
     def __init__(self, ir: GrammarIR) -> None:
         rules = ir.rules
         count = len(rules)
-        lhs = np.fromiter((rule.lhs for rule in rules), dtype=np.int32, count=count)
-        lengths = np.fromiter((len(rule.rhs) + 1 for rule in rules), dtype=np.int64, count=count)
+        lhs = np.fromiter((left for left, _ in rules), dtype=np.int32, count=count)
+        lengths = np.fromiter((len(rhs) + 1 for _, rhs in rules), dtype=np.int64, count=count)
         ends = np.cumsum(lengths)  # one past each rule's END
-        dr_next = [symbol for rule in rules for symbol in (*rule.rhs, k.END)]
+        dr_next = [symbol for _, rhs in rules for symbol in (*rhs, k.END)]
         dr_next.append(k.END)  # a sentinel, so ``dr + 1`` of the last dotted rule is in range
         self.num_nonterminals = len(ir.nonterminals)
         self.num_lexemes = len(ir.lexemes)
@@ -46,7 +45,7 @@ class ParserTables:
         self.first_drs = (ends - lengths)[np.argsort(lhs, kind="stable")].astype(np.int32) if count else \
             np.zeros(1, dtype=np.int32)
         self.nullable = np.zeros(self.num_nonterminals, dtype=np.int8)
-        self.nullable[list(nullable_nonterminals(rules))] = 1
+        self.nullable[list(ir.nullable_nonterminals())] = 1
         self.grammar = (self.dr_next, self.dr_lhs, self.dr_accept, self.nullable, self.first_ptr,
                         self.first_drs, np.int64(ir.start))
 

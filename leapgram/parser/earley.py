@@ -19,7 +19,6 @@ import itertools
 from dataclasses import dataclass, field
 
 from ..errors import BudgetExceededError
-from ..grammar.builder import nullable_nonterminals
 from ..grammar.ir import GrammarIR, lexeme_index, lexeme_symbol
 from ..limits import Limits
 
@@ -60,17 +59,17 @@ class EarleyParser:
         self.lhs_of: list[int] = []
         self.first: dict[int, list[int]] = {}
         self.start_complete: set[int] = set()
-        for rule in ir.rules:
+        for lhs, rhs in ir.rules:
             base = len(self.next_symbol)
-            self.first.setdefault(rule.lhs, []).append(base)
-            for symbol in rule.rhs:
+            self.first.setdefault(lhs, []).append(base)
+            for symbol in rhs:
                 self.next_symbol.append(symbol)
-                self.lhs_of.append(rule.lhs)
+                self.lhs_of.append(lhs)
             self.next_symbol.append(END)
-            self.lhs_of.append(rule.lhs)
-            if rule.lhs == ir.start:
+            self.lhs_of.append(lhs)
+            if lhs == ir.start:
                 self.start_complete.add(len(self.next_symbol) - 1)
-        self.nullable = nullable_nonterminals(ir.rules)
+        self.nullable = ir.nullable_nonterminals()
         self._ids = itertools.count(1)
         self._predictions: dict[frozenset[int], Prediction] = {}
 

@@ -79,6 +79,12 @@ def _combinator(schema: Any) -> str | None:
 
 
 def _resolved(t: SchemaTranslator, schema: Any, pointer: str) -> Any:
+    if not isinstance(schema, dict):
+        return schema
+    return t.composed("resolved", (schema,), lambda: _new_resolved(t, schema, pointer))
+
+
+def _new_resolved(t: SchemaTranslator, schema: Any, pointer: str) -> Any:
     while isinstance(schema, dict) and "$ref" in schema:
         target, pointer = t.refs.resolve(schema["$ref"], t.refs.base(schema), f"{pointer}/$ref")
         rest = {k: v for k, v in schema.items() if k != "$ref"}
@@ -109,7 +115,12 @@ def expand_conditionals(t: SchemaTranslator, schema: Any, pointer: str) -> Any:
 
 
 def merge(t: SchemaTranslator, a: Any, b: Any, pointer: str) -> dict | bool:
-    """One schema valid exactly where both ``a`` and ``b`` are."""
+    """One schema valid exactly where both ``a`` and ``b`` are (the same object for the same two
+    schemas: unions of allOf branches merge the same pairs again)."""
+    return t.composed("merge", (a, b), lambda: _new_merge(t, a, b, pointer))
+
+
+def _new_merge(t: SchemaTranslator, a: Any, b: Any, pointer: str) -> dict | bool:
     a, b = _resolved(t, a, pointer), _resolved(t, b, pointer)
     if a is False or b is False:
         return False

@@ -17,12 +17,12 @@ both schemas.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import TYPE_CHECKING, Any
 
 from ...errors import BudgetExceededError, GrammarError
 from ...grammar.builder import productive_nonterminals
-from ...grammar.ir import Rule
 from .values import count_keyword
 
 if TYPE_CHECKING:
@@ -82,8 +82,15 @@ def _required(schema: dict, pointer: str) -> list[str]:
 
 
 
+@functools.lru_cache(maxsize=4096)
+def key_text(name: str) -> bytes:
+    """A key as JSON text, quotes included (as ``json.dumps(name, ensure_ascii=False)``; schemas
+    repeat the same names)."""
+    return json.dumps(name, ensure_ascii=False).encode("utf-8")
+
+
 def _key_literal(t: SchemaTranslator, name: str) -> int:
-    return t.pool.literal(json.dumps(name, ensure_ascii=False).encode("utf-8"))
+    return t.pool.literal(key_text(name))
 
 
 def _names_expr(t: SchemaTranslator, schema: dict, pointer: str) -> int | None:
@@ -129,12 +136,12 @@ def _provably_disjoint(t: SchemaTranslator, a: int, b: int) -> bool:
 
 def _declared_member(t: SchemaTranslator, schema: dict, name: str, props: dict, names_expr: int | None,
                      patterns: list[tuple[str, int, Any]], pointer: str) -> int | None:
-    key = _key_literal(t, name)
-    if names_expr is not None and not t.pool.matches(names_expr, json.dumps(name, ensure_ascii=False).encode()):
+    encoded = key_text(name)
+    if names_expr is not None and not t.pool.matches(names_expr, encoded):
         return None
+    key = t.pool.literal(encoded)
     at = f"{pointer}/properties/{name.replace('~', '~0').replace('/', '~1')}"
     parts = [props[name]] if name in props else []
-    encoded = json.dumps(name, ensure_ascii=False).encode("utf-8")
     matched = [sub for _, expr, sub in patterns if t.pool.matches(expr, encoded)]
     parts += matched
     if not parts:  # required but undeclared: an additional property
@@ -207,7 +214,7 @@ def _members(t: SchemaTranslator, members: list[tuple[int, bool]], extra: int | 
                 alternatives.append([(i + 1, c)])
         return alternatives
 
-    return _emit(t, _expand(step), (0, 0))
+    return _emit(t, _expand(step), (0, 0), every_state_ends=low == 0 and high is None)
 
 
 def _counter(low: int, high: int | None):
@@ -235,9 +242,12 @@ def _expand(step) -> dict[tuple[int, int], list[list[Any]]]:
     return rules
 
 
-def _emit(t: SchemaTranslator, rules: dict[tuple[int, int], list[list[Any]]], root: tuple[int, int]) -> int | None:
-    """Nonterminals for the states that can end, and the rules among them."""
-    live = _live_states(rules)
+def _emit(t: SchemaTranslator, rules: dict[tuple[int, int], list[list[Any]]], root: tuple[int, int], *,
+          every_state_ends: bool) -> int | None:
+    """Nonterminals for the states that can end, and the rules among them. Without a maximum or
+    a minimum count (``every_state_ends``) every state can end: each one reaches the last by
+    writing the members still required, and may end there."""
+    live = set(rules) if every_state_ends else _live_states(rules)
     if root not in live:
         return None
     names = {key: t.b.fresh_nonterminal("members") for key in live}
@@ -279,7 +289,7 @@ def _members_any_order(t: SchemaTranslator, members: list[tuple[int, bool]], ext
             alternatives.append([])
         return alternatives
 
-    return _emit(t, _expand(step), (0, 0))
+    return _emit(t, _expand(step), (0, 0), every_state_ends=low == 0 and high is None)
 
 
 def _live_states(rules: dict[tuple[int, int], list[list[Any]]]) -> set[tuple[int, int]]:
@@ -287,6 +297,6 @@ def _live_states(rules: dict[tuple[int, int], list[list[Any]]]) -> set[tuple[int
     the rules among states (linear; a fixpoint by passes was quadratic in the properties)."""
     keys = list(rules)
     index = {key: n for n, key in enumerate(keys)}
-    among = [Rule(index[key], tuple(index[x] for x in alt if isinstance(x, tuple)))
+    among = [(index[key], tuple(index[x] for x in alt if isinstance(x, tuple)))
              for key, alternatives in rules.items() for alt in alternatives]
     return {keys[n] for n in productive_nonterminals(among)}

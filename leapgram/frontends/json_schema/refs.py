@@ -20,6 +20,7 @@ class RefResolver:
         self.root = root
         self.by_uri: dict[str, tuple[Any, str]] = {}
         self.base_of: dict[int, str] = {}
+        self._splits: dict[tuple[str, str], tuple[str, str]] = {}
         base = _own_id(root) or ""
         self.root_uri = urldefrag(base)[0]
         self._index(root, "", self.root_uri)
@@ -27,7 +28,8 @@ class RefResolver:
     def _index(self, schema: Any, pointer: str, base: str) -> None:
         if isinstance(schema, list):
             for i, item in enumerate(schema):
-                self._index(item, f"{pointer}/{i}", base)
+                if isinstance(item, (dict, list)):
+                    self._index(item, f"{pointer}/{i}", base)
             return
         if not isinstance(schema, dict):
             return
@@ -44,9 +46,8 @@ class RefResolver:
             self.by_uri.setdefault(f"{base}#{anchor}", (schema, pointer))
         self.base_of[id(schema)] = base
         for key, value in schema.items():
-            if key in ("enum", "const", "default", "examples", "example"):
-                continue
-            self._index(value, f"{pointer}/{_escape(key)}", base)
+            if isinstance(value, (dict, list)) and key not in ("enum", "const", "default", "examples", "example"):
+                self._index(value, f"{pointer}/{_escape(key)}", base)
 
     def base(self, schema: dict) -> str:
         return self.base_of.get(id(schema), self.root_uri)
@@ -55,8 +56,7 @@ class RefResolver:
         """``(subschema, its JSON pointer)`` for ``ref`` standing at ``pointer`` (base ``base``)."""
         if not isinstance(ref, str):
             raise GrammarError(f"$ref must be a string, not {type(ref).__name__}", pointer=pointer)
-        target = urljoin(base, ref) if base else ref
-        uri, fragment = urldefrag(target)
+        uri, fragment = self._split(base, ref)
         if uri and uri != self.root_uri and uri not in self.by_uri:
             raise UnsupportedError("$ref", f"$ref {ref!r} points outside this document; inline the "
                                    "referenced schema or put it under $defs", pointer=pointer)
@@ -73,6 +73,14 @@ class RefResolver:
                 raise
             # a pointer written from the document root under a subschema's own id (a common slip)
             return self._walk(self.root, "", fragment, ref, pointer)
+
+    def _split(self, base: str, ref: str) -> tuple[str, str]:
+        """The document URI and the fragment ``ref`` names from ``base`` (remembered: a
+        document repeats its references, and urllib's parsing is slow)."""
+        found = self._splits.get((base, ref))
+        if found is None:
+            found = self._splits[(base, ref)] = tuple(urldefrag(urljoin(base, ref) if base else ref))
+        return found
 
     def _walk(self, node: Any, at: str, fragment: str, ref: str, pointer: str) -> tuple[Any, str]:
         for raw in fragment.split("/")[1:] if fragment else []:

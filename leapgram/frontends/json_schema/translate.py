@@ -1,7 +1,8 @@
 """JSON Schema -> grammar IR: the dispatcher over schema kinds.
 
-Each subschema becomes one nonterminal (memoized by object identity, so ``$ref`` recursion
-becomes a recursive rule). A schema applies its keywords by the JSON type of the value: the
+Each subschema becomes one nonterminal (memoized by :meth:`SchemaTranslator.schema_key`: object
+identity for the document's subschemas, so ``$ref`` recursion becomes a recursive rule, and
+structure for the schemas the translator composes). A schema applies its keywords by the JSON type of the value: the
 value is any of the allowed types, each with the keywords that constrain that type (a schema
 without ``type`` allows every type, as the specification says). Strings and numbers are single
 lexemes (``strings.py``, ``numbers.py``); objects, arrays and combinations are rules
@@ -92,7 +93,10 @@ class SchemaTranslator:
         self.b = GrammarBuilder(limits, pool=self.pool)
         self.refs = RefResolver(root)
         self.any_order = any_order
-        self._memo: dict[int, tuple[Any, int | None]] = {}
+        self._memo: dict[Any, int | None] = {}  # by schema_key, which keeps composed schemas alive
+        self._composed_keys: dict[int, tuple[Any, int]] = {}
+        self._shapes: dict[tuple, int] = {}
+        self._composed: dict[tuple, Any] = {}
         self._separators: dict[str, str] = {}
         self._ws = self._whitespace(whitespace)
         self._any: int | None = None
@@ -173,18 +177,48 @@ class SchemaTranslator:
         if not isinstance(schema, dict):
             raise GrammarError(f"a schema must be an object or a boolean, not {type(schema).__name__}",
                                pointer=pointer)
-        found = self._memo.get(id(schema))
-        if found is not None:
-            return found[1]
-        nt = self.b.nonterminal(f"schema:{pointer or '/'}#{len(self._memo)}")
-        self._memo[id(schema)] = (schema, nt)
+        key = self.schema_key(schema)
+        if key in self._memo:
+            return self._memo[key]
+        nt = self._memo[key] = self.b.nonterminal(f"schema:{pointer or '/'}#{len(self._memo)}")
         alternatives = self._alternatives(schema, pointer)
         if not alternatives:
-            self._memo[id(schema)] = (schema, None)
+            self._memo[key] = None
             return None
         for symbol in alternatives:
             self.b.rule(nt, [symbol])
         return nt
+
+    def schema_key(self, schema: Any) -> Any:
+        """A hashable name for what ``schema`` means in this document: a subschema of the
+        document by its identity, one the translator composed (allOf merging, negation, the
+        parts of a conditional) by its structure over such identities, so composing the same
+        parts again finds the first translation. Composed dicts and lists get small negative
+        ints (kept with the object while the translator lives), so a key never nests."""
+        if not isinstance(schema, (dict, list)):
+            return (type(schema), schema)
+        if id(schema) in self.refs.base_of:
+            return id(schema)
+        found = self._composed_keys.get(id(schema))
+        if found is not None and found[0] is schema:
+            return found[1]
+        key_of = self.schema_key  # strings (most values: descriptions, names) stand for themselves
+        if isinstance(schema, dict):
+            shape = ("{", *((k, v if type(v) is str else key_of(v)) for k, v in schema.items()))
+        else:
+            shape = ("[", *(v if type(v) is str else key_of(v) for v in schema))
+        key = self._shapes.setdefault(shape, -1 - len(self._shapes))
+        self._composed_keys[id(schema)] = (schema, key)
+        return key
+
+    def composed(self, step: str, schemas: tuple, make) -> Any:
+        """The schema that ``step`` (``"merge"``, ``"resolved"``) composes from ``schemas``,
+        made by ``make()`` the first time for schemas with these keys (a warning, under
+        ``lenient``, names the first place only). Never modified after, so it may be shared."""
+        key = (step, *map(self.schema_key, schemas))
+        if key not in self._composed:
+            self._composed[key] = make()
+        return self._composed[key]
 
     def _alternatives(self, schema: dict, pointer: str) -> list[int]:
         self._check_keywords(schema, pointer)
