@@ -164,6 +164,10 @@ class LeapgramEngine:
     def consume(self, matcher, token: int) -> bool:
         return bool(matcher.consume_token(token))
 
+    def first_error(self, matcher) -> str | None:
+        """Why the matcher is in its error state after the first mask (a budget ran out), if it is."""
+        return matcher.error()
+
     def accepts_reordered(self, compiled, value, budget: list[int]) -> bool:
         """Whether ``value`` is accepted with the keys of its objects in some order."""
         return accepts_reordered(compiled.engine, value, budget, self.lg.BudgetExceededError)
@@ -212,6 +216,9 @@ class LlguidanceEngine(LeapgramEngine):
     def fill(self, matcher) -> None:
         self._fill(matcher, self.bitmask, 0)
 
+    def first_error(self, matcher) -> str | None:
+        return matcher.get_error() or "error" if matcher.is_error() else None
+
     def classify(self, exc: BaseException) -> str:
         return "GrammarError" if isinstance(exc, PeerGrammarError) else f"crash: {type(exc).__name__}"
 
@@ -250,6 +257,9 @@ class XgrammarEngine(LlguidanceEngine):
     def consume(self, matcher, token: int) -> bool:
         return bool(matcher.accept_token(token))
 
+    def first_error(self, matcher) -> str | None:
+        return None  # xgrammar raises instead of entering an error state
+
 
 ENGINES = {"leapgram": LeapgramEngine, "llguidance": LlguidanceEngine, "xgrammar": XgrammarEngine}
 
@@ -282,6 +292,10 @@ def run_case(engine, case: Case) -> CaseResult:
         result.error, result.detail = engine.classify(exc), str(exc)[:300]
         return result
     result.ttfm_ms = (time.perf_counter() - start) * 1e3
+    failure = engine.first_error(first)
+    if failure is not None:  # a budget ran out computing the first mask: not a usable grammar
+        result.error, result.detail, result.ttfm_ms = "error state at the first mask", failure[:300], None
+        return result
     result.compiled = True
     rejected = []
     for n, (valid, tokens) in enumerate(case.instances):

@@ -63,7 +63,7 @@ class Grammar:
             whitespace = tuple(whitespace)
         ir, warnings = json_schema_to_ir(document, whitespace=whitespace, lenient=lenient, any_order=any_order,
                                          limits=limits or DEFAULT_LIMITS)
-        source = json.dumps(document, sort_keys=True, ensure_ascii=False, default=str)
+        source = json.dumps(document, ensure_ascii=False, default=str)  # key order is part of the grammar
         return cls(ir, kind="json_schema", source=source, options=(whitespace, lenient, any_order),
                    warnings=tuple(warnings))
 

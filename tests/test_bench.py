@@ -132,3 +132,29 @@ def test_import_leapgram_does_not_load_the_bench_dependencies():
     code = "import sys, leapgram; print(any(m in sys.modules for m in ('leapgram.bench', 'tqdm', 'matplotlib')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_an_error_state_at_the_first_mask_is_an_error_not_a_compiled_case():
+    """A budget that runs out while computing the first mask leaves the matcher in its error
+    state (it never raises): the case is reported as an error, without a TTFM."""
+    from leapgram.bench import Case, run_case
+
+    class ExhaustedEngine:
+        def prepare(self):
+            pass
+
+        def compile(self, schema):
+            return schema
+
+        def matcher(self, compiled):
+            return compiled
+
+        def fill(self, matcher):
+            pass
+
+        def first_error(self, matcher):
+            return "budget max_emptiness_steps (20000) exceeded"
+
+    result = run_case(ExhaustedEngine(), Case("exhausted", "{}", [(True, [1, 2])]))
+    assert result.error == "error state at the first mask" and "max_emptiness_steps" in result.detail
+    assert not result.compiled and result.ttfm_ms is None and not result.passed

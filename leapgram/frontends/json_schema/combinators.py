@@ -162,7 +162,9 @@ def _merge_keyword(t: SchemaTranslator, key: str, out: dict, value: Any, a: dict
             return _refuse(t, key, pointer)
         return {k: ({"allOf": [mine[k], value[k]]} if k in mine and k in value else mine.get(k, value.get(k)))
                 for k in {**mine, **value}}
-    if key in ("items", "additionalProperties", "additionalItems", "propertyNames", "contains", "not"):
+    if key == "contains":  # one item of each kind, not one item of both kinds
+        return mine if json_equal(mine, value) else _refuse(t, key, pointer)
+    if key in ("items", "additionalProperties", "additionalItems", "propertyNames", "not"):
         if isinstance(mine, list) or isinstance(value, list):
             return _refuse(t, key, pointer)
         return {"allOf": [mine, value]} if key != "not" else {"anyOf": [mine, value]}

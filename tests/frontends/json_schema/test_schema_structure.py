@@ -240,6 +240,9 @@ REFUSALS = [
     ({"type": "array", "items": {"type": "object"}, "uniqueItems": True}, "uniqueItems", "/uniqueItems"),
     ({"$ref": "other.json#/x"}, "$ref", "/$ref"),
     ({"type": "object", "unevaluatedProperties": False}, "unevaluatedProperties", "/unevaluatedProperties"),
+    # "contains 1 and contains 2" is not "contains an item that is 1 and 2"
+    ({"type": "array", "allOf": [{"contains": {"const": 1}}, {"contains": {"const": 2}}]}, "contains",
+     "/allOf/1/contains"),
 ]
 
 
@@ -306,3 +309,18 @@ def test_ref_siblings_follow_the_draft(vocab):
                   "$ref": "#/definitions/file", "properties": {"b": {}}, "additionalProperties": False}
         compiled = leapgram.compile(Grammar.from_json_schema(schema), vocab)
         assert accepts(compiled, '{"a": 1}') == extra_allowed
+
+
+def test_equal_contains_in_all_of_merge(vocab):
+    schema = {"type": "array", "allOf": [{"contains": {"const": 1}}, {"contains": {"const": 1}}]}
+    compiled = leapgram.compile(Grammar.from_json_schema(schema), vocab)
+    assert accepts(compiled, "[2, 1]") and not accepts(compiled, "[2]")
+
+
+def test_property_order_is_part_of_the_grammar_key(vocab):
+    """Two schemas that differ only in property order are different grammars (declared order)."""
+    ab = Grammar.from_json_schema({"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a", "b"]})
+    ba = Grammar.from_json_schema({"type": "object", "properties": {"b": {}, "a": {}}, "required": ["a", "b"]})
+    assert ab.key != ba.key
+    assert accepts(leapgram.compile(ab, vocab), '{"a": 1, "b": 2}')
+    assert accepts(leapgram.compile(ba, vocab), '{"b": 2, "a": 1}')
