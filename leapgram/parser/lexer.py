@@ -50,7 +50,6 @@ class Lexer:
         self._acc_ids: dict[tuple[int, ...], int] = {}
         self._ignore = frozenset(ir.ignore)
         self._widened: dict[tuple[int, int], int] = {}
-        self._largest_count: int | None = None
         self._new_state(False, ())
         self.trans[DEAD, :] = DEAD
 
@@ -92,9 +91,7 @@ class Lexer:
         allows, with the same lexemes ending at the same places (each expression replaced by
         :meth:`ExprPool.widened`): masks are walked from it, so the positions inside a long
         counted repeat share one state, its rows and its cached mask."""
-        if self._largest_count is None:
-            self._largest_count = max((self.pool.count_bound(lex.expr) for lex in self.ir.lexemes), default=0)
-        if self._largest_count <= span + 1:  # derivatives never raise a count: nothing to widen
+        if self.pool.largest_count <= span + 1:  # no count in the grammar needs widening
             return state
         key = (state, span)
         found = self._widened.get(key)

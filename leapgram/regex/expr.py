@@ -58,6 +58,7 @@ class ExprPool:
         self.char_ranges: dict[int, tuple[tuple[int, int], ...]] = {}
         self._first: dict[int, int] = {}
         self._bounds: dict[int, int] = {}
+        self.largest_count = 0  # the largest repeat bound built in this pool (widening is moot below it)
         self._lengths: dict[int, int] = {}
         self._widened: dict[tuple[int, int], int] = {}
         self.memo: dict[tuple, int] = {}
@@ -234,6 +235,8 @@ class ExprPool:
             low = 0
         if self.kind[a] == K_REPEAT and self.args[a][1] == 0 and self.args[a][2] == INF:
             return a
+        if low > self.largest_count or high > self.largest_count:
+            self.largest_count = max(low, high)
         return self._intern(K_REPEAT, (a, low, high), low == 0 or self.nullable[a], self.has_bool[a])
 
     def star(self, a: int) -> int:
@@ -378,7 +381,7 @@ class ExprPool:
         ``e`` by adding iterations up to ``low`` (every subexpression of an expression without
         intersection or complement matches some string). With an intersection or complement
         the completions of the two sides interact, so such expressions are left as they are."""
-        if self.has_bool[e] or self.count_bound(e) <= span + 1:
+        if self.largest_count <= span + 1 or self.has_bool[e] or self.count_bound(e) <= span + 1:
             return e
         key = (e, span)
         found = self._widened.get(key)
