@@ -166,11 +166,12 @@ class Lexer:
         while first & (first - 1) == 0:  # along a literal, state after state, while rows are new
             byte = first.bit_length() - 1
             target = DEAD if first == 0 else self._single_target(lex, expr, byte)
+            row = np.zeros(256, dtype=np.int32)  # DEAD everywhere but the one byte
+            if first:
+                row[byte] = target
             trans = self.trans  # read after the target: a new state may grow (replace) the table
-            trans[state, 1:] = DEAD
-            if byte > 0:
-                trans[state, byte] = target
-            trans[state, 0] = target if byte == 0 else DEAD
+            trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
+            trans[state, 0] = row[0]
             if target == DEAD or trans[target, 0] != UNKNOWN:
                 return
             state = target
