@@ -182,13 +182,14 @@ class Lexer:
         publish_row(self.trans, state, parts, targets)
 
     def _single_target(self, lex: int, expr: int, byte: int) -> int:
+        d = self._live_derivative(expr, byte)
+        return DEAD if d == EMPTY else self._state_of(False, ((lex, d),))
+
+    def _live_derivative(self, expr: int, byte: int) -> int:
+        """The derivative of ``expr`` by ``byte``, or ``EMPTY`` when it matches nothing."""
         pool = self.pool
         d = pool.derivative(expr, byte)
-        if d == EMPTY or (pool.has_bool[d] and pool.is_empty(d)):
-            return DEAD
-        items = ((lex, d),)
-        found = self._ids.get((False, items))
-        return self._new_state(False, items) if found is None else found
+        return EMPTY if d != EMPTY and pool.has_bool[d] and pool.is_empty(d) else d
 
     def fill_entry(self, state: int, byte: int) -> None:
         """Compute the one transition of ``state`` by ``byte`` (consuming text needs one byte of a
@@ -232,22 +233,16 @@ class Lexer:
         """The state after the bytes of ``part``; lexemes none of them can start are skipped.
         With ``by_byte`` (see :meth:`_byte_classes`), single-byte items are looked up there."""
         byte = (part & -part).bit_length() - 1
-        derivative = self.pool.derivative
-        is_empty = self.pool.is_empty
-        has_bool = self.pool.has_bool
+        candidates = [index for index, first in enumerate(starts)
+                      if first & part and (by_byte is None or first & (first - 1))]
+        if by_byte and part == 1 << byte and byte in by_byte:
+            candidates = sorted(candidates + by_byte[byte])
         alive = []
-        for index, ((lex, expr), first) in enumerate(zip(items, starts)):
-            if first & part and (by_byte is None or first & (first - 1)):
-                d = derivative(expr, byte)
-                if d != EMPTY and not (has_bool[d] and is_empty(d)):
-                    alive.append((index, lex, d))
-        if by_byte and part == 1 << byte:
-            for index in by_byte.get(byte, ()):
-                lex, expr = items[index]
-                d = derivative(expr, byte)
-                if d != EMPTY and not (has_bool[d] and is_empty(d)):
-                    alive.append((index, lex, d))
-            alive.sort()
+        for index in candidates:
+            lex, expr = items[index]
+            d = self._live_derivative(expr, byte)
+            if d != EMPTY:
+                alive.append((index, lex, d))
         return self._state_of(False, tuple((lex, d) for _, lex, d in alive)) if alive else DEAD
 
     def step(self, state: int, byte: int) -> int:

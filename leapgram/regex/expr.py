@@ -381,7 +381,7 @@ class ExprPool:
         ``e`` by adding iterations up to ``low`` (every subexpression of an expression without
         intersection or complement matches some string). With an intersection or complement
         the completions of the two sides interact, so such expressions are left as they are."""
-        if self.largest_count <= span + 1 or self.has_bool[e] or self.count_bound(e) <= span + 1:
+        if self.largest_count <= span + 1 or self.has_bool[e] or self._count_bound(e) <= span + 1:
             return e
         key = (e, span)
         found = self._widened.get(key)
@@ -391,7 +391,7 @@ class ExprPool:
         return found
 
     def _widen(self, e: int, span: int, depth: int) -> int:
-        if self.count_bound(e) <= span + 1 or depth > 200:  # deeper: left exact (correct, not widened)
+        if self._count_bound(e) <= span + 1 or depth > 200:  # deeper: left exact (correct, not widened)
             return e
         kind = self.kind[e]
         args = self.args[e]
@@ -405,7 +405,7 @@ class ExprPool:
             return self.repeat(self._widen(inner, span, depth + 1), min(low, span + 1), high)
         return e
 
-    def count_bound(self, e: int) -> int:
+    def _count_bound(self, e: int) -> int:
         """The largest repeat bound (``low``, or a finite ``high``) anywhere in ``e``; 0 if none."""
         found = self._bounds.get(e)
         if found is None:
