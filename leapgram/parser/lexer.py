@@ -47,7 +47,7 @@ class Lexer:
         self.acc_ignore_only = np.zeros(16, dtype=np.int8)
         self.acc_pool = np.zeros(64, dtype=np.int32)
         self._acc_used = 0
-        self._acc_ids: dict[tuple[int, ...], int] = {}
+        self._acc_ids: dict[tuple[int, ...], int] = {(): 0}
         self._ignore = frozenset(ir.ignore)
         self._widened: dict[tuple[int, int], int] = {}
         self._new_state(False, ())
@@ -118,12 +118,15 @@ class Lexer:
             self._grow(state * 2)
         nullable = self.pool.nullable
         ended = [lex for lex, expr in items if nullable[expr]]
-        real = tuple(lex for lex in ended if lex not in self.ir.ignore)
         self._items.append(items)
         self._fresh.append(fresh)
-        self._accepted.append(real or tuple(ended))
         self._ids[(fresh, items)] = state
-        accepted = self._accepted[state]
+        if not ended:  # most states: the acc_* entries keep their zeros (no lexeme, list id 0 is ())
+            self._accepted.append(())
+            return state
+        ignore = self._ignore
+        accepted = tuple(lex for lex in ended if lex not in ignore) or tuple(ended)
+        self._accepted.append(accepted)
         if self._acc_used + len(accepted) > self.acc_pool.shape[0]:
             self.acc_pool = np.concatenate([self.acc_pool, np.zeros(self.acc_pool.shape[0] + len(accepted), np.int32)])
         self.acc_pool[self._acc_used:self._acc_used + len(accepted)] = accepted
@@ -131,8 +134,8 @@ class Lexer:
         self.acc_len[state] = len(accepted)
         self._acc_used += len(accepted)
         self.acc_id[state] = self._acc_ids.setdefault(accepted, len(self._acc_ids))
-        self.acc_ignore_only[state] = 1 if ended and all(lex in self._ignore for lex in accepted) else 0
-        self.accepting[state] = 1 if ended else 0
+        self.acc_ignore_only[state] = 1 if all(lex in ignore for lex in accepted) else 0
+        self.accepting[state] = 1
         return state
 
     def _grow(self, capacity: int) -> None:
@@ -153,9 +156,48 @@ class Lexer:
             if len(items) == 1:
                 self._fill_single(state, *items[0])
                 return
+            starts = [self.pool.first_bytes(expr) for _, expr in items]
+            if self._fill_composed(state, items, starts):
+                return
             parts, starts, by_byte = self._byte_classes(items)
             targets = [self._target(items, starts, part, by_byte) for part in parts]  # may grow self.trans
             publish_row(self.trans, state, parts, targets)
+
+    def _fill_composed(self, state: int, items: Items, starts: list[int]) -> bool:
+        """The row of a state where at most one item can start with more than one byte (a key
+        of an object next to the pattern of its other keys; punctuation next to whitespace);
+        ``False`` for other states.
+
+        On a byte that none of the single-byte items starts with, only the wide item ``w`` can
+        go on, so the target is the one of the state ``{w}`` alone: that row is computed once
+        and shared by every state ``w`` appears in, and only the single-byte items' bytes are
+        computed here, as :meth:`_target` does for any row. (Composing the rows of several wide
+        items was measured slower: their single rows are rarely shared, and the bytes they share
+        cost a derivative each instead of one per byte class.)"""
+        wide = -1
+        singles = 0
+        for index, first in enumerate(starts):
+            if first & (first - 1) == 0:
+                singles |= first
+            elif wide >= 0:
+                return False
+            else:
+                wide = index
+        if wide >= 0:
+            alone = self._state_of(False, (items[wide],))
+            if self.trans[alone, 0] == UNKNOWN:
+                self._fill_single(alone, *items[wide])
+            row = self.trans[alone].copy()
+        else:
+            row = np.zeros(256, dtype=np.int32)  # DEAD
+        while singles:
+            low = singles & -singles
+            singles ^= low
+            row[low.bit_length() - 1] = self._target(items, starts, low, None)
+        trans = self.trans  # read after the targets: a new state may grow (replace) the table
+        trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
+        trans[state, 0] = row[0]
+        return True
 
     def _fill_single(self, state: int, lex: int, expr: int) -> None:
         """The row of a state with one lexeme in progress; when one byte at most can continue it
@@ -238,12 +280,17 @@ class Lexer:
         if by_byte and part == 1 << byte and byte in by_byte:
             candidates = sorted(candidates + by_byte[byte])
         alive = []
+        live = self._live_derivative
         for index in candidates:
             lex, expr = items[index]
-            d = self._live_derivative(expr, byte)
+            d = live(expr, byte)
             if d != EMPTY:
-                alive.append((index, lex, d))
-        return self._state_of(False, tuple((lex, d) for _, lex, d in alive)) if alive else DEAD
+                alive.append((lex, d))
+        if not alive:
+            return DEAD
+        alive = tuple(alive)
+        found = self._ids.get((False, alive))
+        return self._new_state(False, alive) if found is None else found
 
     def step(self, state: int, byte: int) -> int:
         """The state after ``byte``; ``DEAD`` when no allowed lexeme can continue."""
@@ -267,3 +314,4 @@ def _split_off(parts: tuple[int, ...], singles: int) -> tuple[int, ...]:
             out.append(low)
             inside ^= low
     return tuple(sorted(out))
+
