@@ -23,7 +23,7 @@ from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
 from ..regex.dfa import DEAD, UNKNOWN, grown_table, publish_row
-from ..regex.expr import ALL_BYTES, EMPTY, refine_partition
+from ..regex.expr import ALL_BYTES, EMPTY, K_BYTES, K_CONCAT, refine_partition
 
 Items = tuple[tuple[int, int], ...]
 
@@ -242,6 +242,10 @@ class Lexer:
     def _live_derivative(self, expr: int, byte: int) -> int:
         """The derivative of ``expr`` by ``byte``, or ``EMPTY`` when it matches nothing."""
         pool = self.pool
+        if pool.kind[expr] == K_CONCAT:  # a literal's next byte (keys, enum members): its tail
+            head, tail = pool.args[expr]
+            if pool.kind[head] == K_BYTES and pool.args[head][0] == 1 << byte:
+                return EMPTY if pool.has_bool[tail] and pool.is_empty(tail) else tail
         d = pool.derivative(expr, byte)
         return EMPTY if d != EMPTY and pool.has_bool[d] and pool.is_empty(d) else d
 
