@@ -22,7 +22,9 @@ guessed), and as *other* otherwise; peers are not split.
 Robustness: each engine runs in a worker process that handles the cases one by one; a case that
 takes longer than ``--timeout-s`` gets the worker killed and restarted, and so does a crash, so
 one case never stops the run. Every engine gets the same cases and the same token ids (from
-``tokenizers.Tokenizer``), in the same process pattern.
+``tokenizers.Tokenizer``), in the same process pattern. A worker freezes the objects it inherits
+from the parent (``gc.freeze``): the loaded cases are the harness's, and a collection during a
+timed mask should scan what the engine allocated, not them.
 
 This module imports only the standard library at import time; ``tqdm``, ``tokenizers``, peers
 and ``matplotlib`` (``--png``) are imported on use. The ``bench`` extra installs them.
@@ -30,6 +32,7 @@ and ``matplotlib`` (``--png``) are imported on use. The ``bench`` extra installs
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import math
@@ -442,7 +445,13 @@ def _then(engine, state, text: bytes, data: bytes, budget: list[int]):
 
 
 def worker_main(conn, engine_name: str, tokenizer_json: str) -> None:
-    """Worker process: build the engine, then answer one case per message until ``None``."""
+    """Worker process: build the engine, then answer one case per message until ``None``.
+
+    The objects a forked worker inherits (the parent's loaded cases and results so far: tens of
+    thousands of lists and dicts) are moved to the collector's permanent generation first, as a
+    pre-fork server does: a full collection during a timed mask then scans the engine's objects,
+    not the harness's."""
+    gc.freeze()
     try:
         engine = ENGINES[engine_name](Path(tokenizer_json))
     except Exception as exc:  # noqa: BLE001
