@@ -11,7 +11,9 @@ vocabulary's trie and slices and the JSON Schema base pool; an untimed warm-up c
 every kernel) and TBM (time between masks: one ``fill_next_token_bitmask`` per step of each valid
 instance, EOS step included). TBM is also taken as the calling thread's CPU time (``TBM cpu``): on
 a shared machine a mask preempted by another process costs a scheduler slice (about 4 ms) of wall
-time, which then sets the p99.
+time, which then sets the p99. Each engine's summary covers the cases it compiled; the ratios
+against a peer are taken on the cases both compiled (``leapgram / peer on the N cases both
+compiled``), where the same instances are walked by both.
 
 Valid instances rejected are split by cause: leapgram writes object members in the schema's
 declared order (undeclared keys last), and some instances are written in another order. A rejected
@@ -666,16 +668,56 @@ def run_bench(args) -> int:
     return report(args, folder, tokenizer_json, workers, results)
 
 
+def compare_on_shared_cases(results: dict[str, list[CaseResult]]) -> dict[str, dict]:
+    """leapgram against each peer on the cases both compiled: the TBM mean and p99 of each (wall
+    and thread CPU) and their ratios. The per-engine summaries average over different case sets
+    (a peer that refuses a hard schema leaves its masks out), so the ratios are taken here."""
+    ours = {r.name: r for r in results.get("leapgram", []) if r.compiled}
+    out = {}
+    for peer, rows in results.items():
+        if peer == "leapgram":
+            continue
+        shared = [(ours[r.name], r) for r in rows if r.compiled and r.name in ours]
+        if not shared:
+            continue
+        entry: dict = {"cases": len(shared)}
+        for key in ("tbm_us", "tbm_cpu_us"):
+            a = [t for mine, _ in shared for t in getattr(mine, key)]
+            b = [t for _, theirs in shared for t in getattr(theirs, key)]
+            if not a or not b:
+                continue
+            stats = {"leapgram": {"mean": sum(a) / len(a), "p99": percentile(a, 99), "masks": len(a)},
+                     peer: {"mean": sum(b) / len(b), "p99": percentile(b, 99), "masks": len(b)}}
+            stats["ratio"] = {q: stats["leapgram"][q] / stats[peer][q] for q in ("mean", "p99")}
+            entry[key] = stats
+        out[peer] = entry
+    return out
+
+
+def print_shared(comparison: dict[str, dict]) -> None:
+    for peer, entry in comparison.items():
+        print(f"\n== leapgram / {peer} on the {entry['cases']} cases both compiled")
+        for key, title in (("tbm_us", "TBM µs "), ("tbm_cpu_us", "TBM cpu")):
+            if key in entry:
+                s = entry[key]
+                print(f"   {title}  mean {_fmt(s['leapgram']['mean'])} / {_fmt(s[peer]['mean'])} = "
+                      f"{s['ratio']['mean']:.2f}x   p99 {_fmt(s['leapgram']['p99'])} / {_fmt(s[peer]['p99'])} = "
+                      f"{s['ratio']['p99']:.2f}x")
+
+
 def report(args, folder: Path, tokenizer_json: Path, workers: dict[str, Worker],
            results: dict[str, list[CaseResult]]) -> int:
     summaries = {n: summarize(rows) for n, rows in results.items()}
     for name, summary in summaries.items():
         print_summary(name, summary, workers[name].unavailable)
+    shared = compare_on_shared_cases(results)
+    print_shared(shared)
     if args.json:
         data = {"folder": str(folder), "tokenizer": str(tokenizer_json), "limit": args.limit,
                 "timeout_s": args.timeout_s,
                 "engines": {n: {"unavailable": workers[n].unavailable, "summary": summaries[n],
-                                "cases": [_case_json(r) for r in results[n]]} for n in results}}
+                                "cases": [_case_json(r) for r in results[n]]} for n in results},
+                "shared_cases": shared}
         Path(args.json).write_text(json.dumps(data, indent=1), encoding="utf-8")
         print(f"report written to {args.json}")
     if args.png:

@@ -13,7 +13,14 @@ from conftest import tokenizer_path
 
 import leapgram
 from leapgram import Grammar
-from leapgram.bench import REORDER_BUDGET, CaseResult, accepts_reordered, percentile, summarize
+from leapgram.bench import (
+    REORDER_BUDGET,
+    CaseResult,
+    accepts_reordered,
+    compare_on_shared_cases,
+    percentile,
+    summarize,
+)
 from leapgram.cli import main
 
 
@@ -126,6 +133,21 @@ def test_summary_counts_and_percentiles():
     assert summary["tbm_us"]["mean"] == 3.0 and summary["tbm_us"]["max"] == 5.0
     assert summary["tbm_cpu_us"]["mean"] == 2.0 and summary["tbm_cpu_us"]["p99"] == 3.0
     assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.0 and percentile([], 50) is None
+
+
+def test_peer_ratios_are_taken_on_the_cases_both_compiled():
+    ours = [CaseResult("a", compiled=True, tbm_us=[2.0, 4.0], tbm_cpu_us=[2.0, 2.0]),
+            CaseResult("b", compiled=True, tbm_us=[100.0], tbm_cpu_us=[100.0]),  # the peer refused it
+            CaseResult("c", error="timeout")]
+    theirs = [CaseResult("a", compiled=True, tbm_us=[1.0, 2.0], tbm_cpu_us=[4.0, 4.0]),
+              CaseResult("b", error="GrammarError"),
+              CaseResult("c", compiled=True, tbm_us=[9.0], tbm_cpu_us=[9.0])]
+    shared = compare_on_shared_cases({"leapgram": ours, "peer": theirs})["peer"]
+    assert shared["cases"] == 1
+    assert shared["tbm_us"]["leapgram"]["mean"] == 3.0 and shared["tbm_us"]["peer"]["mean"] == 1.5
+    assert shared["tbm_us"]["ratio"]["mean"] == 2.0 and shared["tbm_us"]["ratio"]["p99"] == 2.0
+    assert shared["tbm_cpu_us"]["ratio"]["mean"] == 0.5
+    assert compare_on_shared_cases({"leapgram": ours}) == {}
 
 
 def test_import_leapgram_does_not_load_the_bench_dependencies():
