@@ -101,6 +101,7 @@ class CfgEngine:
         self.trie = trie
         self.use_leo = use_leo
         self._spare: list[ChartArena] = []
+        self._widened: dict[int, int] = {}  # lexer.widened(state, trie.max_depth), one dict lookup per mask
         self.slicer = None
         if slicer_source is not None:
             self.slicer = SliceChecker(ir.pool, lambda s: tuple(e for _, e in self.lexer.items(s)), slicer_source)
@@ -167,8 +168,11 @@ class CfgEngine:
         a token has at most ``trie.max_depth`` bytes): equal for states of any matcher that have
         the same future, so they share one cached mask (see ``ChartArena.fingerprint``)."""
         arena, chart, lex = state
+        wide = self._widened.get(lex)
+        if wide is None:
+            wide = self._widened[lex] = self.lexer.widened(lex, self.trie.max_depth)
         fps = arena.fps
-        return fps.item(chart, 0), fps.item(chart, 1), self.lexer.widened(lex, self.trie.max_depth)
+        return fps.item(chart, 0), fps.item(chart, 1), wide
 
     def fill_mask_over(self, state: CfgState, trie, mask: np.ndarray) -> None:
         """:meth:`fill_mask` over another trie (a re-rooted sub-trie for token healing, see
