@@ -68,7 +68,12 @@ class CompiledGrammar:
         else:
             self.engine = CfgEngine(grammar.ir, self.trie, limits, slicer_source, use_leo=use_leo)
         self.eos_token_ids = np.array(vocab.eos_token_ids, dtype=np.int64)
-        self._masks: OrderedDict[object, np.ndarray] = OrderedDict()
+        eos_words = np.zeros(self.words, dtype=np.uint32)
+        for eos in vocab.eos_token_ids:
+            eos_words[eos >> 5] |= np.uint32(1 << (eos & 31))
+        self.eos_row = eos_words.view(np.int32)  # the row after EOS and in the error state
+        self.eos_row.flags.writeable = False
+        self._masks: OrderedDict[object, tuple[np.ndarray, bool]] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -107,19 +112,31 @@ class CompiledGrammar:
     def state_mask_and_accepting(self, state) -> tuple[np.ndarray, bool]:
         """The mask of ``state`` (do not modify) and whether the output is complete there (EOS
         allowed); both cached together, under ``Limits.max_cached_masks``."""
+        row, accepting = self.state_row(state)
+        if accepting:  # EOS ids are special tokens, never in a walked mask
+            return row.view(np.uint32) & ~self.eos_row.view(np.uint32), True
+        return row.view(np.uint32), False
+
+    def state_row(self, state) -> tuple[np.ndarray, bool]:
+        """What a bitmask row gets in ``state``: int32 words of the allowed tokens, EOS included
+        exactly when the output is complete there (do not modify), and whether it is. Cached
+        by ``engine.mask_key``, the ``Limits.max_cached_masks`` most recently used."""
         key = self.engine.mask_key(state)
+        masks = self._masks
         with self._lock:
-            cached = self._masks.get(key)
-            if cached is not None:
-                self._masks.move_to_end(key)
-                return cached
-        mask = np.zeros(self.words, dtype=np.uint32)
-        self.engine.fill_mask(state, mask)
-        entry = (mask, self.engine.is_accepting(state))
+            entry = masks.get(key)
+            if entry is not None:
+                masks.move_to_end(key)
+                return entry
+        mask = self.engine.new_mask(state, key)
+        accepting = self.engine.is_accepting(state)
+        if accepting:
+            mask |= self.eos_row.view(np.uint32)
+        entry = (mask.view(np.int32), accepting)
         with self._lock:
-            self._masks[key] = entry
-            while len(self._masks) > self.limits.max_cached_masks:
-                self._masks.popitem(last=False)
+            masks[key] = entry
+            while len(masks) > self.limits.max_cached_masks:
+                masks.popitem(last=False)
         return entry
 
     def __repr__(self) -> str:

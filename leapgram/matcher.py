@@ -26,6 +26,7 @@ DEFAULT_FF_BACKOFF = 4
 
 
 _TERMINATED = object()
+_INT32 = np.dtype(np.int32)
 
 
 class Matcher:
@@ -189,25 +190,24 @@ class Matcher:
         """Write the allowed next tokens into row ``index`` of ``bitmask`` (int32, C-contiguous,
         shape ``(batch, >= ceil(vocab_size / 32))``). EOS is allowed exactly when accepting."""
         row = self._bitmask_row(bitmask, index)
-        words = self.compiled.words
-        allow_eos = self._terminated or self._error is not None
-        if not allow_eos:
+        compiled = self.compiled
+        if self._terminated or self._error is not None:
+            allowed = compiled.eos_row
+        else:
             try:
                 pending = self._pending[-1]
                 if pending:
-                    row[:words] = self.compiled.prefix_masks.mask(self._states[-1], pending)
+                    allowed = compiled.prefix_masks.mask(self._states[-1], pending).view(np.int32)
                 else:
-                    mask, allow_eos = self.compiled.state_mask_and_accepting(self._states[-1])
-                    row[:words] = mask
+                    allowed = compiled.state_row(self._states[-1])[0]
             except LeapgramError as exc:
                 self._error = str(exc)
-                allow_eos = True
-        if allow_eos and (self._terminated or self._error is not None):
-            row[:words] = 0
-        row[words:] = 0
-        if allow_eos:
-            for eos in self._eos:
-                row[eos >> 5] |= np.uint32(1 << (eos & 31))
+                allowed = compiled.eos_row
+        if row.shape[0] == compiled.words:
+            row[:] = allowed
+        else:
+            row[: compiled.words] = allowed
+            row[compiled.words :] = 0
 
     def compute_mask(self) -> np.ndarray:
         """The next-token mask as a fresh ``(ceil(vocab_size / 32),)`` int32 array."""
@@ -293,18 +293,20 @@ class Matcher:
         if not isinstance(bitmask, np.ndarray):
             raise ValueError(f"bitmask must be a numpy int32 array, not {type(bitmask).__name__}; "
                              "allocate one with leapgram.allocate_token_bitmask")
-        if bitmask.dtype != np.int32:
+        if bitmask.dtype is not _INT32 and bitmask.dtype != _INT32:
             raise ValueError(f"bitmask dtype must be int32, got {bitmask.dtype}")
-        if bitmask.ndim == 1:
+        shape = bitmask.shape
+        if len(shape) == 1:
             bitmask = bitmask.reshape(1, -1)
-        if bitmask.ndim != 2 or bitmask.shape[1] < self.compiled.words:
-            raise ValueError(f"bitmask must have shape (batch, >= {self.compiled.words}), got {bitmask.shape}")
-        if not 0 <= index < bitmask.shape[0]:
-            raise ValueError(f"index {index} out of range for a bitmask of {bitmask.shape[0]} rows")
+            shape = bitmask.shape
+        if len(shape) != 2 or shape[1] < self.compiled.words:
+            raise ValueError(f"bitmask must have shape (batch, >= {self.compiled.words}), got {shape}")
+        if not 0 <= index < shape[0]:
+            raise ValueError(f"index {index} out of range for a bitmask of {shape[0]} rows")
         row = bitmask[index]
         if not row.flags.c_contiguous:
             raise ValueError("bitmask rows must be C-contiguous; use np.ascontiguousarray")
-        return row.view(np.uint32)
+        return row
 
     def __repr__(self) -> str:
         status = "error" if self._error else "terminated" if self._terminated else "accepting" if self.is_accepting() else "running"

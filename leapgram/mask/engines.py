@@ -3,7 +3,8 @@
 Both expose the same small interface to :class:`leapgram.compiler.CompiledGrammar`:
 ``initial`` (the start state), ``advance(state, data)`` (the state after some bytes, ``None`` when
 they are not allowed), ``is_accepting(state)``, ``mask_key(state)`` (a hashable key for the mask
-cache) and ``fill_mask(state, mask)`` (OR the allowed tokens, EOS excluded, into uint32 words).
+cache), ``fill_mask(state, mask)`` (OR the allowed tokens, EOS excluded, into uint32 words) and
+``new_mask(state, key)`` (the same into a new array, given the state's ``mask_key``).
 
 * :class:`RegexEngine`: one lexeme, no parser; a state is a DFA state.
 * :class:`CfgEngine`: lexer plus Earley parser; a state is ``(chart arena, chart, lexer state)``.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernels.cfg_walk import DONE, MISSING_ROW, MISSING_ROW_AFTER_STEP, advance_cfg_kernel, walk_cfg_kernel
+from ..bitmask import bitmask_words
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
 from ..parser.arena import ChartArena, ParserTables
@@ -70,16 +72,17 @@ class RegexEngine:
         fill_dfa_mask(trie, self.dfa, state, mask, np.zeros(trie.max_depth + 1, dtype=np.int32))
 
     def fill_mask(self, state: int, mask: np.ndarray) -> None:
-        state = self.widened(state)
+        mask |= self.new_mask(state, self.mask_key(state))
+
+    def new_mask(self, state: int, key: int) -> np.ndarray:
+        """The mask of ``state`` (EOS excluded) in a new uint32 array; ``key`` is its
+        :meth:`mask_key`, the widened state the walk starts from."""
+        union, tries = (None, (self.trie,)) if self.slicer is None else self.slicer.split(key, self.trie)
+        mask = np.zeros(bitmask_words(self.trie.vocab_size), dtype=np.uint32) if union is None else union.copy()
         stack = np.zeros(self.trie.max_depth + 1, dtype=np.int32)
-
-        def walk(trie: TokenTrie) -> None:
-            fill_dfa_mask(trie, self.dfa, state, mask, stack)
-
-        if self.slicer is None:
-            walk(self.trie)
-        else:
-            self.slicer.fill(state, self.trie, mask, walk)
+        for trie in tries:
+            fill_dfa_mask(trie, self.dfa, key, mask, stack)
+        return mask
 
 
 class CfgEngine:
@@ -98,6 +101,7 @@ class CfgEngine:
         self.trie = trie
         self.use_leo = use_leo
         self._spare: list[ChartArena] = []
+        self._widened: dict[int, int] = {}  # lexer.widened(state, trie.max_depth), one dict lookup per mask
         self.slicer = None
         if slicer_source is not None:
             self.slicer = SliceChecker(ir.pool, lambda s: tuple(e for _, e in self.lexer.items(s)), slicer_source)
@@ -149,7 +153,7 @@ class CfgEngine:
 
     def is_accepting(self, state: CfgState) -> bool:
         arena, chart, lex = state
-        if self.lexer.is_fresh(lex) or lex == DEAD:
+        if lex == DEAD or self.lexer.is_fresh(lex):
             return arena.accepting(chart)
         ended = arena.boundary(chart, lex)
         return ended is not None and arena.accepting(ended[0])
@@ -160,10 +164,15 @@ class CfgEngine:
         return arena.allowed_lexemes(chart)
 
     def mask_key(self, state: CfgState) -> tuple[int, int, int]:
-        """The chart's fingerprints and the lexer state: equal for states of any matcher that
-        have the same future, so they share one cached mask (see ``ChartArena.fingerprint``)."""
+        """The chart's fingerprints and the widened lexer state (the one masks are walked from:
+        a token has at most ``trie.max_depth`` bytes): equal for states of any matcher that have
+        the same future, so they share one cached mask (see ``ChartArena.fingerprint``)."""
         arena, chart, lex = state
-        return (*arena.fingerprint(chart), self.lexer.widened(lex, self.trie.max_depth))
+        wide = self._widened.get(lex)
+        if wide is None:
+            wide = self._widened[lex] = self.lexer.widened(lex, self.trie.max_depth)
+        fps = arena.fps
+        return fps.item(chart, 0), fps.item(chart, 1), wide
 
     def fill_mask_over(self, state: CfgState, trie, mask: np.ndarray) -> None:
         """:meth:`fill_mask` over another trie (a re-rooted sub-trie for token healing, see
@@ -172,17 +181,24 @@ class CfgEngine:
         self._walk(trie, arena, chart, lex, mask, np.zeros(trie.max_depth + 1, dtype=np.int64))
 
     def fill_mask(self, state: CfgState, mask: np.ndarray) -> None:
-        arena, chart, lex = state
-        lex = self.lexer.widened(lex, self.trie.max_depth)  # a token has at most max_depth bytes
-        stack = np.zeros(self.trie.max_depth + 1, dtype=np.int64)
+        mask |= self.new_mask(state, self.mask_key(state))
 
-        def walk(trie: TokenTrie) -> None:
-            self._walk(trie, arena, chart, lex, mask, stack)
-
+    def new_mask(self, state: CfgState, key: tuple[int, int, int]) -> np.ndarray:
+        """The mask of ``state`` (EOS excluded) in a new uint32 array; ``key`` is its
+        :meth:`mask_key`, whose last field is the lexer state the walk starts from."""
+        arena, chart, _ = state
+        lex = key[2]
         if self.slicer is None or lex == DEAD:
-            walk(self.trie)
+            union, tries = None, (self.trie,)
         else:
-            self.slicer.fill(lex, self.trie, mask, walk)
+            union, tries = self.slicer.split(lex, self.trie)
+        mask = np.zeros(bitmask_words(self.trie.vocab_size), dtype=np.uint32) if union is None else union.copy()
+        stack = arena.walk_stack
+        if stack.shape[0] <= self.trie.max_depth:  # every trie walked is a subset of this one
+            stack = arena.walk_stack = np.zeros(self.trie.max_depth + 1, dtype=np.int64)
+        for trie in tries:
+            self._walk(trie, arena, chart, lex, mask, stack)
+        return mask
 
     def _walk(self, trie: TokenTrie, arena: ChartArena, chart: int, lex: int, mask: np.ndarray,
               stack: np.ndarray) -> None:

@@ -278,6 +278,7 @@ class SliceChecker:
         self._contained: dict[int, tuple[bool, ...]] = {}
         self._subsets: dict[tuple, bool] = {}  # Y ⊆ X per (Y, X): at most slices × pool size
         self._unions: dict[tuple[bool, ...], np.ndarray] = {}  # OR of the contained slices' masks
+        self._splits: dict[int, tuple[np.ndarray | None, tuple[TokenTrie, ...]]] = {}
 
     def contained(self, state: int) -> tuple[bool, ...]:
         """For each slice, whether all its tokens are allowed at ``state``.
@@ -305,26 +306,30 @@ class SliceChecker:
             found = tuple(a or b for a, b in zip(found, here))
         return found
 
-    def fill(self, state: int, full_trie: TokenTrie, mask: np.ndarray, walk: Callable[[TokenTrie], None]) -> None:
-        """OR the masks of the slices contained at ``state`` into ``mask`` and ``walk`` the tries
-        of the others and of the rest; with no slice contained, ``walk`` the full trie."""
-        contained = self.contained(state)
-        if not any(contained):
-            walk(full_trie)
-            return
-        sliced = self.get_sliced()
-        union = self._unions.get(contained)
-        if union is None:
-            union = np.zeros_like(mask)
-            for slice_, inside in zip(sliced.slices, contained):
-                if inside:
-                    union |= slice_.mask
-            self._unions[contained] = union
-        mask |= union
-        for slice_, inside in zip(sliced.slices, contained):
-            if not inside:
-                walk(slice_.trie)
-        walk(sliced.rest)
+    def split(self, state: int, full_trie: TokenTrie) -> tuple[np.ndarray | None, tuple[TokenTrie, ...]]:
+        """How to fill the mask of ``state``: the OR of the masks of the slices contained there
+        (``None`` when no slice is) and the tries left to walk (those of the other slices and of
+        the rest; with no slice contained, ``full_trie``, which must be the same at every call:
+        the split is cached per state)."""
+        found = self._splits.get(state)
+        if found is None:
+            contained = self.contained(state)
+            if not any(contained):
+                found = (None, (full_trie,))
+            else:
+                sliced = self.get_sliced()
+                union = self._unions.get(contained)
+                if union is None:
+                    union = np.zeros(sliced.slices[0].mask.shape, dtype=np.uint32)
+                    for slice_, inside in zip(sliced.slices, contained):
+                        if inside:
+                            union |= slice_.mask
+                    union.flags.writeable = False
+                    self._unions[contained] = union
+                tries = tuple(slice_.trie for slice_, inside in zip(sliced.slices, contained) if not inside)
+                found = (union, (*tries, sliced.rest))
+            self._splits[state] = found
+        return found
 
 
 @functools.lru_cache(maxsize=64)

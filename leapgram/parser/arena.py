@@ -79,6 +79,7 @@ class ChartArena:
         self.lex_gen = np.zeros(max(tables.num_lexemes, 1), dtype=np.int32)
         self.tmp = np.zeros(max(tables.num_lexemes, 1), dtype=np.int32)
         self.chain = np.zeros((k.LEO_CHAIN, 3), dtype=np.int32)
+        self.walk_stack = np.zeros(0, dtype=np.int64)  # the trie walk's scratch, sized by its engine
         self._pack()
         while True:
             status = k.root_kernel(tables.grammar, self.arrays, limits.max_earley_items)
@@ -94,6 +95,11 @@ class ChartArena:
                        self.child_keys, self.child_vals, self.leo_keys, self.leo_vals, self.set_keys,
                        self.set_vals, self.set_ptr, self.set_items, self.set_fresh, self.scr_keys,
                        self.scr_gen, self.nt_gen, self.lex_gen, self.tmp, self.chain, self.fps)
+
+        # tidy() grows a table once its count passes a quarter of its size: (count + 2) * 4 > size
+        self._bound_room = self.bound_keys.shape[0] // 4 - 2
+        self._child_room = self.child_keys.shape[0] // 4 - 2
+        self._leo_room = self.leo_keys.shape[0] // 4 - 2
 
     def handle(self, status: int, payload: int) -> None:
         """Act on a kernel's request: grow what is full, or fill a fresh lexer state."""
@@ -151,10 +157,8 @@ class ChartArena:
 
     def tidy(self) -> None:
         """Grow tables that are filling up (called after each walk, so memoization never stops)."""
-        counts = self.counts
-        if ((counts[k.BOUND_COUNT] + 2) * 4 > self.bound_keys.shape[0]
-                or (counts[k.CHILD_COUNT] + 2) * 4 > self.child_keys.shape[0]
-                or (counts[k.LEO_COUNT] + 2) * 4 > self.leo_keys.shape[0]):
+        if (self.counts.item(k.BOUND_COUNT) > self._bound_room or self.counts.item(k.CHILD_COUNT) > self._child_room
+                or self.counts.item(k.LEO_COUNT) > self._leo_room):
             self._grow_tables()
             self._pack()
 
@@ -176,14 +180,15 @@ class ChartArena:
         if not self.lexer.accepting[lex]:
             return None
         value = table_get_kernel(self.bound_keys, self.bound_vals, (chart << 32) | lex)
-        while value == ABSENT:
-            status, value = k.boundary_kernel(self.tables.grammar, self.arrays, self.lexer.kernel_arrays,
-                                              np.int64(chart), np.int64(lex), self.limits.max_earley_items,
-                                              self.use_leo)
-            if status != k.OK:
-                self.handle(status, value)
-                value = ABSENT
-        self.tidy()
+        if value == ABSENT:
+            while value == ABSENT:
+                status, value = k.boundary_kernel(self.tables.grammar, self.arrays, self.lexer.kernel_arrays,
+                                                  np.int64(chart), np.int64(lex), self.limits.max_earley_items,
+                                                  self.use_leo)
+                if status != k.OK:
+                    self.handle(status, value)
+                    value = ABSENT
+            self.tidy()
         if value == k.NONE:
             return None
         return int(value >> 32), int(value & 0xFFFFFFFF)
@@ -208,7 +213,7 @@ class ChartArena:
 
     def accepting(self, chart: int) -> bool:
         """Whether the lexemes up to ``chart`` form a complete sentence."""
-        return bool(self.charts[chart, k.ACCEPT])
+        return self.charts.item(chart, k.ACCEPT) != 0
 
     def allowed_lexemes(self, chart: int) -> frozenset[int]:
         """The lexemes the parser allows next at ``chart``."""

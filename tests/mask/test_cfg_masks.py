@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leapgram import Matcher, Vocabulary, allowed_tokens, compile
+from leapgram import Limits, Matcher, Vocabulary, allowed_tokens, compile
 from leapgram._kernels.cfg_walk import walk_cfg_twin
 from leapgram.compiler import token_trie
 
@@ -164,6 +166,27 @@ def test_shared_mask_cache_equals_fresh_walks(small_vocab, name, seed):
             assert np.array_equal(compiled.state_mask(state), expected)
             if not walk_to(matcher, small_vocab, rng, 1):
                 break
+
+
+def test_matchers_on_several_threads_share_one_bounded_mask_cache(byte_vocab):
+    """Matchers on four threads share one compiled grammar whose mask cache (four entries) keeps
+    evicting; every mask, EOS bit included, equals the one a matcher computes on its own."""
+    def masks(compiled, sentence: bytes) -> list[np.ndarray]:
+        matcher = Matcher(compiled)
+        out = [matcher.compute_mask()]
+        for byte in sentence:
+            assert matcher.consume_token(byte)
+            out.append(matcher.compute_mask())
+        return out
+
+    sentences = [s.encode() for s in SENTENCES["json"]] * 4
+    alone = {s: masks(compile(GRAMMARS["json"](), byte_vocab), s) for s in set(sentences)}
+    shared = compile(GRAMMARS["json"](), byte_vocab, limits=Limits(max_cached_masks=4))
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda s: masks(shared, s), sentences))
+    for sentence, rows in zip(sentences, found):
+        assert all(np.array_equal(a, b) for a, b in zip(rows, alone[sentence], strict=True)), sentence
+    assert len(shared._masks) <= 4
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

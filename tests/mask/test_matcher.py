@@ -139,6 +139,30 @@ def test_misuse_raises_value_error(small_vocab):
         Matcher("a")
 
 
+def test_wide_flat_and_strided_bitmasks(small_vocab):
+    """Words past the vocabulary are zeroed, a 1-D bitmask is one row, a strided one is refused;
+    the cached mask behind a row keeps EOS to the row and is not reached by writes to it."""
+    eos = small_vocab.eos_token_ids[0]
+    compiled = compile(Grammar.from_regex(r"ab(c)?"), small_vocab)
+    matcher = Matcher(compiled)
+    assert matcher.consume_token(small_vocab.tokens().index(b"ab"))
+    exact = matcher.compute_mask()
+    assert exact[eos >> 5] & (1 << (eos & 31))
+    wide = np.full((2, compiled.words + 3), -1, dtype=np.int32)
+    matcher.fill_next_token_bitmask(wide, 1)
+    assert np.array_equal(wide[1, : compiled.words], exact) and not wide[1, compiled.words :].any()
+    flat = np.zeros(compiled.words, dtype=np.int32)
+    matcher.fill_next_token_bitmask(flat)
+    assert np.array_equal(flat, exact)
+    mask, accepting = compiled.state_mask_and_accepting(matcher._states[-1])
+    assert accepting and not mask[eos >> 5] & (1 << (eos & 31))
+    assert np.array_equal(mask | compiled.eos_row.view(np.uint32), exact.view(np.uint32))
+    flat[:] = 0
+    assert np.array_equal(matcher.compute_mask(), exact)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        matcher.fill_next_token_bitmask(np.zeros((1, 2 * compiled.words), dtype=np.int32)[:, ::2])
+
+
 def test_batch_bitmask_rows_and_apply(small_vocab):
     compiled = compile(Grammar.from_regex(r"[0-9]+"), small_vocab)
     bitmask = allocate_token_bitmask(2, small_vocab.size)
