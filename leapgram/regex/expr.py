@@ -540,9 +540,10 @@ class ExprPool:
     def emptiness_budget(self, name: str, steps: int):
         """Within the block, the emptiness searches share ``steps`` steps (each search also stays
         within ``Limits.max_emptiness_steps``); past them, ``BudgetExceededError`` names
-        ``name``, the :class:`Limits` field that set ``steps``. The lexer gives each row one
-        budget: a row asks about every lexeme's derivative by every byte class, thousands of
-        searches where an intersection has many lexemes, each within its own budget."""
+        ``name``, the :class:`Limits` field that set ``steps``. Meant for one lexer row
+        (``Limits.max_row_emptiness_steps``): a row asks about every lexeme's derivative by every
+        byte class, thousands of searches where an ``anyOf`` of patterns makes hundreds of
+        lexemes, each search within its own budget."""
         outer = self._shared_budget
         self._shared_budget = [name, steps, steps]
         try:
