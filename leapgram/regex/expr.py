@@ -11,8 +11,8 @@ A byte class is a 256-bit Python ``int``: bit ``b`` set means byte ``b`` is in t
 
 from __future__ import annotations
 
-import collections
-
+import contextlib
+import heapq
 import threading
 
 from ..errors import BudgetExceededError
@@ -54,12 +54,18 @@ class ExprPool:
         self._ids: dict[tuple, int] = {}
         self._deriv: dict[int, int] = {}
         self._classes: dict[int, tuple[int, ...]] = {}
+        self._refined: dict[frozenset, tuple[int, ...]] = {}
         self._empty: dict[int, bool] = {}
         self.char_ranges: dict[int, tuple[tuple[int, int], ...]] = {}
         self._first: dict[int, int] = {}
         self._bounds: dict[int, int] = {}
         self.largest_count = 0  # the largest repeat bound built in this pool (widening is moot below it)
         self._lengths: dict[int, int] = {}
+        self._shortest: dict[int, int] = {}
+        self._preds: dict[int, list[int]] = {}  # search edges backwards: x derives to d
+        self._expanded: set[int] = set()
+        self._shared_budget: list | None = None  # [limit name, value, steps left] (emptiness_budget)
+        self.emptiness_steps = 0  # steps of every emptiness search so far (benchmarks read it)
         self._widened: dict[tuple[int, int], int] = {}
         self.memo: dict[tuple, int] = {}
         self._single_bytes: list[int | None] = [None] * 256
@@ -81,7 +87,9 @@ class ExprPool:
         with self.lock:
             for name, value in self.__dict__.items():
                 if name not in ("limits", "lock"):
-                    setattr(twin, name, value.copy() if isinstance(value, (list, dict)) else value)
+                    setattr(twin, name, value.copy() if isinstance(value, (list, dict, set)) else value)
+            twin._preds = {d: list(xs) for d, xs in self._preds.items()}  # grown in place: not shared
+            twin._shared_budget = None
         return twin
 
     def _intern(self, kind: int, args: tuple, nullable: bool, has_bool: bool) -> int:
@@ -359,9 +367,13 @@ class ExprPool:
             return tuple(sorted(p for p in (mask, ALL_BYTES ^ mask) if p))
         if len(children) == 1:
             return self._classes[children[0]]
-        parts: tuple[int, ...] = (ALL_BYTES,)
-        for child_parts in {self._classes[child] for child in children}:  # enum members share theirs
-            parts = refine_partition(parts, child_parts)
+        distinct = frozenset(self._classes[child] for child in children)  # enum members share theirs
+        parts = self._refined.get(distinct)
+        if parts is None:  # the derivatives of an intersection combine the same few partitions
+            parts = (ALL_BYTES,)
+            for child_parts in distinct:
+                parts = refine_partition(parts, child_parts)
+            self._refined[distinct] = parts
         return parts
 
     # ----- widening for short strings -----------------------------------------------------
@@ -443,38 +455,112 @@ class ExprPool:
             self._empty[e] = found
         return found
 
+    def is_known_empty(self, e: int) -> bool:
+        """Whether ``e`` is known to match nothing without a search (∅, or an earlier answer)."""
+        return e == EMPTY or self._empty.get(e) is True
+
+    def are_all_empty(self, exprs: list[int]) -> bool:
+        """Whether none of ``exprs`` matches anything. Those known to match something are looked
+        at first, and the searches stop at the first non-empty one: a lexer state is dead only
+        when all its lexemes are, and with hundreds of lexemes (the branches of an ``anyOf`` of
+        patterns) one search then stands for hundreds."""
+        ordered = sorted(exprs, key=lambda e: e == EMPTY or not self._is_known_nonempty(e))
+        return all(self.is_empty(e) for e in ordered)
+
     def _search_empty(self, e: int) -> bool:
-        # Breadth first: the shortest string of a bounded-length language (a JSON string with
-        # ``maxLength: 32767``) is near, while depth first would walk its whole length. Every
-        # expression on the path to the string found is non-empty too: remembered, as the lexer
-        # asks next about exactly those derivatives.
-        # A derivative is tested when it is made, not when it is dequeued: the search stops at
-        # the first class that leaves the intersection's boolean part behind (a key that is none
-        # of the declared names), before the derivatives by the other classes are computed.
+        # Best first: a state is taken in the order of its estimated distance to a match
+        # (:meth:`_estimated_length`), nearest to ``e`` first among equals. Where no state gets
+        # nearer (a JSON string with ``maxLength: 32767``) that is breadth first, which does not
+        # walk the whole length as depth first would; where the parts of an intersection each
+        # need their own bytes (a ``minLength`` and a few substrings, a pattern's end) it goes
+        # straight to a string that has them all, where breadth first expands every state up to
+        # that depth (escapes and multi-byte characters included). The order only changes how
+        # soon a string is found: every state reachable is explored before "empty" is answered.
+        # A derivative is tested when it is made, not when it is taken: the search stops at the
+        # first class that leaves the intersection's boolean part behind (a key that is none of
+        # the declared names), before the derivatives by the other classes are computed.
+        # Remembered across searches: the edges taken, backwards, so a string found proves
+        # every expression seen to lead to it non-empty (the lexer asks next about those
+        # derivatives, and the next lexeme's search often meets the same states); and after an
+        # empty answer, everything reached, which is empty too.
         if self._is_known_nonempty(e):
             self._empty[e] = False
             return False
-        budget = self.limits.max_emptiness_steps
-        parent = {e: -1}
-        frontier = collections.deque([e])
-        while frontier:
-            x = frontier.popleft()
-            budget -= 1
-            if budget < 0:
-                raise BudgetExceededError("max_emptiness_steps", self.limits.max_emptiness_steps,
-                                          "deciding whether an intersection or complement is empty")
-            for part in self.byte_classes(x):
-                d = self.derivative(x, (part & -part).bit_length() - 1)
-                if d == EMPTY or d in parent or self._empty.get(d):
-                    continue
-                parent[d] = x
-                if self._is_known_nonempty(d):
-                    while d != -1:
-                        self._empty[d] = False
-                        d = parent[d]
+        shared = self._shared_budget
+        budget = self.limits.max_emptiness_steps if shared is None else min(self.limits.max_emptiness_steps, shared[2])
+        steps = 0
+        seen = {e}
+        frontier = [(self._estimated_length(e), 0, e)]
+        try:
+            while frontier:
+                _, depth, x = heapq.heappop(frontier)
+                steps += 1
+                if steps > budget:
+                    raise self._emptiness_budget_error(shared, steps)
+                if self._expand(x, depth + 1, seen, frontier):
                     return False
-                frontier.append(d)
+        finally:
+            self.emptiness_steps += steps
+            if shared is not None:
+                shared[2] -= steps
+        for x in seen:  # everything reachable from an empty expression is empty
+            self._empty[x] = True
         return True
+
+    def _expand(self, x: int, depth: int, seen: set[int], frontier: list) -> bool:
+        """Queue the derivatives of ``x`` not seen yet (by estimated distance, then ``depth``);
+        True, and remembered, when one of them is known to match something."""
+        record = x not in self._expanded
+        for part in self.byte_classes(x):
+            d = self.derivative(x, (part & -part).bit_length() - 1)
+            if d == EMPTY or self._empty.get(d):
+                continue
+            if record:
+                self._preds.setdefault(d, []).append(x)
+            if d in seen:
+                continue
+            seen.add(d)
+            if self._is_known_nonempty(d):
+                self._mark_nonempty(d)
+                return True
+            heapq.heappush(frontier, (self._estimated_length(d), depth, d))
+        self._expanded.add(x)  # every edge out of it recorded
+        return False
+
+    def _emptiness_budget_error(self, shared: list | None, steps: int) -> BudgetExceededError:
+        if shared is not None and steps > shared[2]:
+            name, value = shared[0], shared[1]
+            what = "deciding whether intersections or complements are empty, summed over one lexer row"
+        else:
+            name, value = "max_emptiness_steps", self.limits.max_emptiness_steps
+            what = "deciding whether an intersection or complement is empty"
+        return BudgetExceededError(name, value, what)
+
+    @contextlib.contextmanager
+    def emptiness_budget(self, name: str, steps: int):
+        """Within the block, the emptiness searches share ``steps`` steps (each search also stays
+        within ``Limits.max_emptiness_steps``); past them, ``BudgetExceededError`` names
+        ``name``, the :class:`Limits` field that set ``steps``. Meant for one lexer row
+        (``Limits.max_row_emptiness_steps``): a row asks about every lexeme's derivative by every
+        byte class, thousands of searches where an ``anyOf`` of patterns makes hundreds of
+        lexemes, each search within its own budget."""
+        outer = self._shared_budget
+        self._shared_budget = [name, steps, steps]
+        try:
+            yield
+        finally:
+            self._shared_budget = outer
+
+    def _mark_nonempty(self, d: int) -> None:
+        """Remember that ``d`` and every expression seen to derive to it (in any search so far)
+        match some string."""
+        self._empty[d] = False
+        stack = [d]
+        while stack:
+            for x in self._preds.get(stack.pop(), ()):
+                if self._empty.get(x) is not False:
+                    self._empty[x] = False
+                    stack.append(x)
 
     def _is_known_nonempty(self, e: int) -> bool:
         return (self.nullable[e] or not self.has_bool[e] or self._empty.get(e) is False
@@ -496,6 +582,33 @@ class ExprPool:
                 if self.has_bool[q] or self._max_length(q) == INF:
                     return False
         return True
+
+    def _estimated_length(self, e: int) -> int:
+        """The length of the shortest string of ``e`` where ``e`` has no intersection or
+        complement; with them an estimate that orders the emptiness search: an intersection
+        adds up its parts' (each part wants its own bytes: a minimum length, a substring), a
+        complement counts 0 or 1."""
+        found = self._shortest.get(e)
+        if found is None:
+            found = self._bottom_up(e, self._shortest, self._estimated_length_from, self._children)
+        return found
+
+    def _estimated_length_from(self, x: int, children: tuple[int, ...]) -> int:
+        kind = self.kind[x]
+        if kind == K_BYTES:
+            return 1
+        if kind == K_NOT:
+            return 0 if self.nullable[x] else 1
+        lengths = [self._shortest[c] for c in children]
+        if kind == K_CONCAT:
+            return sum(lengths)
+        if kind == K_OR:
+            return min(lengths)
+        if kind == K_AND:
+            return sum(lengths)
+        if kind == K_REPEAT:
+            return lengths[0] * self.args[x][1]
+        return 0
 
     def _max_length(self, e: int) -> int:
         """The length of the longest string of ``e`` (no intersection or complement inside),

@@ -295,6 +295,74 @@ def test_is_empty(pool):
     assert pool.is_empty(pool.complement(pool.universal()))
 
 
+def naive_is_empty(pool: ExprPool, e: int) -> bool:
+    """Breadth first over the derivatives until a nullable one, remembering nothing between
+    calls: the twin of ``ExprPool.is_empty`` (its search order, shared memo of edges and answers
+    must not change an answer)."""
+    seen, frontier = {e}, [e]
+    while frontier:
+        x = frontier.pop(0)
+        if pool.nullable[x]:
+            return False
+        for part in pool.byte_classes(x):
+            d = pool.derivative(x, bits_of(part)[0])
+            if d != EMPTY and d not in seen:
+                seen.add(d)
+                frontier.append(d)
+    return True
+
+
+def boolean_mixes(pool: ExprPool, x: int, y: int) -> list[int]:
+    not_x, not_y = pool.complement(x), pool.complement(y)
+    return [pool.intersect([x, y]), pool.intersect([x, not_y]), pool.intersect([not_x, y]),
+            pool.complement(pool.alt([pool.intersect([x, not_y]), y])), pool.intersect([not_x, not_y])]
+
+
+@FAST
+@given(two_regexes_and_strings())
+def test_is_empty_agrees_with_naive_search(case):
+    """Along the texts' derivatives (as the lexer asks), one after another in one pool and in a
+    copy: the memo left by earlier searches never changes a later answer."""
+    pool, x, y, texts = case
+    asked = []
+    for e in boolean_mixes(pool, x, y):
+        for data in [b"", *texts[:4]]:
+            for i in range(len(data) + 1):
+                asked.append(pool.derivative_bytes(e, data[:i]))
+    twin = pool.copy()
+    assert twin.are_all_empty(asked) == all(naive_is_empty(twin, e) for e in asked)
+    for p in (pool, twin):
+        for e in asked:
+            assert p.is_empty(e) == naive_is_empty(p, e)
+            assert not p.is_known_empty(e) or naive_is_empty(p, e)
+
+
+@FAST
+@given(two_regexes_and_strings())
+def test_estimated_length_is_exact_without_booleans(case):
+    """Without intersection or complement the estimate is the shortest string's length: no text
+    of ``x`` is shorter, and some derivative path reaches a match in exactly that many bytes."""
+    pool, x, _, texts = case
+    for e in (x, *(pool.derivative_bytes(x, t[:1]) for t in texts)):
+        if e == EMPTY:
+            continue
+        length = pool._estimated_length(e)
+        assert all(len(t) >= length for t in texts if pool.matches(e, t))
+        for _ in range(length):
+            e = next(d for d in (pool.derivative(e, bits_of(p)[0]) for p in pool.byte_classes(e))
+                     if d != EMPTY and pool._estimated_length(d) == length - 1)
+            length -= 1
+        assert pool.nullable[e]
+
+
+def test_is_empty_finds_a_long_string_of_many_parts(pool):
+    """A minimum length and three substrings: best first goes to a string with all of them."""
+    e = pool.intersect([parse_regex(p, pool) for p in ("[a-z0-9]{12,40}", ".*ab1.*", ".*bc1.*", ".*ca1.*")])
+    steps = pool.emptiness_steps
+    assert not pool.is_empty(e)
+    assert pool.emptiness_steps - steps <= 40
+
+
 # ----- budgets ------------------------------------------------------------------------------
 
 
@@ -313,6 +381,22 @@ def test_max_emptiness_steps():
     assert info.value.limit == "max_emptiness_steps"
     with pytest.raises(BudgetExceededError):
         LazyDfa(pool, e)
+
+
+def test_emptiness_budget_is_shared_by_the_searches_of_a_block(pool):
+    many = [pool.intersect([parse_regex(f"{c}{{25}}b", pool), parse_regex(f"{c}*c", pool)]) for c in "defghijk"]
+    with pytest.raises(BudgetExceededError) as info:
+        with pool.emptiness_budget("max_row_emptiness_steps", 100):
+            for e in many:
+                pool.is_empty(e)
+    assert info.value.limit == "max_row_emptiness_steps" and "one lexer row" in str(info.value)
+    with pool.emptiness_budget("max_row_emptiness_steps", 10_000):
+        assert all(pool.is_empty(e) for e in many)  # a budget per block: the next one starts afresh
+    fresh = ExprPool(Limits(max_emptiness_steps=5))
+    with pytest.raises(BudgetExceededError) as info:
+        with fresh.emptiness_budget("max_row_emptiness_steps", 10_000):
+            fresh.is_empty(fresh.intersect([parse_regex("a{50}b", fresh), parse_regex("a*c", fresh)]))
+    assert info.value.limit == "max_emptiness_steps"  # one search stays within its own budget
 
 
 def test_max_dfa_states():
