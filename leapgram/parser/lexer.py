@@ -23,7 +23,7 @@ from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
 from ..regex.dfa import DEAD, UNKNOWN, grown_table, publish_row
-from ..regex.expr import ALL_BYTES, EMPTY, K_BYTES, K_CONCAT, refine_partition
+from ..regex.expr import ALL_BYTES, K_BYTES, K_CONCAT, refine_partition
 
 Items = tuple[tuple[int, int], ...]
 
@@ -150,20 +150,25 @@ class Lexer:
             setattr(self, name, grown)
 
     def fill_row(self, state: int) -> None:
-        """Compute every transition out of ``state`` (one derivative per byte class and lexeme)."""
+        """Compute every transition out of ``state`` (one derivative per byte class and lexeme).
+        The emptiness searches of one row share ``Limits.max_row_emptiness_steps``."""
         with self._lock:
             if self.trans[state, 0] != UNKNOWN:
                 return
-            items = self._items[state]
-            if len(items) == 1:
-                self._fill_single(state, *items[0])
-                return
-            starts = [self.pool.first_bytes(expr) for _, expr in items]
-            if self._fill_composed(state, items, starts):
-                return
-            parts, starts, by_byte = self._byte_classes(items)
-            targets = [self._target(items, starts, part, by_byte) for part in parts]  # may grow self.trans
-            publish_row(self.trans, state, parts, targets)
+            with self.pool.emptiness_budget("max_row_emptiness_steps", self.limits.max_row_emptiness_steps):
+                self._fill_row(state)
+
+    def _fill_row(self, state: int) -> None:
+        items = self._items[state]
+        if len(items) == 1:
+            self._fill_single(state, *items[0])
+            return
+        starts = [self.pool.first_bytes(expr) for _, expr in items]
+        if self._fill_composed(state, items, starts):
+            return
+        parts, starts, by_byte = self._byte_classes(items)
+        targets = [self._target(items, starts, part, by_byte) for part in parts]  # may grow self.trans
+        publish_row(self.trans, state, parts, targets)
 
     def _fill_composed(self, state: int, items: Items, starts: list[int]) -> bool:
         """The row of a state where at most one item can start with more than one byte (a key
@@ -195,17 +200,10 @@ class Lexer:
         else:
             row = np.zeros(256, dtype=np.int32)  # DEAD
             wide_first = 0
-        live = self._live_derivative
         for byte, members in by_byte.items():
             if wide_first >> byte & 1:
                 insort(members, wide)
-            alive = []
-            for index in members:
-                lex, expr = items[index]
-                d = live(expr, byte)
-                if d != EMPTY:
-                    alive.append((lex, d))
-            row[byte] = self._state_of(False, tuple(alive)) if alive else DEAD
+            row[byte] = self._target_of(items, members, byte)
         trans = self.trans  # read after the targets: a new state may grow (replace) the table
         trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
         trans[state, 0] = row[0]
@@ -236,18 +234,37 @@ class Lexer:
         publish_row(self.trans, state, parts, targets)
 
     def _single_target(self, lex: int, expr: int, byte: int) -> int:
-        d = self._live_derivative(expr, byte)
-        return DEAD if d == EMPTY else self._state_of(False, ((lex, d),))
+        d = self._derivative(expr, byte)
+        return DEAD if self.pool.is_empty(d) else self._state_of(False, ((lex, d),))
 
-    def _live_derivative(self, expr: int, byte: int) -> int:
-        """The derivative of ``expr`` by ``byte``, or ``EMPTY`` when it matches nothing."""
+    def _target_of(self, items: Items, indices: list[int], byte: int) -> int:
+        """The state of the items at ``indices`` (in item order) after ``byte``. An item whose
+        derivative is known to be empty is dropped; the others are kept without a search, and
+        the state is dead only when all of them are empty: with hundreds of lexemes (an
+        ``anyOf`` of patterns) one search that finds a string stands for all of them. A state
+        may then hold lexemes that match nothing; their rows and the masks are the same."""
         pool = self.pool
-        if pool.kind[expr] == K_CONCAT:  # a literal's next byte (keys, enum members): its tail
+        alive = []
+        for index in indices:
+            lex, expr = items[index]
+            d = self._derivative(expr, byte)
+            if not pool.is_known_empty(d):
+                alive.append((lex, d))
+        if not alive or pool.are_all_empty([d for _, d in alive]):
+            return DEAD
+        alive = tuple(alive)
+        found = self._ids.get((False, alive))
+        return self._new_state(False, alive) if found is None else found
+
+    def _derivative(self, expr: int, byte: int) -> int:
+        """The derivative of ``expr`` by ``byte`` (a literal's next byte gives its tail directly:
+        keys and enum members)."""
+        pool = self.pool
+        if pool.kind[expr] == K_CONCAT:
             head, tail = pool.args[expr]
             if pool.kind[head] == K_BYTES and pool.args[head][0] == 1 << byte:
-                return EMPTY if pool.has_bool[tail] and pool.is_empty(tail) else tail
-        d = pool.derivative(expr, byte)
-        return EMPTY if d != EMPTY and pool.has_bool[d] and pool.is_empty(d) else d
+                return tail
+        return pool.derivative(expr, byte)
 
     def fill_entry(self, state: int, byte: int) -> None:
         """Compute the one transition of ``state`` by ``byte`` (consuming text needs one byte of a
@@ -260,7 +277,8 @@ class Lexer:
                 return
             items = self._items[state]
             starts = [self.pool.first_bytes(expr) for _, expr in items]
-            target = self._target(items, starts, 1 << byte, None)
+            with self.pool.emptiness_budget("max_row_emptiness_steps", self.limits.max_row_emptiness_steps):
+                target = self._target(items, starts, 1 << byte, None)
             self.trans[state, byte] = target  # after _target: it may grow (replace) self.trans
 
     def _byte_classes(self, items: Items) -> tuple[tuple[int, ...], list[int], dict[int, list[int]]]:
@@ -295,18 +313,7 @@ class Lexer:
                       if first & part and (by_byte is None or first & (first - 1))]
         if by_byte and part == 1 << byte and byte in by_byte:
             candidates = sorted(candidates + by_byte[byte])
-        alive = []
-        live = self._live_derivative
-        for index in candidates:
-            lex, expr = items[index]
-            d = live(expr, byte)
-            if d != EMPTY:
-                alive.append((lex, d))
-        if not alive:
-            return DEAD
-        alive = tuple(alive)
-        found = self._ids.get((False, alive))
-        return self._new_state(False, alive) if found is None else found
+        return self._target_of(items, candidates, byte)
 
     def step(self, state: int, byte: int) -> int:
         """The state after ``byte``; ``DEAD`` when no allowed lexeme can continue."""
