@@ -25,8 +25,9 @@ class Limits:
     * ``max_row_emptiness_steps`` (default 10,000): the steps of ``max_emptiness_steps`` summed
       over the searches of one lexer row (every allowed lexeme's derivative by every byte class;
       an ``anyOf`` of patterns makes hundreds of lexemes, each search small), so 0.3–2 s at
-      most per row. The lexer is to open it per row with ``ExprPool.emptiness_budget``; until
-      it does, only ``max_emptiness_steps`` applies.
+      most per row (``Lexer.fill_row`` and ``fill_entry`` open it with
+      ``ExprPool.emptiness_budget``). Calibrated on JSONSchemaBench: the largest row of any
+      passing case takes 3,709 steps.
     * ``max_repeat`` (default 10,000): the largest bound allowed in ``{m,n}``.
     * ``max_earley_items`` (default 50,000): items in one Earley row (about 1 µs each to
       compute); long right-recursive lists are what grows rows, so the builder uses left recursion.

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leapgram import Limits, Matcher, Vocabulary, allowed_tokens, compile
+from leapgram import Grammar, Limits, Matcher, Vocabulary, allowed_tokens, compile
 from leapgram._kernels.cfg_walk import walk_cfg_twin
 from leapgram.compiler import token_trie
 
@@ -224,3 +224,21 @@ def test_a_finished_matcher_gives_its_charts_to_the_next(small_vocab):
         assert mask_set(again, small_vocab) == brute_force_allowed(again, small_vocab)
         if not walk_to(again, small_vocab, rng, 1):
             break
+
+
+def test_row_emptiness_budget_is_an_error_state_naming_the_limit(small_vocab):
+    """Lexemes whose derivatives are intersections: a row's searches share one budget, and when
+    it runs out the matcher enters its error state (no crash, no hang) naming the limit; with
+    the default budget the same masks equal brute force."""
+    schema = {"anyOf": [{"type": "string", "pattern": p, "minLength": 3, "maxLength": 9}
+                        for p in ("a.*b", "b.*c", "c.*a", "ab", "ca")]}
+    grammar = Grammar.from_json_schema(schema)
+    tight = Matcher(compile(grammar, small_vocab, limits=Limits(max_row_emptiness_steps=1)))
+    tight.compute_mask()
+    assert tight.is_error() and "max_row_emptiness_steps" in tight.error()
+    matcher = Matcher(compile(grammar, small_vocab))
+    assert not matcher.is_error()
+    for _ in range(3):
+        mask = mask_set(matcher, small_vocab)
+        assert mask == brute_force_allowed(matcher, small_vocab)
+        assert matcher.consume_token(min(t for t in mask if t not in small_vocab.eos_token_ids))
