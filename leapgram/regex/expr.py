@@ -315,7 +315,11 @@ class ExprPool:
         """A byte class containing every byte that can start a string of ``e`` (over-approximated)."""
         found = self._first.get(e)
         if found is None:
-            found = self._bottom_up(e, self._first, self._first_from)
+            head = self.args[e][0] if self.kind[e] == K_CONCAT else EMPTY
+            if self.kind[head] == K_BYTES:  # a literal's tail, a byte class first: never nullable
+                found = self._first[e] = self.args[head][0]
+            else:
+                found = self._bottom_up(e, self._first, self._first_from)
         return found
 
     def _first_children(self, x: int) -> tuple[int, ...]:
