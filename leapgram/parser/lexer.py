@@ -23,7 +23,7 @@ from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
 from ..regex.dfa import DEAD, UNKNOWN, grown_table, publish_row
-from ..regex.expr import ALL_BYTES, K_BYTES, K_CONCAT, refine_partition
+from ..regex.expr import ALL_BYTES, EMPTY, K_BYTES, K_CONCAT, refine_partition
 
 Items = tuple[tuple[int, int], ...]
 
@@ -244,13 +244,17 @@ class Lexer:
         ``anyOf`` of patterns) one search that finds a string stands for all of them. A state
         may then hold lexemes that match nothing; their rows and the masks are the same."""
         pool = self.pool
+        has_bool = pool.has_bool
         alive = []
+        certain = False  # some item is non-empty without a search (no intersection or complement)
         for index in indices:
             lex, expr = items[index]
             d = self._derivative(expr, byte)
-            if not pool.is_known_empty(d):
-                alive.append((lex, d))
-        if not alive or pool.are_all_empty([d for _, d in alive]):
+            if d == EMPTY or (has_bool[d] and pool.is_known_empty(d)):
+                continue
+            certain = certain or not has_bool[d]
+            alive.append((lex, d))
+        if not alive or (not certain and pool.are_all_empty([d for _, d in alive])):
             return DEAD
         alive = tuple(alive)
         found = self._ids.get((False, alive))
