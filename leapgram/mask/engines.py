@@ -12,6 +12,8 @@ cache), ``fill_mask(state, mask)`` (OR the allowed tokens, EOS excluded, into ui
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .._kernels.cfg_walk import DONE, MISSING_ROW, MISSING_ROW_AFTER_STEP, advance_cfg_kernel, walk_cfg_kernel
@@ -226,7 +228,7 @@ class ArenaLease:
     to its engine for the next matcher, unless it holds more than ``max_items`` Earley items
     (the next matcher's budget, ``Limits.max_parse_items``, counts them) or a spare is there."""
 
-    __slots__ = ("arena", "spare", "max_items")
+    __slots__ = ("arena", "max_items", "spare")
     SPARES = 1  # per compiled grammar: a few MB at most, times the 64 cached grammars
 
     def __init__(self, arena: ChartArena, spare: list[ChartArena], max_items: int) -> None:
@@ -235,5 +237,7 @@ class ArenaLease:
         self.max_items = max_items
 
     def __del__(self) -> None:
+        if sys.is_finalizing():  # at interpreter exit numpy may already be half torn down
+            return
         if len(self.spare) < self.SPARES and self.arena.num_items <= self.max_items:
             self.spare.append(self.arena)
