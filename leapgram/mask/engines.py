@@ -17,6 +17,7 @@ import sys
 import numpy as np
 
 from .._kernels.cfg_walk import DONE, MISSING_ROW, MISSING_ROW_AFTER_STEP, advance_cfg_kernel, walk_cfg_kernel
+from .._kernels.earley import NEED_FRESH
 from ..bitmask import bitmask_words
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
@@ -218,6 +219,8 @@ class CfgEngine:
                 fill_rows_down(trie, lexer, start, int(stack[trie.node_depth[start] - 1]) & 0xFFFFFFFF)
             elif code == MISSING_ROW_AFTER_STEP:
                 fill_rows_down(trie, lexer, start, int(payload) & 0xFFFFFFFF)
+            elif code == NEED_FRESH:  # the fresh state's row is the next thing the kernel asks for
+                fill_rows_down(trie, lexer, start, arena.fresh_of(int(payload)))
             else:
                 arena.handle(code, payload)
         arena.tidy()
