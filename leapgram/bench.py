@@ -118,6 +118,7 @@ class LeapgramEngine:
 
     name = "leapgram"
     checks_key_order = True
+    any_order = False  # properties in declared order, the front end's default
 
     def __init__(self, tokenizer_json: Path) -> None:
         import leapgram
@@ -158,7 +159,8 @@ class LeapgramEngine:
             make = lg.Grammar.from_json_schema
         except AttributeError:
             raise FrontEndMissing("leapgram.Grammar.from_json_schema is not in this version") from None
-        return lg.compile(make(json.loads(schema)), self.vocab)
+        document = json.loads(schema)
+        return lg.compile(make(document, any_order=True) if self.any_order else make(document), self.vocab)
 
     def matcher(self, compiled):
         return self.lg.Matcher(compiled)
@@ -266,7 +268,13 @@ class XgrammarEngine(LlguidanceEngine):
         return None  # xgrammar raises instead of entering an error state
 
 
-ENGINES = {"leapgram": LeapgramEngine, "llguidance": LlguidanceEngine, "xgrammar": XgrammarEngine}
+class LeapgramAnyOrderEngine(LeapgramEngine):
+    """leapgram with ``any_order=True``: an object's properties in any order (``--property-order any``)."""
+
+    any_order = True
+
+
+ENGINES = {"leapgram": LeapgramEngine, "leapgram-any-order": LeapgramAnyOrderEngine, "llguidance": LlguidanceEngine, "xgrammar": XgrammarEngine}
 
 
 class FrontEndMissing(Exception):
@@ -653,9 +661,11 @@ def run_bench(args) -> int:
     tokenizer_json = resolve_tokenizer(args.tokenizer)
     cases = load_cases(folder, tokenizer_json, args.limit, getattr(args, "sample", None))
     print(f"{len(cases)} cases from {folder}, tokenizer {tokenizer_json.parent.name}, "
-          f"timeout {args.timeout_s:g} s per case")
+          f"timeout {args.timeout_s:g} s per case, leapgram properties in "
+          f"{getattr(args, 'property_order', 'declared')} order")
     names = ["leapgram", *peers]
-    workers = {n: Worker(n, tokenizer_json, max(120.0, args.timeout_s)) for n in names}
+    ours = "leapgram-any-order" if getattr(args, "property_order", "declared") == "any" else "leapgram"
+    workers = {n: Worker(ours if n == "leapgram" else n, tokenizer_json, max(120.0, args.timeout_s)) for n in names}
     results: dict[str, list[CaseResult]] = {n: [] for n in names}
     try:
         for case in tqdm(cases, unit="case", file=sys.stderr):
@@ -713,7 +723,7 @@ def report(args, folder: Path, tokenizer_json: Path, workers: dict[str, Worker],
     shared = compare_on_shared_cases(results)
     print_shared(shared)
     if args.json:
-        data = {"folder": str(folder), "tokenizer": str(tokenizer_json), "limit": args.limit,
+        data = {"folder": str(folder), "tokenizer": str(tokenizer_json), "limit": args.limit, "property_order": getattr(args, "property_order", "declared"),
                 "timeout_s": args.timeout_s,
                 "engines": {n: {"unavailable": workers[n].unavailable, "summary": summaries[n],
                                 "cases": [_case_json(r) for r in results[n]]} for n in results},
@@ -747,4 +757,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--vs", default="", help="peers to run on the same cases: llguidance,xgrammar")
     parser.add_argument("--json", help="write the full report here")
     parser.add_argument("--png", help="write TTFM/TBM plots here (needs matplotlib)")
+    parser.add_argument("--property-order", choices=["declared", "any"], default="declared",
+                        help="leapgram's object properties: in the declared order (default) or any order")
     parser.add_argument("--timeout-s", type=float, default=10.0, help="time budget per case and engine")

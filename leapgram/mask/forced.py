@@ -12,7 +12,10 @@ A regex grammar is the same with one DFA and no boundaries.
 :func:`leapgram.vocab.partial.encode_in_context` with the matcher's recent tokens as context,
 then the back-off of :func:`leapgram.vocab.partial.kept_tokens`, where a position counts only if
 a token starting there runs past the forced bytes *and the grammar allows it* (a walk of the
-token's sub-trie from the state after the forced bytes).
+token's sub-trie from the state after the forced bytes). Where the back-off dropped tokens, the
+piece followed by the extension that cut it is tokenized again, and only the kept tokens that
+tokenization starts with stay (bytes freed by the cut may merge leftwards: ``":`` ``[]`` →
+``":[`` ``],"``).
 
 A *cursor* is ``(pending, state)``: bytes of a required prefix still to come (token healing,
 :mod:`leapgram.mask.prefix`), then the engine state.
@@ -147,25 +150,36 @@ def has_allowed_extension(engine: RegexEngine | CfgEngine, trie: TokenTrie, node
     """Whether a token strictly below trie ``node`` can be consumed from ``cursor``, where the
     cursor is the state after the bytes of ``node``'s path. Conservatively ``True`` past
     ``budget`` nodes or when a grammar budget runs out."""
+    return allowed_extension(engine, trie, node, cursor, budget) is not None
+
+
+def allowed_extension(engine: RegexEngine | CfgEngine, trie: TokenTrie, node: int, cursor: Cursor,
+                      budget: int) -> bytes | None:
+    """:func:`has_allowed_extension` with a witness: the bytes after ``node``'s path of one such
+    token (depth first, lowest bytes first), ``None`` when there is none, and ``b""`` when the
+    answer is a conservative yes (past ``budget`` nodes or a grammar budget)."""
     node_byte, node_end, node_token = trie.node_byte, trie.node_end, trie.node_token
-    stack = [(node, cursor)]
+    stack = [(node, cursor, b"")]
     try:
         while stack:
-            parent, at = stack.pop()
+            parent, at, path = stack.pop()
             child, end = parent + 1, int(node_end[parent])
+            below = []
             while child < end:
                 budget -= 1
                 if budget < 0:
-                    return True
-                after = advance_cursor(engine, at, bytes((int(node_byte[child]),)))
+                    return b""
+                byte = bytes((int(node_byte[child]),))
+                after = advance_cursor(engine, at, byte)
                 if after is not None:
                     if node_token[child] >= 0:
-                        return True
-                    stack.append((child, after))
+                        return path + byte
+                    below.append((child, after, path + byte))
                 child = int(node_end[child])
+            stack.extend(reversed(below))
     except LeapgramError:
-        return True
-    return False
+        return b""
+    return None
 
 
 def fast_forward(engine: RegexEngine | CfgEngine, trie: TokenTrie, vocab: Vocabulary, limits: Limits,
@@ -187,8 +201,31 @@ def fast_forward(engine: RegexEngine | CfgEngine, trie: TokenTrie, vocab: Vocabu
     if end is None:
         return []
 
+    witnesses: list[bytes] = []
+
     def extends(position: int) -> bool:
         node = trie_node(trie, piece[position:])
-        return node >= 0 and has_allowed_extension(engine, trie, node, end, limits.max_extension_nodes)
+        tail = None if node < 0 else allowed_extension(engine, trie, node, end, limits.max_extension_nodes)
+        if tail is None:
+            return False
+        witnesses.append(tail)
+        return True
 
-    return ids[:kept_tokens(lengths, depth, extends)]
+    keep = kept_tokens(lengths, depth, extends)
+    if 0 < keep < len(ids) and witnesses[-1]:
+        keep = _settled(vocab, ids, keep, piece + witnesses[-1], recent_tokens)
+    return ids[:keep]
+
+
+def _settled(vocab: Vocabulary, ids: list[int], keep: int, longer: bytes, recent_tokens: Sequence[int]) -> int:
+    """How many of the ``keep`` tokens the back-off kept are also the first tokens of ``longer``
+    (the piece followed by the extension that cut it): freed from the dropped tokens, the
+    bytes before the cut may merge with them in another way (``":`` ``[]`` becomes ``":[``
+    ``],"`` when ``,"`` follows), and the kept tokens must not depend on that."""
+    again = encode_in_context(vocab, longer, recent_tokens)
+    if not again:
+        return 0
+    same = 0
+    while same < keep and same < len(again) and again[same] == ids[same]:
+        same += 1
+    return same

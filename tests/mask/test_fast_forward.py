@@ -186,6 +186,22 @@ def test_llama3_long_forced_run_is_canonical_across_the_cap(llama3_vocab):
     assert forwarded == llama3_vocab.encode(text.encode())
 
 
+@pytest.mark.tokenizers
+def test_llama3_back_off_settles_where_the_freed_bytes_merge_leftwards(llama3_vocab):
+    """Compact JSON: ``Options":[]`` then ``,"`` or ``}``. The forced bytes tokenize as ... ``":``
+    ``[]``; ``],"`` may start at ``]``, so ``[]`` is backed off, and with ``,"`` after it the
+    tokenizer writes ``":[`` ``],"``: ``":`` is not canonical either and must go too."""
+    grammar = Grammar.from_regex(r'\{"aggregationOptions":\[\](,"child":[0-9]+)?\}')
+    matcher = Matcher(compile(grammar, llama3_vocab))
+    show = lambda ids: [llama3_vocab.token_bytes(t) for t in ids]
+    whole = llama3_vocab.encode(b'{"aggregationOptions":[],"child":1}')
+    for depth in (1, 2, 4):
+        run = matcher.fast_forward_tokens(depth)
+        assert run == whole[:len(run)], (depth, show(run), show(whole))
+        assert b'":' not in show(run)
+    assert show(whole)[:len(matcher.fast_forward_tokens())] == show(matcher.fast_forward_tokens())
+
+
 DOCUMENTS = [
     {"name_of_the_person": "John", "age": 42, "orderId": 7, "nested": {"tags": ["a", "bc"], "ok": True}},
     {"url": "https://x.org", "é_key": "café", "list": [1, 2.5, -3], "none": None, "z": ""},
