@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import BudgetExceededError, GrammarError
 from ...grammar.builder import productive_nonterminals
+from .strings import STRING_KEYWORDS
 from .values import count_keyword
 
 if TYPE_CHECKING:
@@ -98,18 +99,68 @@ def _names_expr(t: SchemaTranslator, schema: dict, pointer: str) -> int | None:
     names = schema.get("propertyNames")
     if names is None or names is True or names == {}:
         return None
-    if names is False:
-        return t.pool.intersect([t.any_string_expr(), t.pool.complement(t.any_string_expr())])
-    if not isinstance(names, dict):
-        raise GrammarError("propertyNames must be a schema", pointer=f"{pointer}/propertyNames")
-    at = f"{pointer}/propertyNames"
-    if "$ref" in names:
-        target, at = t.refs.resolve(names["$ref"], t.refs.base(names), f"{at}/$ref")
-        return _names_expr(t, {"propertyNames": target}, at.rsplit("/propertyNames", 1)[0])
-    if "enum" in names or "const" in names:
-        values = [v for v in t.enumerated_values(names, at) if isinstance(v, str)]
-        return t.pool.alt([_key_literal(t, v) for v in values])
-    return t.scalar_expr(names, at, "string")
+    return _string_set(t, names, f"{pointer}/propertyNames", 0)
+
+
+MAX_NAME_REFS = 32  # $ref hops inside one propertyNames schema (a cycle would not end)
+
+
+def _string_set(t: SchemaTranslator, schema: Any, pointer: str, hops: int) -> int:
+    """The JSON strings (as text, quotes included) valid under ``schema``: the whole schema is
+    read as a set of strings, since a key is one. ``type``, ``enum``/``const``, the string
+    keywords, ``$ref``, ``allOf``, ``anyOf``, ``oneOf`` (exactly one branch), ``not`` and
+    ``if``/``then``/``else`` are exact by intersection and complement within strings; keywords
+    of other types (numbers, objects, arrays) and annotations say nothing about a string."""
+    pool = t.pool
+    anything = t.any_string_expr()
+    if schema is True:
+        return anything
+    if schema is False:
+        return pool.intersect([anything, pool.complement(anything)])
+    if not isinstance(schema, dict):
+        raise GrammarError("a schema must be an object or a boolean", pointer=pointer)
+    parts: list[int] = []
+    if "$ref" in schema:
+        if hops >= MAX_NAME_REFS:
+            t.ctx.unsupported("$ref", f"{pointer}/$ref", f"propertyNames follows at most {MAX_NAME_REFS} references "
+                              "(a cycle of references never reaches a string keyword)")
+        else:
+            target, at = t.refs.resolve(schema["$ref"], t.refs.base(schema), f"{pointer}/$ref")
+            parts.append(_string_set(t, target, at, hops + 1))
+    if "string" not in t.types_of(schema, pointer):
+        return _string_set(t, False, pointer, hops)
+    if "enum" in schema or "const" in schema:
+        values = [v for v in t.enumerated_values(schema, pointer) if isinstance(v, str)]
+        parts.append(pool.alt([_key_literal(t, v) for v in values]) if values else _string_set(t, False, pointer, hops))
+    if any(k in schema for k in STRING_KEYWORDS):
+        parts.append(t.scalar_expr(schema, pointer, "string"))
+    branches = {key: _schema_list(schema, key, pointer) for key in ("allOf", "anyOf", "oneOf")}
+    parts += [_string_set(t, sub, f"{pointer}/allOf/{n}", hops) for n, sub in enumerate(branches["allOf"])]
+    if branches["anyOf"]:
+        parts.append(pool.alt([_string_set(t, sub, f"{pointer}/anyOf/{n}", hops)
+                               for n, sub in enumerate(branches["anyOf"])]))
+    if branches["oneOf"]:
+        sets = [_string_set(t, sub, f"{pointer}/oneOf/{n}", hops) for n, sub in enumerate(branches["oneOf"])]
+        parts.append(pool.alt([pool.intersect([x, pool.complement(pool.alt(sets[:n] + sets[n + 1:]))])
+                               if len(sets) > 1 else x for n, x in enumerate(sets)]))
+    if "not" in schema:
+        parts.append(pool.intersect([anything, pool.complement(_string_set(t, schema["not"], f"{pointer}/not", hops))]))
+    if "if" in schema:
+        condition = _string_set(t, schema["if"], f"{pointer}/if", hops)
+        then = _string_set(t, schema.get("then", True), f"{pointer}/then", hops)
+        otherwise = _string_set(t, schema.get("else", True), f"{pointer}/else", hops)
+        parts.append(pool.alt([pool.intersect([condition, then]),
+                               pool.intersect([anything, pool.complement(condition), otherwise])]))
+    if not parts:
+        return anything
+    return parts[0] if len(parts) == 1 else pool.intersect(parts)
+
+
+def _schema_list(schema: dict, keyword: str, pointer: str) -> list[Any]:
+    value = schema.get(keyword, [])
+    if not isinstance(value, list) or (keyword in schema and not value):
+        raise GrammarError(f"{keyword} must be a non-empty array of schemas", pointer=f"{pointer}/{keyword}")
+    return value
 
 
 def _pattern_exprs(t: SchemaTranslator, schema: dict, pointer: str) -> list[tuple[str, int, Any]]:
