@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .errors import UnsupportedError
 from .frontends.regex import regex_to_ir
 from .grammar.ir import GrammarIR
-from .errors import UnsupportedError
 from .limits import DEFAULT_LIMITS, Limits
 
 
@@ -44,7 +44,7 @@ class Grammar:
 
     @classmethod
     def from_json_schema(cls, schema: Any, *, whitespace: str | int | tuple[str, str] = "flexible", lenient: bool = False,
-                         any_order: bool = False, limits: Limits | None = None) -> Grammar:
+                         any_order: bool | str = False, limits: Limits | None = None) -> Grammar:
         """JSON text valid under a JSON Schema (a dict, JSON text, or a Pydantic model class).
 
         ``whitespace``: ``"flexible"`` (default: up to 20 whitespace bytes around ``{}[],:``,
@@ -52,12 +52,16 @@ class Grammar:
         run allowed, or one fixed single-line layout: a pair of separators as ``json.dumps`` takes
         them (``(", ", ": ")``, also spelled ``"dumps"``), which forces every separator. Properties
         come in the order the schema declares them, undeclared keys after them; ``any_order=True`` allows any order (exact for up to 6 properties, else
-        tracking the required ones only). Every keyword is enforced exactly or refused with
+        tracking the required ones only; an object with more than 6 required properties, or more
+        than 6 properties and a count bound, is refused), and ``any_order="auto"`` keeps such
+        objects in declared order instead (listed in :attr:`warnings`). Every keyword is enforced exactly or refused with
         :class:`leapgram.UnsupportedError` naming it and its JSON pointer; ``lenient=True`` skips
         such keywords instead and lists them in :attr:`warnings`.
         """
         from .frontends.json_schema import json_schema_to_ir, schema_document
 
+        if any_order not in (False, True, "auto"):
+            raise ValueError(f"any_order must be False, True or 'auto', not {any_order!r}")
         document = schema_document(schema)
         if isinstance(whitespace, list):
             whitespace = tuple(whitespace)

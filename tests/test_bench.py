@@ -94,12 +94,13 @@ def test_bench_splits_valid_rejected_by_key_order(tmp_path, capsys):
     assert (row["valid_rejected"], row["valid_rejected_order"], row["valid_rejected_other"]) == (2, 1, 1)
     assert "valid rejected  out of declared order 1  other 1" in capsys.readouterr().out
 
-    assert main(["bench", str(tmp_path), "--json", str(out), "--timeout-s", "30", "--property-order", "any"]) == 0
-    report = json.loads(out.read_text())
-    assert report["property_order"] == "any"
-    summary = report["engines"]["leapgram"]["summary"]
-    assert (summary["valid_rejected"], summary["valid_rejected_order"], summary["valid_rejected_other"]) == (1, 0, 1)
-    assert "properties in any order" in capsys.readouterr().out
+    for order in ("any", "auto"):
+        assert main(["bench", str(tmp_path), "--json", str(out), "--timeout-s", "30", "--property-order", order]) == 0
+        report = json.loads(out.read_text())
+        assert report["property_order"] == order
+        summary = report["engines"]["leapgram"]["summary"]
+        assert (summary["valid_rejected"], summary["valid_rejected_order"], summary["valid_rejected_other"]) == (1, 0, 1)
+        assert f"properties in {order} order" in capsys.readouterr().out
 
 
 def test_accepts_reordered_finds_an_accepted_key_order(byte_vocab):

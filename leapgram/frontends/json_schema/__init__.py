@@ -33,7 +33,7 @@ def schema_document(schema: Any) -> Any:
 
 
 def json_schema_to_ir(schema: Any, *, whitespace: str | int | tuple[str, str] = "flexible", lenient: bool = False,
-                      any_order: bool = False, limits: Limits) -> tuple[GrammarIR, list[str]]:
+                      any_order: bool | str = False, limits: Limits) -> tuple[GrammarIR, list[str]]:
     """The grammar of the JSON texts valid under ``schema``, and the warnings (keywords skipped
     under ``lenient``)."""
     translator = SchemaTranslator(schema_document(schema), whitespace=whitespace, lenient=lenient,

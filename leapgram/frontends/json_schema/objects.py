@@ -318,8 +318,13 @@ def _members_any_order(t: SchemaTranslator, members: list[tuple[int, bool]], ext
     out count bounds."""
     tracked = [k for k, (_, req) in enumerate(members) if len(members) <= MAX_TRACKED or req]
     if len(tracked) > MAX_TRACKED or (len(tracked) < len(members) and (low or high is not None)):
-        t.ctx.unsupported("properties", pointer, f"any_order tracks at most {MAX_TRACKED} required properties "
-                          "(and all of them when there are count bounds); use the declared order")
+        if t.any_order == "auto":  # stricter than the schema, never looser: said in the warnings
+            t.ctx.warnings.append(f"{pointer or '/'}: properties kept in declared order (any_order tracks at most "
+                                  f"{MAX_TRACKED} required properties, and all of them under count bounds)")
+        else:
+            t.ctx.unsupported("properties", pointer, f"any_order tracks at most {MAX_TRACKED} required properties "
+                              "(and all of them when there are count bounds); use the declared order, or "
+                              "any_order='auto' to keep only such objects in declared order")
         return _members(t, members, extra, low, high, pointer)
     free = [members[k][0] for k in range(len(members)) if k not in tracked]
     repeatable = [*free, *([extra] if extra is not None else [])]

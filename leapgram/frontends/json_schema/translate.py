@@ -86,7 +86,7 @@ class SchemaTranslator:
     """Translates one schema document; :meth:`build` returns the IR."""
 
     def __init__(self, root: Any, *, whitespace: Whitespace = "flexible", lenient: bool = False,
-                 any_order: bool = False, limits: Limits) -> None:
+                 any_order: bool | str = False, limits: Limits) -> None:
         self.root = root
         self.ctx = SchemaContext(schema_pool(limits), lenient)
         self.pool = self.ctx.pool

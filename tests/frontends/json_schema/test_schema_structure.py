@@ -187,6 +187,25 @@ def test_declared_order_and_extra_keys(vocab):
     assert accepts(anywhere, '{"b": "s", "x": 0, "a": 1}') and not accepts(anywhere, '{"b": "s"}')
 
 
+def test_auto_order_keeps_only_untracked_objects_in_declared_order(vocab):
+    """``any_order="auto"``: any order where the properties are tracked exactly, the declared
+    order (with a warning naming the object) where ``any_order=True`` refuses the object."""
+    many = {"type": "object", "properties": {k: {"type": "integer"} for k in "abcdefg"}, "required": list("abcdefg")}
+    schema = {"type": "object", "properties": {"small": OBJ, "big": many}}
+    with pytest.raises(UnsupportedError, match="any_order='auto'"):
+        Grammar.from_json_schema(schema, any_order=True)
+    grammar = Grammar.from_json_schema(schema, any_order="auto")
+    assert any("/properties/big" in w and "declared order" in w for w in grammar.warnings)
+    compiled = leapgram.compile(grammar, vocab)
+    big = dict(zip("abcdefg", range(7)))
+    assert accepts(compiled, json.dumps({"small": {"b": "s", "a": 1}, "big": big}))
+    assert accepts(compiled, json.dumps({"big": big, "small": {"a": 1}}))
+    assert not accepts(compiled, json.dumps({"big": dict(reversed(big.items()))}))  # declared order there
+    assert not accepts(compiled, json.dumps({"small": {"b": "s"}}))
+    with pytest.raises(ValueError, match="any_order"):
+        Grammar.from_json_schema(schema, any_order="sometimes")
+
+
 def test_required_first_key_is_forced(vocab):
     """Declared keys come before undeclared ones, so a required first key is forced."""
     compiled = leapgram.compile(Grammar.from_json_schema({**OBJ, "required": ["a"]}, whitespace="compact"), vocab)
