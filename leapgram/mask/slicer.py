@@ -133,7 +133,7 @@ def _contained_in_intersection(pool: ExprPool, e: int, slices: tuple[SliceClass,
     parts = pool.args[e]
     positives = [p for p in parts if pool.kind[p] != K_NOT]
     negatives = [pool.args[p][0] for p in parts if pool.kind[p] == K_NOT]
-    if not positives or not all(_is_finite(pool, f) for f in negatives):
+    if not positives or not all(pool.is_finite(f) for f in negatives):
         return (False,) * len(slices)
     if len(positives) == 1:
         return contained_slices(pool, positives[0], slices, unbounded_only=True, memo=memo)
@@ -179,24 +179,6 @@ def _shorter_tails(pool: ExprPool, tail: int) -> list[int]:
     if pool.kind[tail] != K_CONCAT and pool.nullable[tail] and tail != EPSILON:
         out.append(EPSILON)
     return out
-
-
-def _is_finite(pool: ExprPool, e: int) -> bool:
-    """Whether ``e`` matches finitely many strings (no unbounded repeat, no complement)."""
-    stack, seen = [e], set()
-    while stack:
-        x = stack.pop()
-        if x in seen:
-            continue
-        seen.add(x)
-        kind = pool.kind[x]
-        if kind == K_NOT or kind == K_AND or (kind == K_REPEAT and pool.args[x][2] == INF):
-            return False
-        if kind in (K_CONCAT, K_OR):
-            stack.extend(pool.args[x])
-        elif kind == K_REPEAT:
-            stack.append(pool.args[x][0])
-    return True
 
 
 def _is_char_subset(pool: ExprPool, char: Ranges, inner: int, alt: int, tail: int | None, memo: dict) -> bool:

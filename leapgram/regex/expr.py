@@ -614,6 +614,12 @@ class ExprPool:
             return lengths[0] * self.args[x][1]
         return 0
 
+    def is_finite(self, e: int) -> bool:
+        """Whether ``e`` is known to match finitely many strings: no intersection or complement
+        inside and no unbounded repeat of a non-empty string (cached bottom-up, so the
+        derivatives of a big alternation of literals cost only their new nodes)."""
+        return not self.has_bool[e] and self._max_length(e) != INF
+
     def _max_length(self, e: int) -> int:
         """The length of the longest string of ``e`` (no intersection or complement inside),
         ``INF`` when there is none."""

@@ -57,6 +57,20 @@ def test_alternation_is_sorted_and_deduplicated(pool):
     assert pool.alt([]) == EMPTY
 
 
+@pytest.mark.parametrize(("pattern", "finite"), [
+    ("abc|de", True), ("a{2,7}b?", True), ("(ab|cd){0,300}", True), ("", True), ("[^x]", True),
+    ("a*", False), ("(ab|c)+d", False), ("x(a{2,})?", False), ("[a-z]{3}", True),
+])
+def test_is_finite_agrees_with_the_language(pool, pattern, finite):
+    e = parse_regex(pattern, pool)
+    assert pool.is_finite(e) is finite
+    names = pool.alt([lit(pool, f'"{w}"') for w in ("alpha", "alps", "beta")])
+    for data in (b'"', b'"al', b'"alp', b'"alps"'):  # derivatives of a union of keys stay finite
+        assert pool.is_finite(pool.derivative_bytes(names, data))
+    assert not pool.is_finite(pool.complement(names))
+    assert not pool.is_finite(pool.intersect([names, parse_regex('"a.*', pool)]))  # not known: has &
+
+
 def test_identity_and_zero_laws(pool):
     r = parse_regex("a(b|c)*", pool)
     assert pool.alt([r, EMPTY]) == r
