@@ -521,7 +521,7 @@ class _Translation:
         pool = self.builder.pool
         self.sources.setdefault(expr, set()).add(key)
         if pool.nullable[expr]:
-            self.sources.setdefault(pool.intersect([expr, pool.complement(EPSILON)]), set()).add(key)
+            self.sources.setdefault(pool.difference(expr, EPSILON), set()).add(key)
         return self.builder.lexeme(" ".join(_render(item) for item in run), expr)
 
     def item_symbols(self, node: Node) -> list[int]:

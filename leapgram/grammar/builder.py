@@ -56,7 +56,7 @@ class GrammarBuilder:
     def lexeme(self, name: str, expr: int) -> int:
         """The symbol matching one ``expr`` lexeme (a nonterminal when ``expr`` is nullable)."""
         if self.pool.nullable[expr]:
-            solid = self.pool.intersect([expr, self.pool.complement(EPSILON)])
+            solid = self.pool.difference(expr, EPSILON)
             if self.pool.is_empty(solid):
                 return self.sequence([], hint=name)
             return self.optional([self.lexeme(name, solid)], hint=name)
@@ -147,7 +147,7 @@ class GrammarBuilder:
     def ignore(self, expr: int, name: str = "%ignore") -> None:
         """Allow ``expr`` between any two lexemes, invisible to the parser."""
         if self.pool.nullable[expr]:
-            expr = self.pool.intersect([expr, self.pool.complement(EPSILON)])
+            expr = self.pool.difference(expr, EPSILON)
         if self.pool.is_empty(expr):
             return
         index = len(self._lexemes)

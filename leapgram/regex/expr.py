@@ -219,6 +219,10 @@ class ExprPool:
         children = tuple(sorted(flat))
         return self._intern(K_AND, children, all(self.nullable[x] for x in children), True)
 
+    def difference(self, a: int, b: int) -> int:
+        """``a & ~b``: the strings of ``a`` that are not in ``b``."""
+        return self.intersect([a, self.complement(b)])
+
     def complement(self, a: int) -> int:
         """``~a``: every byte string not matched by ``a``."""
         if self.kind[a] == K_NOT:

@@ -116,7 +116,7 @@ def _string_set(t: SchemaTranslator, schema: Any, pointer: str, hops: int) -> in
     if schema is True:
         return anything
     if schema is False:
-        return pool.intersect([anything, pool.complement(anything)])
+        return pool.difference(anything, anything)
     if not isinstance(schema, dict):
         raise GrammarError("a schema must be an object or a boolean", pointer=pointer)
     parts: list[int] = []
@@ -141,10 +141,10 @@ def _string_set(t: SchemaTranslator, schema: Any, pointer: str, hops: int) -> in
                                for n, sub in enumerate(branches["anyOf"])]))
     if branches["oneOf"]:
         sets = [_string_set(t, sub, f"{pointer}/oneOf/{n}", hops) for n, sub in enumerate(branches["oneOf"])]
-        parts.append(pool.alt([pool.intersect([x, pool.complement(pool.alt(sets[:n] + sets[n + 1:]))])
+        parts.append(pool.alt([pool.difference(x, pool.alt(sets[:n] + sets[n + 1:]))
                                if len(sets) > 1 else x for n, x in enumerate(sets)]))
     if "not" in schema:
-        parts.append(pool.intersect([anything, pool.complement(_string_set(t, schema["not"], f"{pointer}/not", hops))]))
+        parts.append(pool.difference(anything, _string_set(t, schema["not"], f"{pointer}/not", hops)))
     if "if" in schema:
         condition = _string_set(t, schema["if"], f"{pointer}/if", hops)
         then = _string_set(t, schema.get("then", True), f"{pointer}/then", hops)
@@ -211,7 +211,7 @@ def _extra_member(t: SchemaTranslator, schema: dict, declared: list[str], names_
     pool = t.pool
     keys = t.any_string_expr()
     if declared:
-        keys = pool.intersect([keys, pool.complement(pool.alt([_key_literal(t, n) for n in declared]))])
+        keys = pool.difference(keys, pool.alt([_key_literal(t, n) for n in declared]))
     if names_expr is not None:
         keys = pool.intersect([keys, names_expr])
     alternatives = []
@@ -225,7 +225,7 @@ def _extra_member(t: SchemaTranslator, schema: dict, declared: list[str], names_
     if value is not None:
         rest = keys
         if patterns:
-            rest = pool.intersect([keys, pool.complement(pool.alt([expr for _, expr, _ in patterns]))])
+            rest = pool.difference(keys, pool.alt([expr for _, expr, _ in patterns]))
         # Every string but finitely many declared names is never empty: no search then.
         searched = bool(patterns) or names_expr is not None
         lexeme = t.string_lexeme(rest, f"key:{pointer}/additionalProperties", check_empty=searched)

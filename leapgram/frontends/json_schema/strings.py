@@ -157,7 +157,7 @@ class _Encoder:
         if kind == K_AND:
             return pool.intersect([self.encode(x) for x in args])
         if kind == K_NOT:
-            return pool.intersect([pool.complement(self.encode(args[0])), self.everything()])
+            return pool.difference(self.everything(), self.encode(args[0]))
         if kind == K_REPEAT:
             inner, low, high = args
             return pool.repeat(self.encode(inner), low, high)

@@ -317,9 +317,9 @@ class SchemaTranslator:
         expr = exprs[0] if len(exprs) == 1 else self.pool.intersect(exprs)
         excluded = [text for value in schema.get("$leapgram:exclude", ()) for text in scalar_spellings(value)]
         if excluded:
-            expr = self.pool.intersect([expr, self.pool.complement(self.pool.alt([self.pool.literal(t) for t in excluded]))])
+            expr = self.pool.difference(expr, self.pool.alt([self.pool.literal(t) for t in excluded]))
         for negated in schema.get("$leapgram:not", ()):  # values failing these keywords (negation.py)
-            expr = self.pool.intersect([expr, self.pool.complement(self.scalar_expr(negated, pointer, kind))])
+            expr = self.pool.difference(expr, self.scalar_expr(negated, pointer, kind))
         return expr
 
     def _one_scalar_expr(self, schema: dict, pointer: str, kind: str) -> int:
