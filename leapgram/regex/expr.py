@@ -11,7 +11,6 @@ A byte class is a 256-bit Python ``int``: bit ``b`` set means byte ``b`` is in t
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 import threading
 
@@ -472,8 +471,14 @@ class ExprPool:
         at first, and the searches stop at the first non-empty one: a lexer state is dead only
         when all its lexemes are, and with hundreds of lexemes (the branches of an ``anyOf`` of
         patterns) one search then stands for hundreds."""
-        ordered = sorted(exprs, key=lambda e: e == EMPTY or not self._is_known_nonempty(e))
-        return all(self.is_empty(e) for e in ordered)
+        unknown = []
+        for e in exprs:
+            if e == EMPTY:
+                continue
+            if self._is_known_nonempty(e):
+                return False
+            unknown.append(e)
+        return all(self.is_empty(e) for e in unknown)
 
     def _search_empty(self, e: int) -> bool:
         # Best first: a state is taken in the order of its estimated distance to a match
@@ -544,20 +549,14 @@ class ExprPool:
             what = "deciding whether an intersection or complement is empty"
         return BudgetExceededError(name, value, what)
 
-    @contextlib.contextmanager
-    def emptiness_budget(self, name: str, steps: int):
-        """Within the block, the emptiness searches share ``steps`` steps (each search also stays
-        within ``Limits.max_emptiness_steps``); past them, ``BudgetExceededError`` names
-        ``name``, the :class:`Limits` field that set ``steps``. Meant for one lexer row
-        (``Limits.max_row_emptiness_steps``): a row asks about every lexeme's derivative by every
-        byte class, thousands of searches where an ``anyOf`` of patterns makes hundreds of
-        lexemes, each search within its own budget."""
-        outer = self._shared_budget
-        self._shared_budget = [name, steps, steps]
-        try:
-            yield
-        finally:
-            self._shared_budget = outer
+    def emptiness_budget(self, name: str, steps: int) -> SharedBudget:
+        """A context manager: within the block, the emptiness searches share ``steps`` steps
+        (each search also stays within ``Limits.max_emptiness_steps``); past them,
+        ``BudgetExceededError`` names ``name``, the :class:`Limits` field that set ``steps``.
+        Meant for one lexer row (``Limits.max_row_emptiness_steps``): a row asks about every
+        lexeme's derivative by every byte class, thousands of searches where an ``anyOf`` of
+        patterns makes hundreds of lexemes, each search within its own budget."""
+        return SharedBudget(self, name, steps)
 
     def _mark_nonempty(self, d: int) -> None:
         """Remember that ``d`` and every expression seen to derive to it (in any search so far)
@@ -571,8 +570,12 @@ class ExprPool:
                     stack.append(x)
 
     def _is_known_nonempty(self, e: int) -> bool:
-        return (self.nullable[e] or not self.has_bool[e] or self._empty.get(e) is False
-                or self._is_infinite_minus_finite(e))
+        if self.nullable[e] or not self.has_bool[e] or self._empty.get(e) is False:
+            return True
+        if self._is_infinite_minus_finite(e):
+            self._empty[e] = False  # asked again for the same derivative: a lookup next time
+            return True
+        return False
 
     def _is_infinite_minus_finite(self, e: int) -> bool:
         """Whether ``e`` is ``P & ~Q1 & ~Q2 ...`` with ``P`` an infinite and every ``Qi`` a finite
@@ -718,6 +721,25 @@ class ExprPool:
         if self.kind[e] in (K_CONCAT,):
             return f"({text})"
         return text
+
+
+class SharedBudget:
+    """The context manager of :meth:`ExprPool.emptiness_budget` (a class, not a generator: a
+    lexer enters one per row, and a generator-based manager costs several times more)."""
+
+    __slots__ = ("pool", "budget", "outer")
+
+    def __init__(self, pool: ExprPool, name: str, steps: int) -> None:
+        self.pool = pool
+        self.budget = [name, steps, steps]
+        self.outer: list | None = None
+
+    def __enter__(self) -> None:
+        self.outer = self.pool._shared_budget
+        self.pool._shared_budget = self.budget
+
+    def __exit__(self, *exc_info) -> None:
+        self.pool._shared_budget = self.outer
 
 
 def refine_partition(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
