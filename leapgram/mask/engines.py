@@ -41,7 +41,8 @@ class RegexEngine:
         self._widened: dict[int, int] = {}
         self.slicer = None
         if slicer_source is not None:
-            self.slicer = SliceChecker(ir.pool, lambda s: (self.dfa.expr_of(s),), slicer_source)
+            dfa = self.dfa  # captured alone: a closure over self would make a reference cycle
+            self.slicer = SliceChecker(ir.pool, lambda s: (dfa.expr_of(s),), slicer_source)
 
     def start(self) -> tuple[int, None]:
         """The start state, and no lease (see :meth:`CfgEngine.start`)."""
@@ -107,7 +108,8 @@ class CfgEngine:
         self._widened: dict[int, int] = {}  # lexer.widened(state, trie.max_depth), one dict lookup per mask
         self.slicer = None
         if slicer_source is not None:
-            self.slicer = SliceChecker(ir.pool, lambda s: tuple(e for _, e in self.lexer.items(s)), slicer_source)
+            lexer = self.lexer  # captured alone: a closure over self would make a reference cycle
+            self.slicer = SliceChecker(ir.pool, lambda s: tuple(e for _, e in lexer.items(s)), slicer_source)
 
     @property
     def initial(self) -> CfgState:

@@ -286,8 +286,17 @@ class ExprPool:
             first = self._first
             return self.alt([self.derivative(x, byte) for x in args
                              if (first[x] if x in first else self.first_bytes(x)) >> byte & 1])
-        if kind == K_AND:
-            return self.intersect([self.derivative(x, byte) for x in args])
+        if kind == K_AND:  # ~x whose x cannot start with the byte derives to ~∅, everything: dropped
+            first = self._first
+            kinds = self.kind
+            parts = []
+            for x in args:
+                if kinds[x] == K_NOT:
+                    inner = self.args[x][0]
+                    if not (first[inner] if inner in first else self.first_bytes(inner)) >> byte & 1:
+                        continue
+                parts.append(self.derivative(x, byte))
+            return self.intersect(parts)
         if kind == K_NOT:
             return self.complement(self.derivative(args[0], byte))
         if kind == K_REPEAT:
