@@ -18,6 +18,7 @@ import numpy as np
 
 from .._kernels.cfg_walk import DONE, MISSING_ROW, MISSING_ROW_AFTER_STEP, advance_cfg_kernel, walk_cfg_kernel
 from .._kernels.earley import NEED_FRESH
+from .._kernels.entry import DirectKernel
 from ..bitmask import bitmask_words
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
@@ -29,6 +30,7 @@ from .slicer import SliceChecker
 from .walk import fill_dfa_mask, fill_rows_down
 
 CfgState = tuple[ChartArena, int, int]
+_WALK_KERNEL = DirectKernel(walk_cfg_kernel)  # the mask walks over TokenTrie arrays: always the same types
 
 
 class RegexEngine:
@@ -201,17 +203,21 @@ class CfgEngine:
         stack = arena.walk_stack
         if stack.shape[0] <= self.trie.max_depth:  # every trie walked is a subset of this one
             stack = arena.walk_stack = np.zeros(self.trie.max_depth + 1, dtype=np.int64)
+        kernel = _WALK_KERNEL.call
         for trie in tries:
-            self._walk(trie, arena, chart, lex, mask, stack)
+            self._walk(trie, arena, chart, lex, mask, stack, kernel)
         return mask
 
     def _walk(self, trie: TokenTrie, arena: ChartArena, chart: int, lex: int, mask: np.ndarray,
-              stack: np.ndarray) -> None:
+              stack: np.ndarray, kernel=walk_cfg_kernel) -> None:
+        """Walk ``trie`` from ``(chart, lex)`` into ``mask`` (uint32 words; ``stack`` int64).
+        ``kernel`` may be the direct entry of ``_WALK_KERNEL`` only for the tries of
+        :class:`TokenTrie` (the vocabulary's and its slices'), whose array types never change."""
         stack[0] = (chart << 32) | lex
         start = 1
         lexer = self.lexer
         while True:
-            start, code, payload = walk_cfg_kernel(trie.node_info, trie.node_end, trie.dup_primary, trie.dup_other,
+            start, code, payload = kernel(trie.node_info, trie.node_end, trie.dup_primary, trie.dup_other,
                                                    lexer.trans, lexer.accepting,
                                                    self.tables.grammar, arena.arrays, lexer.kernel_arrays,
                                                    self.limits.max_earley_items, self.use_leo, stack, start, mask)

@@ -1,0 +1,37 @@
+"""Calling a kernel without numba's per-call type dispatch.
+
+A numba dispatcher works out the type of every argument on each call to pick the compiled
+version. The trie walk takes about 35 arrays (the trie, the lexer, the parser tables and the chart
+arena), and that dispatch costs 3.4 µs of a call that often walks for only a few µs more (it is
+called again after each lexer row filled in Python). A compiled version's ``entry_point`` only
+unboxes the arguments: 2.0 µs. It does not check their types, so :class:`DirectKernel` is for
+call sites whose argument types never change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+class DirectKernel:
+    """``kernel`` called through its compiled entry point after the first call; through the
+    dispatcher while numba is disabled (a plain function) or when the kernel has more than one
+    compiled signature (the entry point would not know which one the arguments fit).
+
+    Every call must pass arguments of the types of the first call: numpy arrays of the same
+    dtype, layout and number of dimensions, tuples of them, integers and booleans."""
+
+    __slots__ = ("call", "kernel")
+
+    def __init__(self, kernel: Callable) -> None:
+        self.kernel = kernel
+        self.call: Callable = self._first_call
+
+    def _first_call(self, *args):
+        result = self.kernel(*args)
+        overloads = getattr(self.kernel, "overloads", None)
+        if overloads is not None and len(overloads) == 1:
+            self.call = next(iter(overloads.values())).entry_point
+        else:
+            self.call = self.kernel
+        return result
