@@ -119,7 +119,10 @@ class Lexer:
         if state >= self.trans.shape[0]:
             self._grow(state * 2)
         nullable = self.pool.nullable
-        ended = [lex for lex, expr in items if nullable[expr]]
+        if len(items) == 1:  # most states
+            ended = [items[0][0]] if nullable[items[0][1]] else ()
+        else:
+            ended = [lex for lex, expr in items if nullable[expr]]
         self._items.append(items)
         self._fresh.append(fresh)
         self._ids[(fresh, items)] = state
@@ -230,7 +233,18 @@ class Lexer:
             (lex, expr), = self._items[state]
             first = pool.first_bytes(expr)
         parts = pool.byte_classes(expr)
-        targets = [self._single_target(lex, expr, (part & -part).bit_length() - 1) for part in parts]
+        derivative = pool.derivative
+        has_bool = pool.has_bool
+        ids = self._ids
+        targets = []
+        for part in parts:  # _single_target, inlined: a row takes one per byte class
+            d = derivative(expr, (part & -part).bit_length() - 1)
+            if d == EMPTY or (has_bool[d] and pool.is_empty(d)):
+                targets.append(DEAD)
+                continue
+            items = ((lex, d),)
+            found = ids.get((False, items))
+            targets.append(self._new_state(False, items) if found is None else found)
         publish_row(self.trans, state, parts, targets)
 
     def _single_target(self, lex: int, expr: int, byte: int) -> int:
