@@ -204,9 +204,12 @@ class Lexer:
             row = np.zeros(256, dtype=np.int32)  # DEAD
             wide_first = 0
         for byte, members in by_byte.items():
-            if wide_first >> byte & 1:
+            known = None
+            if wide_first >> byte & 1:  # the wide item's derivative is in its own row: no new one
                 insort(members, wide)
-            row[byte] = self._target_of(items, members, byte)
+                alone_target = int(row[byte])
+                known = (wide, self._items[alone_target][0] if alone_target != DEAD else None)
+            row[byte] = self._target_of(items, members, byte, known)
         trans = self.trans  # read after the targets: a new state may grow (replace) the table
         trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
         trans[state, 0] = row[0]
@@ -251,17 +254,25 @@ class Lexer:
         d = self._derivative(expr, byte)
         return DEAD if self.pool.is_empty(d) else self._state_of(False, ((lex, d),))
 
-    def _target_of(self, items: Items, indices: list[int], byte: int) -> int:
+    def _target_of(self, items: Items, indices: list[int], byte: int,
+                   known: tuple[int, tuple[int, int] | None] | None = None) -> int:
         """The state of the items at ``indices`` (in item order) after ``byte``. An item whose
         derivative is known to be empty is dropped; the others are kept without a search, and
         the state is dead only when all of them are empty: with hundreds of lexemes (an
         ``anyOf`` of patterns) one search that finds a string stands for all of them. A state
-        may then hold lexemes that match nothing; their rows and the masks are the same."""
+        may then hold lexemes that match nothing; their rows and the masks are the same.
+        ``known``: ``(index, item after the byte)`` for an item whose derivative is known to
+        match something (``None``: known empty), taken as it is."""
         pool = self.pool
         has_bool = pool.has_bool
         alive = []
         certain = False  # some item is non-empty without a search (no intersection or complement)
         for index in indices:
+            if known is not None and index == known[0]:
+                if known[1] is not None:
+                    alive.append(known[1])
+                    certain = True
+                continue
             lex, expr = items[index]
             d = self._derivative(expr, byte)
             if d == EMPTY or (has_bool[d] and pool.is_known_empty(d)):
