@@ -23,9 +23,10 @@ from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
 from ..regex.dfa import DEAD, UNKNOWN, grown_table, publish_row
-from ..regex.expr import ALL_BYTES, EMPTY, K_BYTES, K_CONCAT, refine_partition
+from ..regex.expr import ALL_BYTES, EMPTY, K_AND, K_BYTES, K_CONCAT, K_NOT, bits_of, refine_partition
 
 Items = tuple[tuple[int, int], ...]
+MINUS_BYTES = 24  # see Lexer._fill_minus_some: past this many bytes, one derivative per byte class
 
 
 class Lexer:
@@ -235,6 +236,8 @@ class Lexer:
             state = target
             (lex, expr), = self._items[state]
             first = pool.first_bytes(expr)
+        if pool.kind[expr] == K_AND and self._fill_minus_some(state, lex, expr):
+            return
         parts = pool.byte_classes(expr)
         derivative = pool.derivative
         has_bool = pool.has_bool
@@ -249,6 +252,48 @@ class Lexer:
             found = ids.get((False, items))
             targets.append(self._new_state(False, items) if found is None else found)
         publish_row(self.trans, state, parts, targets)
+
+    def _fill_minus_some(self, state: int, lex: int, expr: int) -> bool:
+        """The row of ``P ∩ ¬Q1 ∩ ¬Q2 ...`` (one item; a key that is none of an object's declared
+        names, after some bytes) from the row of ``P`` alone; ``False`` for other intersections
+        or when the ``Qi`` can start with more than ``MINUS_BYTES`` bytes.
+
+        A byte that no ``Qi`` can start with leaves every ``¬Qi`` unconstrained, so the
+        derivative is ``P``'s: the target is the one of the state ``{P}``, whose row is computed
+        once and shared by every prefix of a key (the JSON string's tail is the same after
+        ``"a`` and ``"ab``). Only the bytes the ``Qi`` start with (the next byte of each name
+        still possible) take a derivative of the intersection here."""
+        pool = self.pool
+        kind = pool.kind
+        positive = -1
+        cut = 0
+        for child in pool.args[expr]:
+            if kind[child] == K_NOT:
+                cut |= pool.first_bytes(pool.args[child][0])
+            elif positive >= 0:
+                return False
+            else:
+                positive = child
+        if positive < 0 or bin(cut).count("1") > MINUS_BYTES:
+            return False
+        alone = self._state_of(False, ((lex, positive),))
+        if self.trans[alone, 0] == UNKNOWN:
+            self._fill_single(alone, lex, positive)  # not an intersection: intersections are flat
+        row = self.trans[alone].copy()
+        has_bool = pool.has_bool
+        ids = self._ids
+        for byte in bits_of(cut):
+            d = pool.derivative(expr, byte)
+            if d == EMPTY or (has_bool[d] and pool.is_empty(d)):
+                row[byte] = DEAD
+                continue
+            items = ((lex, d),)
+            found = ids.get((False, items))
+            row[byte] = self._new_state(False, items) if found is None else found
+        trans = self.trans  # read after the targets: a new state may grow (replace) the table
+        trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
+        trans[state, 0] = row[0]
+        return True
 
     def _single_target(self, lex: int, expr: int, byte: int) -> int:
         d = self._derivative(expr, byte)

@@ -72,3 +72,43 @@ def test_rows_match_their_definition(name):
                 seen.add(target)
                 queue.append(target)
     assert checked > 10
+
+
+def test_rows_of_a_key_that_is_none_of_the_names_come_from_the_string_row(monkeypatch):
+    """The extra-key lexeme ``"(S & ~names)"`` takes the row of ``S`` alone and derives only by
+    the bytes a name can continue with (``Lexer._fill_minus_some``); the rows equal those built
+    one derivative per byte class (the path turned off)."""
+    calls = []
+    original = Lexer._fill_minus_some
+
+    def counted(self, state, lex, expr):
+        done = original(self, state, lex, expr)
+        calls.append(done)
+        return done
+
+    def rows(shortcut: bool) -> dict:
+        ir = IRS["schema_any_key"]()
+        lexer = Lexer(ir, Limits())
+        if not shortcut:
+            monkeypatch.setattr(lexer, "_fill_minus_some", lambda state, lex, expr: False)
+        keys = frozenset(lex for lex, lexeme in enumerate(ir.lexemes) if lexeme.name.startswith("key:"))
+        assert len(keys) == 4  # at a key: the three names and any other key
+        start = lexer.start_state(keys)
+        out = {}
+        for text in (b'"', b'"n', b'"na', b'"nam', b'"name', b'"x', b'"ki', b'"kind"', b'"co\xc3'):
+            state = start
+            for byte in text:
+                lexer.fill_row(state)
+                state = int(lexer.trans[state, byte])
+                if state == DEAD:
+                    break
+            if state != DEAD:
+                lexer.fill_row(state)
+                out[text] = [tuple(sorted(live(lexer, lexer.items(int(t))))) if t != DEAD else None
+                             for t in lexer.trans[state]]
+        return out
+
+    monkeypatch.setattr(Lexer, "_fill_minus_some", counted)
+    with_shortcut = rows(True)
+    assert any(calls), "the shortcut was never taken"
+    assert with_shortcut == rows(False)

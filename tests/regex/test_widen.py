@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from leapgram.errors import BudgetExceededError
 from leapgram.regex import EMPTY, ExprPool, parse_regex
 from leapgram.regex.expr import INF
 
@@ -79,15 +80,24 @@ def test_widened_leaves_small_counts_and_booleans():
 
 @settings(max_examples=300, deadline=None)
 @given(positive=trees, negatives=st.lists(trees, min_size=1, max_size=2))
+@example(positive=("rep", ("cat", ("byte", 1 << 97), ("rep", ("byte", 0b11 << 97), 11, None)), 4, None),
+         negatives=[("rep", ("byte", 0b11 << 97), 0, None)])  # undecided within the budget
 def test_emptiness_shortcut_agrees_with_the_search(positive, negatives):
     """``P & ~Q...`` with ``P`` infinite and the ``Q`` finite is known non-empty without a search;
-    the search (the shortcut turned off) must agree on every such expression."""
+    the search (the shortcut turned off) must agree on every such expression that both decide
+    within their budget. (``(a[ab]{11,}){4,} & ~[ab]*`` is empty, but its derivatives track
+    which of the ``a`` seen so far start a repeat: more states than the budget, with or without
+    the shortcut, which does not apply since ``[ab]*`` is infinite.)"""
     def expression(pool):
         return pool.intersect([build(pool, positive)] + [pool.complement(build(pool, q)) for q in negatives])
 
     fast, slow = ExprPool(), ExprPool()
     slow._is_infinite_minus_finite = lambda e: False
     e_fast, e_slow = expression(fast), expression(slow)
-    assert fast.is_empty(e_fast) == slow.is_empty(e_slow)
     for data in (b"", b"a", b"ab", b"ca"):
-        assert fast.is_empty(fast.derivative_bytes(e_fast, data)) == slow.is_empty(slow.derivative_bytes(e_slow, data))
+        try:
+            answer = fast.is_empty(fast.derivative_bytes(e_fast, data))
+            searched = slow.is_empty(slow.derivative_bytes(e_slow, data))
+        except BudgetExceededError:
+            assume(False)
+        assert answer == searched
