@@ -259,6 +259,7 @@ class SliceChecker:
         self._actual: tuple[SliceClass, ...] | None = None  # bounds from the built slices
         self._contained: dict[int, tuple[bool, ...]] = {}
         self._subsets: dict[tuple, bool] = {}  # Y ⊆ X per (Y, X): at most slices × pool size
+        self._by_expr: dict[tuple[int, bool], tuple[bool, ...]] = {}  # per expression: at most 2 × pool size
         self._unions: dict[tuple[bool, ...], np.ndarray] = {}  # OR of the contained slices' masks
         self._splits: dict[int, tuple[np.ndarray | None, tuple[TokenTrie, ...]]] = {}
 
@@ -283,9 +284,14 @@ class SliceChecker:
 
     def _decide(self, state: int, classes: tuple[SliceClass, ...]) -> tuple[bool, ...]:
         found = (False,) * len(classes)
+        by_expr = self._by_expr
         for expr in self.exprs_of(state):
-            here = contained_slices(self.pool, expr, classes, memo=self._subsets)
-            found = tuple(a or b for a, b in zip(found, here))
+            key = (expr, classes is self._actual)  # an expression is in many states (a key's pattern)
+            here = by_expr.get(key)
+            if here is None:
+                here = by_expr[key] = contained_slices(self.pool, expr, classes, memo=self._subsets)
+            if any(here):
+                found = tuple(a or b for a, b in zip(found, here))
         return found
 
     def split(self, state: int, full_trie: TokenTrie) -> tuple[np.ndarray | None, tuple[TokenTrie, ...]]:
