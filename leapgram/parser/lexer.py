@@ -43,6 +43,8 @@ class Lexer:
         self._ids: dict[tuple[bool, Items], int] = {}
         self._start_of: dict[frozenset[int], int] = {}
         self.trans = np.full((16, 256), UNKNOWN, dtype=np.int32)
+        self._capacity = min(16, limits.max_dfa_states)  # states _new_state may add before it grows trans
+        self._nullable = ir.pool.nullable  # appended to in place, never replaced
         self.accepting = np.zeros(16, dtype=np.int8)
         self.acc_start = np.zeros(16, dtype=np.int32)
         self.acc_len = np.zeros(16, dtype=np.int32)
@@ -115,11 +117,11 @@ class Lexer:
 
     def _new_state(self, fresh: bool, items: Items) -> int:
         state = len(self._items)
-        if state >= self.limits.max_dfa_states:
-            raise BudgetExceededError("max_dfa_states", self.limits.max_dfa_states, "lexer DFA too large")
-        if state >= self.trans.shape[0]:
-            self._grow(state * 2)
-        nullable = self.pool.nullable
+        if state >= self._capacity:
+            if state >= self.limits.max_dfa_states:
+                raise BudgetExceededError("max_dfa_states", self.limits.max_dfa_states, "lexer DFA too large")
+            self._grow(min(state * 2, self.limits.max_dfa_states))
+        nullable = self._nullable
         if len(items) == 1:  # most states
             ended = [items[0][0]] if nullable[items[0][1]] else ()
         else:
@@ -147,6 +149,7 @@ class Lexer:
     def _grow(self, capacity: int) -> None:
         old = self.trans.shape[0]
         self.trans, self.accepting = grown_table(self.trans, self.accepting, capacity)
+        self._capacity = capacity
         for name in ("acc_start", "acc_len", "acc_id", "acc_ignore_only"):
             array = getattr(self, name)
             grown = np.zeros(capacity, dtype=array.dtype)
@@ -158,6 +161,10 @@ class Lexer:
         The emptiness searches of one row share ``Limits.max_row_emptiness_steps``."""
         with self._lock:
             if self.trans[state, 0] != UNKNOWN:
+                return
+            items = self._items[state]
+            if len(items) == 1 and not self.pool.has_bool[items[0][1]]:  # no search to budget (most rows)
+                self._fill_row(state)
                 return
             with self.pool.emptiness_budget("max_row_emptiness_steps", self.limits.max_row_emptiness_steps):
                 self._fill_row(state)

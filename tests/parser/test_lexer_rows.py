@@ -112,3 +112,17 @@ def test_rows_of_a_key_that_is_none_of_the_names_come_from_the_string_row(monkey
     with_shortcut = rows(True)
     assert any(calls), "the shortcut was never taken"
     assert with_shortcut == rows(False)
+
+
+@pytest.mark.parametrize("limit", [10, 20, 40])
+def test_lexer_states_stop_at_max_dfa_states(limit):
+    """The lexer grows its table up to ``Limits.max_dfa_states`` states and not one more (a limit
+    below the initial table's 16 rows included), then names the budget."""
+    ir = lg.Grammar.from_regex("[a-z]{0,60}").ir
+    lexer = Lexer(ir, Limits(max_dfa_states=limit))
+    state = lexer.start_state(frozenset(range(len(ir.lexemes))))
+    with pytest.raises(lg.BudgetExceededError) as info:
+        for _ in range(61):
+            state = lexer.step(state, ord("a"))
+    assert info.value.limit == "max_dfa_states"
+    assert lexer.num_states == limit
