@@ -24,9 +24,9 @@ import numpy as np
 
 from ..errors import BudgetExceededError
 from ..regex.dfa import LazyDfa
-from ..regex.expr import EPSILON, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
+from ..regex.expr import EPSILON, INF, K_AND, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
 from ..regex.syntax import parse_regex
-from ..regex.utf8 import Ranges, byte_sequences, ranges_include, ranges_to_expr
+from ..regex.utf8 import Ranges, class_within
 from ..vocab.trie import TokenTrie
 from ..vocab.vocabulary import Vocabulary
 from .walk import fill_dfa_mask
@@ -189,55 +189,8 @@ def _is_char_subset(pool: ExprPool, char: Ranges, inner: int, alt: int, tail: in
         return False
     found = memo.get((char, inner))
     if found is None:
-        found = memo[(char, inner)] = _is_char_subset_uncached(pool, char, inner)
+        found = memo[(char, inner)] = class_within(pool, char, inner)
     return found
-
-
-def _is_char_subset_uncached(pool: ExprPool, char: Ranges, inner: int) -> bool:
-    try:
-        outer = pool.char_ranges.get(inner)
-        if outer is not None:
-            return ranges_include(outer, char)
-        if pool.kind[inner] == K_OR and _pieces_included(pool, char, pool.args[inner]):
-            return True
-        return pool.is_subset(ranges_to_expr(pool, char), inner)
-    except BudgetExceededError:
-        return False
-
-
-def _pieces_included(pool: ExprPool, char: Ranges, branches: tuple[int, ...]) -> bool:
-    """A quick sufficient test of ``Y ⊆ X`` for ``X`` an alternation (``\\.|[^"\\]`` once
-    flattened into its UTF-8 byte sequences): every UTF-8 byte sequence class of ``Y`` lies,
-    byte by byte, inside one branch of ``X`` of the same length. Branches that cannot start
-    like ``Y`` (the ~1,000 escape sequences of a JSON string character) are not looked at."""
-    wanted = [[((1 << (b + 1)) - 1) ^ ((1 << a) - 1) for a, b in seq]
-              for low, high in char for seq in byte_sequences(low, high)]
-    starts = 0
-    for masks in wanted:
-        starts |= masks[0]
-    shapes = []
-    for branch in branches:
-        if pool.first_bytes(branch) & starts:
-            parts = _byteset_sequence(pool, branch)
-            if parts is not None:
-                shapes.append(parts)
-    return all(any(len(shape) == len(masks) and all(m & ~p == 0 for m, p in zip(masks, shape))
-                   for shape in shapes)
-               for masks in wanted)
-
-
-def _byteset_sequence(pool: ExprPool, e: int) -> list[int] | None:
-    """The byte classes of ``e`` when it is a fixed sequence of byte classes, else ``None``."""
-    out = []
-    while pool.kind[e] == K_CONCAT:
-        head, e = pool.args[e]
-        if pool.kind[head] != K_BYTES:
-            return None
-        out.append(pool.args[head][0])
-    if pool.kind[e] != K_BYTES:
-        return None
-    out.append(pool.args[e][0])
-    return out
 
 
 class SliceChecker:

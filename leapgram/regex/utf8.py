@@ -8,7 +8,8 @@ Surrogates (U+D800-U+DFFF) have no UTF-8 form and are never produced.
 
 from __future__ import annotations
 
-from .expr import ExprPool
+from ..errors import BudgetExceededError
+from .expr import K_BYTES, K_CONCAT, K_OR, ExprPool
 
 MAX_CODE_POINT = 0x10FFFF
 SURROGATES = (0xD800, 0xDFFF)
@@ -110,3 +111,58 @@ def ranges_include(outer: Ranges, inner: Ranges) -> bool:
 
 def _range_mask(low: int, high: int) -> int:
     return ((1 << (high + 1)) - 1) ^ ((1 << low) - 1)
+
+
+def class_within(pool: ExprPool, char: Ranges, inner: int) -> bool:
+    """Whether every character of ``char`` (code point ranges) matches ``inner`` as one whole
+    string (``Y ⊆ X`` of the slicer); ``False`` when that cannot be decided within
+    ``Limits.max_emptiness_steps``. Remembered in the pool's memo, so a pool copied from a base
+    that answered it (the JSON string character) answers at once."""
+    return pool.remembered(("class within", char, inner), lambda: _class_within(pool, char, inner))
+
+
+def _class_within(pool: ExprPool, char: Ranges, inner: int) -> bool:
+    try:
+        outer = pool.char_ranges.get(inner)
+        if outer is not None:
+            return ranges_include(outer, char)
+        if pool.kind[inner] == K_OR and _pieces_included(pool, char, pool.args[inner]):
+            return True
+        return pool.is_subset(ranges_to_expr(pool, char), inner)
+    except BudgetExceededError:
+        return False
+
+
+def _pieces_included(pool: ExprPool, char: Ranges, branches: tuple[int, ...]) -> bool:
+    """A quick sufficient test of ``Y ⊆ X`` for ``X`` an alternation (``\\.|[^"\\]`` once
+    flattened into its UTF-8 byte sequences): every UTF-8 byte sequence class of ``Y`` lies,
+    byte by byte, inside one branch of ``X`` of the same length. Branches that cannot start
+    like ``Y`` (the ~1,000 escape sequences of a JSON string character) are not looked at."""
+    wanted = [[((1 << (b + 1)) - 1) ^ ((1 << a) - 1) for a, b in seq]
+              for low, high in char for seq in byte_sequences(low, high)]
+    starts = 0
+    for masks in wanted:
+        starts |= masks[0]
+    shapes = []
+    for branch in branches:
+        if pool.first_bytes(branch) & starts:
+            parts = _byteset_sequence(pool, branch)
+            if parts is not None:
+                shapes.append(parts)
+    return all(any(len(shape) == len(masks) and all(m & ~p == 0 for m, p in zip(masks, shape))
+                   for shape in shapes)
+               for masks in wanted)
+
+
+def _byteset_sequence(pool: ExprPool, e: int) -> list[int] | None:
+    """The byte classes of ``e`` when it is a fixed sequence of byte classes, else ``None``."""
+    out = []
+    while pool.kind[e] == K_CONCAT:
+        head, e = pool.args[e]
+        if pool.kind[head] != K_BYTES:
+            return None
+        out.append(pool.args[head][0])
+    if pool.kind[e] != K_BYTES:
+        return None
+    out.append(pool.args[e][0])
+    return out

@@ -156,7 +156,7 @@ def test_bounded_string_contains_slices_as_long_as_their_tokens(llama3_vocab, bo
     (r"[^\x80-\U0010FFFF]|é", False), (r"[\x00-\U0010FFFF]|a", True),
 ])
 def test_quick_class_inclusion_agrees_with_automata(inner, expected):
-    from leapgram.mask.slicer import _pieces_included
+    from leapgram.regex.utf8 import _pieces_included
     from leapgram.regex.utf8 import ranges_to_expr
 
     pool = ExprPool()
@@ -183,3 +183,21 @@ def test_slicer_keeps_masks_at_keys_that_exclude_declared_names(llama3_vocab):
         contained_somewhere |= any(sliced.compiled.slicer.contained(lex))
         assert sliced.consume_token(token) and plain.consume_token(token)
     assert contained_somewhere
+
+
+def test_schema_pools_start_with_the_slice_checks_of_the_string_character():
+    """The JSON Schema base pool decides ``Y ⊆ X`` for the slicer's string character and the
+    repeats of the string lexemes (remembered in its memo, so every schema's copy knows it);
+    the answers equal a fresh decision, and the front end's copy of the character is the
+    slicer's."""
+    from leapgram.frontends.json_schema.common import SLICE_CHAR, schema_pool
+    from leapgram.limits import Limits
+    from leapgram.mask.slicer import JSON_STRING_CHAR
+    from leapgram.regex.utf8 import _class_within
+
+    assert SLICE_CHAR == JSON_STRING_CHAR
+    pool = schema_pool(Limits())
+    known = {key: value for key, value in pool.memo.items() if key[0] == "class within"}
+    assert any(known.values())
+    for (_, char, inner), value in known.items():
+        assert _class_within(pool, char, inner) == value

@@ -13,14 +13,16 @@ from __future__ import annotations
 import functools
 
 from ...limits import Limits
-from ...regex.expr import EMPTY, INF, ExprPool
+from ...regex.expr import EMPTY, INF, K_REPEAT, ExprPool
 from ...regex.syntax import parse_regex
+from ...regex.utf8 import class_within
 from .formats import FORMATS
 from .numbers import JSON_INTEGER, JSON_NUMBER, NumberBuilder
 from .strings import JSON_STRING, any_char, json_encoded
 
 WHITESPACE_BYTES = sum(1 << c for c in b" \t\n\r")
 MAX_WARM_STATES = 64  # derivative states warmed per lexeme
+SLICE_CHAR = r'[^"\\\x00-\x1F\x7F]'  # the character of the slicer's default slices (mask.slicer.JSON_STRING_CHAR)
 
 
 def schema_pool(limits: Limits) -> ExprPool:
@@ -45,6 +47,7 @@ def base_pool(limits: Limits) -> ExprPool | None:
             json_encoded(pool, parse_regex(pattern, pool))
         for expr in lexemes:
             warm_derivatives(pool, expr)
+        warm_slice_checks(pool)
     except Exception:  # noqa: BLE001 - a budget too small for the base pool: schemas start empty
         return None
     return pool
@@ -53,6 +56,17 @@ def base_pool(limits: Limits) -> ExprPool | None:
 def whitespace_expr(pool: ExprPool, run: int) -> int:
     """One to ``run`` JSON whitespace bytes."""
     return pool.repeat(pool.byteset(WHITESPACE_BYTES), 1, run)
+
+
+def warm_slice_checks(pool: ExprPool) -> None:
+    """Decide, for every repeat of the pool whose body can start like the slicer's string
+    character, whether that character is in the body (:func:`class_within`, remembered in the
+    memo): the slicer asks it of the JSON string character in every schema's first string."""
+    char_expr = parse_regex(SLICE_CHAR, pool)
+    char, first = pool.char_ranges[char_expr], pool.first_bytes(char_expr)
+    for e in range(len(pool)):
+        if pool.kind[e] == K_REPEAT and not first & ~pool.first_bytes(pool.args[e][0]):
+            class_within(pool, char, pool.args[e][0])
 
 
 def warm_derivatives(pool: ExprPool, expr: int) -> None:
