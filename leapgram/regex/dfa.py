@@ -106,8 +106,9 @@ class LazyDfa:
 
 def grown_table(trans: np.ndarray, flags: np.ndarray, capacity: int) -> tuple[np.ndarray, np.ndarray]:
     """A transition table and per-state flags of ``capacity`` states, old rows copied, new unknown."""
-    new_trans = np.full((capacity, 256), UNKNOWN, dtype=np.int32)
+    new_trans = np.empty((capacity, 256), dtype=np.int32)
     new_trans[: trans.shape[0]] = trans
+    new_trans[trans.shape[0]:] = UNKNOWN  # each entry written once
     new_flags = np.zeros(capacity, dtype=flags.dtype)
     new_flags[: flags.shape[0]] = flags
     return new_trans, new_flags
