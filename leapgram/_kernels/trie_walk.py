@@ -25,18 +25,18 @@ def walk_trie_kernel(node_info, node_end, trans, state_stack, start, mask):
     n = node_info.shape[0]
     i = start
     while i < n:
-        info = node_info[i]
-        depth = (info >> 8) & 0xFFFF
-        state = trans[state_stack[depth - 1], info & 0xFF]
+        info = node_info[np.uint64(i)]  # unsigned indices: no wraparound test per access
+        depth = np.uint64((info >> 8) & 0xFFFF)
+        state = trans[np.uint64(state_stack[depth - np.uint64(1)]), np.uint64(info & 0xFF)]
         if state <= 0:
             if state < 0:
                 return i
-            i = node_end[i]
+            i = node_end[np.uint64(i)]
             continue
         state_stack[depth] = state
         token = info >> 24
         if token >= 0:
-            mask[token >> 5] |= np.uint32(1) << np.uint32(token & 31)
+            mask[np.uint64(token >> 5)] |= np.uint32(1) << np.uint32(token & 31)
         i += 1
     return n
 
