@@ -281,7 +281,7 @@ class Lexer:
                 return False
             else:
                 positive = child
-        if positive < 0 or bin(cut).count("1") > MINUS_BYTES:
+        if positive < 0 or cut.bit_count() > MINUS_BYTES:
             return False
         alone = self._state_of(False, ((lex, positive),))
         if self.trans[alone, 0] == UNKNOWN:

@@ -736,7 +736,7 @@ class SharedBudget:
     """The context manager of :meth:`ExprPool.emptiness_budget` (a class, not a generator: a
     lexer enters one per row, and a generator-based manager costs several times more)."""
 
-    __slots__ = ("pool", "budget", "outer")
+    __slots__ = ("budget", "outer", "pool")
 
     def __init__(self, pool: ExprPool, name: str, steps: int) -> None:
         self.pool = pool

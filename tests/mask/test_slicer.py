@@ -156,8 +156,7 @@ def test_bounded_string_contains_slices_as_long_as_their_tokens(llama3_vocab, bo
     (r"[^\x80-\U0010FFFF]|é", False), (r"[\x00-\U0010FFFF]|a", True),
 ])
 def test_quick_class_inclusion_agrees_with_automata(inner, expected):
-    from leapgram.regex.utf8 import _pieces_included
-    from leapgram.regex.utf8 import ranges_to_expr
+    from leapgram.regex.utf8 import _pieces_included, ranges_to_expr
 
     pool = ExprPool()
     x = parse_regex(inner, pool)
