@@ -218,9 +218,9 @@ class CfgEngine:
         lexer = self.lexer
         while True:
             start, code, payload = kernel(trie.node_info, trie.node_end, trie.dup_primary, trie.dup_other,
-                                                   lexer.trans, lexer.accepting,
-                                                   self.tables.grammar, arena.arrays, lexer.kernel_arrays,
-                                                   self.limits.max_earley_items, self.use_leo, stack, start, mask)
+                                          lexer.trans, lexer.accepting, self.tables.grammar, arena.arrays,
+                                          lexer.kernel_arrays, self.limits.max_earley_items, self.use_leo, stack,
+                                          start, mask)
             if code == DONE:
                 break
             if code == MISSING_ROW:

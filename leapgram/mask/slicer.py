@@ -94,12 +94,11 @@ class SliceClass:
 
 
 def contained_slices(pool: ExprPool, state_expr: int, slices: tuple[SliceClass, ...], *,
-                     unbounded_only: bool = False, memo: dict | None = None) -> tuple[bool, ...]:
+                     unbounded_only: bool = False) -> tuple[bool, ...]:
     """For each slice ``Y{1,n}``, whether it is contained in the prefixes of ``state_expr``
     (under-approximated: see the module docstring). ``unbounded_only``: count only alternatives
-    ``X{m,∞} T``. ``memo`` remembers ``Y ⊆ X`` per ``(Y, X)`` across calls on the same pool (the
-    states of one string share their ``X``)."""
-    memo = {} if memo is None else memo
+    ``X{m,∞} T``. ``Y ⊆ X`` is remembered in the pool's memo (:func:`class_within`): the states of
+    one string share their ``X``, and schemas share the JSON string character's."""
     found = [False] * len(slices)
     starts = pool.first_bytes(state_expr)
     if all(slice_.first_bytes & ~starts for slice_ in slices):
@@ -107,7 +106,7 @@ def contained_slices(pool: ExprPool, state_expr: int, slices: tuple[SliceClass, 
     alternatives = pool.args[state_expr] if pool.kind[state_expr] == K_OR else (state_expr,)
     for alt in alternatives:
         if pool.kind[alt] == K_AND:
-            found = [a or b for a, b in zip(found, _contained_in_intersection(pool, alt, slices, memo))]
+            found = [a or b for a, b in zip(found, _contained_in_intersection(pool, alt, slices))]
             continue
         head, tail = pool.args[alt] if pool.kind[alt] == K_CONCAT else (alt, None)
         if pool.kind[head] != K_REPEAT:
@@ -121,12 +120,11 @@ def contained_slices(pool: ExprPool, state_expr: int, slices: tuple[SliceClass, 
                 continue
             if high != INF and (slice_.max_count == INF or slice_.max_count > high):
                 continue
-            found[k] = _is_char_subset(pool, slice_.char, inner, alt, tail, memo)
+            found[k] = _is_char_subset(pool, slice_.char, inner, alt, tail)
     return tuple(found)
 
 
-def _contained_in_intersection(pool: ExprPool, e: int, slices: tuple[SliceClass, ...],
-                               memo: dict) -> tuple[bool, ...]:
+def _contained_in_intersection(pool: ExprPool, e: int, slices: tuple[SliceClass, ...]) -> tuple[bool, ...]:
     """``A ∩ ¬F1 ∩ ...`` with every ``Fi`` finite (a JSON key that is none of the declared
     names): a slice contained in ``A`` through an unbounded ``X{m,∞} T`` continues in infinitely
     many ways, only finitely many of which are in the ``Fi``, so it is contained in ``e`` too."""
@@ -136,12 +134,12 @@ def _contained_in_intersection(pool: ExprPool, e: int, slices: tuple[SliceClass,
     if not positives or not all(pool.is_finite(f) for f in negatives):
         return (False,) * len(slices)
     if len(positives) == 1:
-        return contained_slices(pool, positives[0], slices, unbounded_only=True, memo=memo)
-    return _contained_with_common_tail(pool, positives, slices, memo)
+        return contained_slices(pool, positives[0], slices, unbounded_only=True)
+    return _contained_with_common_tail(pool, positives, slices)
 
 
-def _contained_with_common_tail(pool: ExprPool, positives: list[int], slices: tuple[SliceClass, ...],
-                                memo: dict) -> tuple[bool, ...]:
+def _contained_with_common_tail(pool: ExprPool, positives: list[int],
+                                slices: tuple[SliceClass, ...]) -> tuple[bool, ...]:
     """``X1{m1,∞} T1 ∩ X2{m2,∞} T2 ∩ ...`` (a JSON key that must also match a pattern): when
     every ``Ti`` contains a common ``T`` (``Ti`` with some nullable leading factors dropped),
     it contains ``(X1 ∩ X2 ∩ ...){max m,∞} T``, so a slice whose ``Y`` is in every ``Xi``
@@ -157,7 +155,7 @@ def _contained_with_common_tail(pool: ExprPool, positives: list[int], slices: tu
         return (False,) * len(slices)
     tail = next(t for t in _shorter_tails(pool, shapes[0][1]) if t in common)
     return tuple(all(not slice_.first_bytes & ~pool.first_bytes(inner)
-                     and _is_char_subset(pool, slice_.char, inner, positive, tail, memo)
+                     and _is_char_subset(pool, slice_.char, inner, positive, tail)
                      for (inner, _), positive in zip(shapes, positives))
                  for slice_ in slices)
 
@@ -181,16 +179,13 @@ def _shorter_tails(pool: ExprPool, tail: int) -> list[int]:
     return out
 
 
-def _is_char_subset(pool: ExprPool, char: Ranges, inner: int, alt: int, tail: int | None, memo: dict) -> bool:
+def _is_char_subset(pool: ExprPool, char: Ranges, inner: int, alt: int, tail: int | None) -> bool:
     try:
         if pool.is_empty(alt) or (tail is not None and pool.is_empty(tail)):
             return False
     except BudgetExceededError:
         return False
-    found = memo.get((char, inner))
-    if found is None:
-        found = memo[(char, inner)] = class_within(pool, char, inner)
-    return found
+    return class_within(pool, char, inner)
 
 
 class SliceChecker:
@@ -211,7 +206,6 @@ class SliceChecker:
         self.slices = tuple(slice_class(char_regex, count) for char_regex, count in definitions)
         self._actual: tuple[SliceClass, ...] | None = None  # bounds from the built slices
         self._contained: dict[int, tuple[bool, ...]] = {}
-        self._subsets: dict[tuple, bool] = {}  # Y ⊆ X per (Y, X): at most slices × pool size
         self._by_expr: dict[tuple[int, bool], tuple[bool, ...]] = {}  # per expression: at most 2 × pool size
         self._unions: dict[tuple[bool, ...], np.ndarray] = {}  # OR of the contained slices' masks
         self._splits: dict[int, tuple[np.ndarray | None, tuple[TokenTrie, ...]]] = {}
@@ -242,7 +236,7 @@ class SliceChecker:
             key = (expr, classes is self._actual)  # an expression is in many states (a key's pattern)
             here = by_expr.get(key)
             if here is None:
-                here = by_expr[key] = contained_slices(self.pool, expr, classes, memo=self._subsets)
+                here = by_expr[key] = contained_slices(self.pool, expr, classes)
             if any(here):
                 found = tuple(a or b for a, b in zip(found, here))
         return found
