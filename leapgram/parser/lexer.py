@@ -287,16 +287,8 @@ class Lexer:
         if self.trans[alone, 0] == UNKNOWN:
             self._fill_single(alone, lex, positive)  # not an intersection: intersections are flat
         row = self.trans[alone].copy()
-        has_bool = pool.has_bool
-        ids = self._ids
         for byte in bits_of(cut):
-            d = pool.derivative(expr, byte)
-            if d == EMPTY or (has_bool[d] and pool.is_empty(d)):
-                row[byte] = DEAD
-                continue
-            items = ((lex, d),)
-            found = ids.get((False, items))
-            row[byte] = self._new_state(False, items) if found is None else found
+            row[byte] = self._single_target(lex, expr, byte)
         trans = self.trans  # read after the targets: a new state may grow (replace) the table
         trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
         trans[state, 0] = row[0]
