@@ -138,7 +138,7 @@ def _pieces_included(pool: ExprPool, char: Ranges, branches: tuple[int, ...]) ->
     flattened into its UTF-8 byte sequences): every UTF-8 byte sequence class of ``Y`` lies,
     byte by byte, inside one branch of ``X`` of the same length. Branches that cannot start
     like ``Y`` (the ~1,000 escape sequences of a JSON string character) are not looked at."""
-    wanted = [[((1 << (b + 1)) - 1) ^ ((1 << a) - 1) for a, b in seq]
+    wanted = [[_range_mask(a, b) for a, b in seq]
               for low, high in char for seq in byte_sequences(low, high)]
     starts = 0
     for masks in wanted:
