@@ -91,6 +91,20 @@ class ExprPool:
             twin._shared_budget = None
         return twin
 
+    def warm_caches(self) -> None:
+        """Fill the per-expression caches of every expression in the pool (first bytes, byte
+        classes, count bounds, estimated and, without intersection or complement, longest
+        lengths), so that :meth:`copy` hands them to every copy: a pool copied per grammar
+        otherwise works them out again, bottom-up over hundreds of shared nodes, inside the
+        first masks that meet them."""
+        for e in range(len(self.kind)):
+            self.first_bytes(e)
+            self.byte_classes(e)
+            self._count_bound(e)
+            self._estimated_length(e)
+            if not self.has_bool[e]:
+                self._max_length(e)
+
     def _intern(self, kind: int, args: tuple, nullable: bool, has_bool: bool) -> int:
         key = (kind, args)
         found = self._ids.get(key)
@@ -121,13 +135,17 @@ class ExprPool:
 
     def _new_literal(self, data: bytes) -> int:
         # concat_all without its checks: byte classes are never ε, ∅, nullable or concatenations.
+        # Each suffix's longest string is its length: recorded here, so that deciding whether an
+        # alternation of names is finite (a key that is none of them) looks at its top node only.
         single = self._single_bytes
+        lengths = self._lengths
         out = EPSILON
-        for b in reversed(data):
+        for size, b in enumerate(reversed(data), 1):
             byte = single[b]
             if byte is None:
                 byte = single[b] = self.byteset(1 << b)
             out = byte if out == EPSILON else self._intern(K_CONCAT, (byte, out), False, False)
+            lengths[out] = size
         return out
 
     def remembered(self, key: tuple, make) -> int:

@@ -548,3 +548,19 @@ def test_literal_is_the_concatenation_of_its_bytes():
         built = pool.literal(data)
         assert pool.describe(built) == plain.describe(plain.concat_all([plain.byteset(1 << b) for b in data]))
         assert pool.literal(data) == built
+
+
+@pytest.mark.parametrize("text", [b"a", b"ab", b"name", b"adgroup_name", b'"a\\"b"'])
+def test_a_literal_records_the_longest_string_of_each_suffix(text):
+    pool = ExprPool()
+    expr = pool.literal(text)
+    fresh = ExprPool()
+    again = fresh.literal(text)
+    fresh._lengths.clear()  # worked out bottom-up instead of recorded
+    node, other = expr, again
+    for size in range(len(text), 0, -1):
+        assert pool._lengths[node] == size == fresh._max_length(other)
+        if size > 1:
+            node, other = pool.args[node][1], fresh.args[other][1]
+    names = pool.alt([pool.literal(b"adgroup_id"), expr, pool.literal(b"x")])
+    assert pool.is_finite(names) and pool._max_length(names) == max(len(text), 10)

@@ -48,6 +48,7 @@ def base_pool(limits: Limits) -> ExprPool | None:
         for expr in lexemes:
             warm_derivatives(pool, expr)
         warm_slice_checks(pool)
+        pool.warm_caches()
     except Exception:  # noqa: BLE001 - a budget too small for the base pool: schemas start empty
         return None
     return pool

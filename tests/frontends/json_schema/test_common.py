@@ -53,3 +53,19 @@ def test_grammars_are_the_same_with_and_without_the_base_pool(schema, monkeypatc
     alone = Grammar.from_json_schema(schema)
     assert languages(shared) == languages(alone) == languages(again)
     assert shared.ir.rules == alone.ir.rules == again.ir.rules
+
+
+def test_the_base_pool_hands_its_warmed_caches_to_copies_and_they_agree_with_fresh_answers():
+    base = common.base_pool(DEFAULT_LIMITS)
+    copy = common.schema_pool(DEFAULT_LIMITS)
+    lazy = base.copy()  # the same expressions, with the caches cleared: answers worked out on demand
+    for name in ("_first", "_classes", "_lengths", "_shortest", "_bounds"):
+        setattr(lazy, name, {})
+    for e in range(len(base)):
+        assert e in copy._first and e in copy._classes and e in copy._bounds and e in copy._shortest
+        assert copy.first_bytes(e) == lazy.first_bytes(e)
+        assert copy.byte_classes(e) == lazy.byte_classes(e)
+        assert copy._count_bound(e) == lazy._count_bound(e)
+        assert copy._estimated_length(e) == lazy._estimated_length(e)
+        if not base.has_bool[e]:
+            assert e in copy._lengths and copy._max_length(e) == lazy._max_length(e)
