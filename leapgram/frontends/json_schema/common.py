@@ -3,7 +3,8 @@
 Most of a small schema's translation used to be parsing the same regexes again: the JSON string
 and number lexemes, the formats and their JSON spellings, any code point. They are parsed once into
 a *base pool* (per :class:`Limits`, the few most recent kept), with the derivatives a lexer takes
-of the JSON string, number and whitespace lexemes and every node's per-expression caches
+of the JSON string (both forms: any spelling, and the spellings the string lexemes offer), number and
+whitespace lexemes and every node's per-expression caches
 (:meth:`ExprPool.warm_caches`); each translation starts from
 :meth:`ExprPool.copy` of it (a few µs), and ``parse_regex`` finds them in the copy's memo.
 A copy is independent: what one schema adds never reaches the base pool or another schema.
@@ -19,7 +20,7 @@ from ...regex.syntax import parse_regex
 from ...regex.utf8 import class_within
 from .formats import FORMATS
 from .numbers import JSON_INTEGER, JSON_NUMBER, NumberBuilder
-from .strings import JSON_STRING, any_char, json_encoded
+from .strings import JSON_STRING, any_char, json_encoded, string_universe
 
 WHITESPACE_BYTES = sum(1 << c for c in b" \t\n\r")
 MAX_WARM_STATES = 64  # derivative states warmed per lexeme
@@ -40,7 +41,7 @@ def base_pool(limits: Limits) -> ExprPool | None:
     pool = ExprPool(limits)
     try:
         lexemes = [parse_regex(JSON_STRING, pool), parse_regex(JSON_NUMBER, pool), parse_regex(JSON_INTEGER, pool),
-                   whitespace_expr(pool, 20)]
+                   whitespace_expr(pool, 20), string_universe(pool)]
         for integer in (False, True):
             NumberBuilder(pool, integer)
         json_encoded(pool, pool.repeat(any_char(pool), 0, INF))

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import BudgetExceededError, GrammarError
 from ...grammar.builder import productive_nonterminals
-from .strings import STRING_KEYWORDS
+from .strings import STRING_KEYWORDS, literal_string, string_universe
 from .values import count_keyword
 
 if TYPE_CHECKING:
@@ -90,10 +90,6 @@ def key_text(name: str) -> bytes:
     return json.dumps(name, ensure_ascii=False).encode("utf-8")
 
 
-def _key_literal(t: SchemaTranslator, name: str) -> int:
-    return t.pool.literal(key_text(name))
-
-
 def _names_expr(t: SchemaTranslator, schema: dict, pointer: str) -> int | None:
     """The keys ``propertyNames`` allows, as a string expression (``None``: any key)."""
     names = schema.get("propertyNames")
@@ -112,7 +108,7 @@ def _string_set(t: SchemaTranslator, schema: Any, pointer: str, hops: int) -> in
     ``if``/``then``/``else`` are exact by intersection and complement within strings; keywords
     of other types (numbers, objects, arrays) and annotations say nothing about a string."""
     pool = t.pool
-    anything = t.any_string_expr()
+    anything = string_universe(pool)  # complements below are exact on values (see string_universe)
     if schema is True:
         return anything
     if schema is False:
@@ -131,7 +127,7 @@ def _string_set(t: SchemaTranslator, schema: Any, pointer: str, hops: int) -> in
         return _string_set(t, False, pointer, hops)
     if "enum" in schema or "const" in schema:
         values = [v for v in t.enumerated_values(schema, pointer) if isinstance(v, str)]
-        parts.append(pool.alt([_key_literal(t, v) for v in values]) if values else _string_set(t, False, pointer, hops))
+        parts.append(pool.alt([literal_string(pool, v) for v in values]) if values else _string_set(t, False, pointer, hops))
     if any(k in schema for k in STRING_KEYWORDS):
         parts.append(t.scalar_expr(schema, pointer, "string"))
     branches = {key: _schema_list(schema, key, pointer) for key in ("allOf", "anyOf", "oneOf")}
@@ -209,9 +205,9 @@ def _extra_member(t: SchemaTranslator, schema: dict, declared: list[str], names_
                   patterns: list[tuple[str, int, Any]], pointer: str) -> int | None:
     """Members with keys the schema does not declare, or ``None`` when none are allowed."""
     pool = t.pool
-    keys = t.any_string_expr()
+    keys = string_universe(pool)  # a declared name is cut in every spelling (see string_universe)
     if declared:
-        keys = pool.difference(keys, pool.alt([_key_literal(t, n) for n in declared]))
+        keys = pool.difference(keys, pool.alt([literal_string(pool, n) for n in declared]))
     if names_expr is not None:
         keys = pool.intersect([keys, names_expr])
     alternatives = []

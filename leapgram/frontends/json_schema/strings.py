@@ -59,9 +59,26 @@ def string_expr(ctx: SchemaContext, schema: dict, pointer: str) -> int:
             ctx.warnings.append(f"{pointer}/{keyword}: annotation only, not enforced")
     if not parts and low == 0 and high == INF:
         return parse_regex(JSON_STRING, pool)
-    value = value_expr(ctx, parts, low, high, pointer)
+    return encoded_string(pool, value_expr(ctx, parts, low, high, pointer))
+
+
+def encoded_string(pool: ExprPool, value: int) -> int:
+    """The JSON strings, quotes included, whose decoded value is in ``value``, in the spellings
+    :func:`json_encoded` offers."""
     quote = pool.literal(b'"')
     return pool.concat_all([quote, json_encoded(pool, value), quote])
+
+
+def string_universe(pool: ExprPool) -> int:
+    """Every JSON string in the spellings the string lexemes offer: the universe for complements
+    and differences of strings. ``JSON_STRING`` also accepts spellings they never offer (``"\\u0061"``
+    for ``"a"``), which a difference from it would let through whatever the value."""
+    return pool.remembered(("string_universe",), lambda: encoded_string(pool, any_value(pool)))  # in the base pool
+
+
+def literal_string(pool: ExprPool, text: str) -> int:
+    """Every offered spelling of the JSON string ``text`` (``json.dumps``'s among them)."""
+    return encoded_string(pool, pool.literal(text.encode("utf-8", "surrogatepass")))
 
 
 

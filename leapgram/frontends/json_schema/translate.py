@@ -30,7 +30,7 @@ from .common import schema_pool, whitespace_expr
 from .context import SchemaContext
 from .numbers import NUMBER_KEYWORDS, number_expr
 from .refs import RefResolver
-from .strings import STRING_KEYWORDS, string_expr
+from .strings import STRING_KEYWORDS, literal_string, string_expr, string_universe
 from .values import json_equal, json_type, scalar_spellings, unique_values
 
 TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
@@ -315,12 +315,21 @@ class SchemaTranslator:
         for extra in schema.get("$leapgram:and", ()):
             exprs.append(self._one_scalar_expr(extra, pointer, kind))
         expr = exprs[0] if len(exprs) == 1 else self.pool.intersect(exprs)
-        excluded = [text for value in schema.get("$leapgram:exclude", ()) for text in scalar_spellings(value)]
+        excluded = schema.get("$leapgram:exclude", ())
+        negations = schema.get("$leapgram:not", ())
+        if kind == "string" and (excluded or negations) and expr == self.any_string_expr():
+            expr = string_universe(self.pool)  # cut from every spelling (see string_universe)
         if excluded:
-            expr = self.pool.difference(expr, self.pool.alt([self.pool.literal(t) for t in excluded]))
-        for negated in schema.get("$leapgram:not", ()):  # values failing these keywords (negation.py)
+            expr = self.pool.difference(expr, self.pool.alt([self._spellings_expr(v) for v in excluded]))
+        for negated in negations:  # values failing these keywords (negation.py)
             expr = self.pool.difference(expr, self.scalar_expr(negated, pointer, kind))
         return expr
+
+    def _spellings_expr(self, value: Any) -> int:
+        """Every text of a scalar: a string in every offered spelling (:func:`literal_string`)."""
+        if isinstance(value, str):
+            return literal_string(self.pool, value)
+        return self.pool.alt([self.pool.literal(t) for t in scalar_spellings(value)])
 
     def _one_scalar_expr(self, schema: dict, pointer: str, kind: str) -> int:
         """``string_expr``/``number_expr``, memoized by the keywords they read (schemas repeat

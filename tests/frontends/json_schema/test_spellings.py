@@ -1,0 +1,47 @@
+"""A value is one value in every JSON spelling: what a schema excludes (a declared name for the
+other keys, ``not``, ``propertyNames``, a pattern's keys) stays excluded when written with escapes
+such as ``\\u0061`` for ``a``; the grammars may refuse such spellings, never accept them wrongly."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from schema_helpers import accepts
+
+import leapgram
+from leapgram import Grammar, Vocabulary
+
+INTEGER_A = {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "string"}}
+CASES = [
+    # (schema, text, accepted)
+    (INTEGER_A, '{"a": 1}', True),
+    (INTEGER_A, '{"b": "x"}', True),
+    (INTEGER_A, '{"a": "x"}', False),
+    (INTEGER_A, '{"\\u0061": "x"}', False),
+    ({"type": "object", "properties": {"é": {"type": "integer"}}, "additionalProperties": {"type": "string"}},
+     '{"\\u00e9": "x"}', False),
+    ({"type": "object", "properties": {"é": {"type": "integer"}}, "additionalProperties": {"type": "string"}},
+     '{"\\u00E9": "x"}', False),
+    ({"type": "object", "properties": {"é": {"type": "integer"}}, "additionalProperties": {"type": "string"}},
+     '{"ü": "x"}', True),
+    ({"type": "object", "patternProperties": {"^a$": {"type": "integer"}}, "additionalProperties": {"type": "string"}},
+     '{"\\u0061": "x"}', False),
+    ({"type": "object", "patternProperties": {"^a$": {"type": "integer"}}, "additionalProperties": {"type": "string"}},
+     '{"b": "x"}', True),
+    ({"type": "string", "not": {"const": "a"}}, '"\\u0061"', False),
+    ({"type": "string", "not": {"const": "é"}}, '"\\u00e9"', False),
+    ({"type": "string", "not": {"const": "a"}}, '"b"', True),
+    ({"type": "string", "not": {"pattern": "^a$"}}, '"\\u0061"', False),
+    ({"type": "string", "not": {"pattern": "^a$"}}, '"ab"', True),
+    ({"type": "object", "propertyNames": {"not": {"const": "a"}}}, '{"\\u0061": 1}', False),
+    ({"type": "object", "propertyNames": {"not": {"const": "a"}}}, '{"b": 1}', True),
+    ({"type": "object", "propertyNames": {"enum": ["é"]}}, '{"\\u00e9": 1}', True),
+]
+
+
+@pytest.mark.parametrize(("schema", "text", "accepted"), CASES)
+def test_an_excluded_value_is_excluded_in_every_spelling(schema, text, accepted):
+    json.loads(text)  # valid JSON text: only the schema decides
+    compiled = leapgram.compile(Grammar.from_json_schema(schema), Vocabulary.byte_vocabulary())
+    assert accepts(compiled, text) == accepted
