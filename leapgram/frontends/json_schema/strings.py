@@ -36,6 +36,7 @@ SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x2F: b"\\/", 0x08: b"\\b", 0x0C: 
                  0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t"}
 RAW_BYTES = ALL_BYTES & ~((1 << 0x20) - 1) & ~(1 << 0x22) & ~(1 << 0x5C)
 MAX_COUNTED_LENGTH = 256
+ESCAPED_PRINTABLE = frozenset(b'"\\/')  # printable ASCII written (also) as an escape: \" \\ \/
 HEX_DIGIT_BITS = tuple((1 << ord(f"{v:x}")) | (1 << ord(f"{v:X}")) for v in range(16))
 
 
@@ -78,7 +79,10 @@ def string_universe(pool: ExprPool) -> int:
 
 def literal_string(pool: ExprPool, text: str) -> int:
     """Every offered spelling of the JSON string ``text`` (``json.dumps``'s among them)."""
-    return encoded_string(pool, pool.literal(text.encode("utf-8", "surrogatepass")))
+    data = text.encode("utf-8", "surrogatepass")
+    if all(0x20 <= b < 0x7F and b not in ESCAPED_PRINTABLE for b in data):  # most names: one spelling
+        return pool.literal(b'"' + data + b'"')  # the node the encoder would build, without building it
+    return encoded_string(pool, pool.literal(data))
 
 
 

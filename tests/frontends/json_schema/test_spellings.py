@@ -11,6 +11,8 @@ from schema_helpers import accepts
 
 import leapgram
 from leapgram import Grammar, Vocabulary
+from leapgram.frontends.json_schema.strings import encoded_string, literal_string
+from leapgram.regex import ExprPool
 
 INTEGER_A = {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "string"}}
 CASES = [
@@ -45,3 +47,10 @@ def test_an_excluded_value_is_excluded_in_every_spelling(schema, text, accepted)
     json.loads(text)  # valid JSON text: only the schema decides
     compiled = leapgram.compile(Grammar.from_json_schema(schema), Vocabulary.byte_vocabulary())
     assert accepts(compiled, text) == accepted
+
+
+@pytest.mark.parametrize("name", ["a", "adgroup_name", "with space", "x~y", "a/b", 'q"uote', "back\\slash", "é",
+                                  "tab\there", "del\x7f", "日本"])
+def test_a_plain_name_is_the_encoders_literal(name):
+    pool = ExprPool()
+    assert literal_string(pool, name) == encoded_string(pool, pool.literal(name.encode("utf-8")))
