@@ -15,12 +15,12 @@ from __future__ import annotations
 import functools
 
 from ...limits import Limits
-from ...regex.expr import EMPTY, INF, K_REPEAT, ExprPool
+from ...regex.expr import EMPTY, K_REPEAT, ExprPool
 from ...regex.syntax import parse_regex
 from ...regex.utf8 import class_within
 from .formats import FORMATS
 from .numbers import JSON_INTEGER, JSON_NUMBER, NumberBuilder
-from .strings import JSON_STRING, any_char, json_encoded, string_universe
+from .strings import JSON_STRING, json_encoded, string_universe
 
 WHITESPACE_BYTES = sum(1 << c for c in b" \t\n\r")
 MAX_WARM_STATES = 64  # derivative states warmed per lexeme
@@ -44,7 +44,6 @@ def base_pool(limits: Limits) -> ExprPool | None:
                    whitespace_expr(pool, 20), string_universe(pool)]
         for integer in (False, True):
             NumberBuilder(pool, integer)
-        json_encoded(pool, pool.repeat(any_char(pool), 0, INF))
         for pattern in FORMATS.values():
             json_encoded(pool, parse_regex(pattern, pool))
         for expr in lexemes:

@@ -85,7 +85,6 @@ def literal_string(pool: ExprPool, text: str) -> int:
     return encoded_string(pool, pool.literal(data))
 
 
-
 def value_expr(ctx: SchemaContext, parts: list[int], low: int, high: int, pointer: str) -> int:
     """The intersection of ``parts`` and the length limits, with the limits moved into the
     expression when it allows (:func:`.lengths.within_length`)."""
