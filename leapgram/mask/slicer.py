@@ -135,28 +135,26 @@ def _contained_in_intersection(pool: ExprPool, e: int, slices: tuple[SliceClass,
         return (False,) * len(slices)
     if len(positives) == 1:
         return contained_slices(pool, positives[0], slices, unbounded_only=True)
-    return _contained_with_common_tail(pool, positives, slices)
+    return _contained_in_heads(pool, e, positives, slices)
 
 
-def _contained_with_common_tail(pool: ExprPool, positives: list[int],
-                                slices: tuple[SliceClass, ...]) -> tuple[bool, ...]:
-    """``X1{m1,∞} T1 ∩ X2{m2,∞} T2 ∩ ...`` (a JSON key that must also match a pattern): when
-    every ``Ti`` contains a common ``T`` (``Ti`` with some nullable leading factors dropped),
-    it contains ``(X1 ∩ X2 ∩ ...){max m,∞} T``, so a slice whose ``Y`` is in every ``Xi``
-    continues in infinitely many ways inside all of them: ``w y^r t`` for every long enough
-    ``r``."""
+def _contained_in_heads(pool: ExprPool, e: int, positives: list[int],
+                        slices: tuple[SliceClass, ...]) -> tuple[bool, ...]:
+    """``X1{m1,∞} T1 ∩ X2{m2,∞} T2 ∩ ... ∩ ¬F1 ∩ ...`` (a JSON key that must also match a pattern,
+    a string that must contain some character): when ``e`` is not empty, take ``t`` in it. A
+    slice whose ``Y`` is in every ``Xi`` then has each of its strings ``w`` continue as
+    ``w y^r t`` (``y`` in ``Y``) inside every ``Xi{mi,∞} Ti``, for every ``r``; only finitely many
+    of those are in the finite ``Fi``, so ``w`` is a prefix of ``e``."""
     shapes = [_unbounded_head(pool, p) for p in positives]
     if any(shape is None for shape in shapes):
         return (False,) * len(slices)
-    common = set(_shorter_tails(pool, shapes[0][1]))
-    for _, tail in shapes[1:]:
-        common &= set(_shorter_tails(pool, tail))
-    if not common:
+    try:
+        if pool.is_empty(e):
+            return (False,) * len(slices)
+    except BudgetExceededError:
         return (False,) * len(slices)
-    tail = next(t for t in _shorter_tails(pool, shapes[0][1]) if t in common)
-    return tuple(all(not slice_.first_bytes & ~pool.first_bytes(inner)
-                     and _is_char_subset(pool, slice_.char, inner, positive, tail)
-                     for (inner, _), positive in zip(shapes, positives))
+    return tuple(all(not slice_.first_bytes & ~pool.first_bytes(inner) and class_within(pool, slice_.char, inner)
+                     for inner, _ in shapes)
                  for slice_ in slices)
 
 
@@ -166,17 +164,6 @@ def _unbounded_head(pool: ExprPool, e: int) -> tuple[int, int] | None:
     if pool.kind[head] != K_REPEAT or pool.args[head][2] != INF:
         return None
     return pool.args[head][0], tail
-
-
-def _shorter_tails(pool: ExprPool, tail: int) -> list[int]:
-    """``tail`` and the languages it contains by dropping its nullable leading factors."""
-    out = [tail]
-    while pool.kind[tail] == K_CONCAT and pool.nullable[pool.args[tail][0]]:
-        tail = pool.args[tail][1]
-        out.append(tail)
-    if pool.kind[tail] != K_CONCAT and pool.nullable[tail] and tail != EPSILON:
-        out.append(EPSILON)
-    return out
 
 
 def _is_char_subset(pool: ExprPool, char: Ranges, inner: int, alt: int, tail: int | None) -> bool:

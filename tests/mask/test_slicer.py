@@ -35,6 +35,19 @@ def contained(pattern: str, prefix: bytes = b"") -> tuple[bool, ...]:
     return contained_slices(pool, expr, SLICES)
 
 
+def slices_met(vocab, schema, text: str) -> list[bool]:
+    """Walk ``text`` under ``schema`` with and without the slicer, asserting equal masks at every
+    token; per token, whether some slice was contained."""
+    sliced = Matcher(compile(Grammar.from_json_schema(schema), vocab))
+    plain = Matcher(compile(Grammar.from_json_schema(schema), vocab, use_slicer=False))
+    met = []
+    for token in vocab.encode(text.encode()):
+        assert np.array_equal(sliced.compute_mask(), plain.compute_mask())
+        met.append(sliced.compiled.slicer.contained(sliced._states[-1][2]))
+        assert sliced.consume_token(token) and plain.consume_token(token)
+    return met
+
+
 @pytest.mark.parametrize("pattern, prefix, expected", [
     (r'"[^"\\]*"', b'"', (True, True, True)),
     (r'"[^"\\]*"', b"", (False, False, False)),
@@ -114,6 +127,9 @@ def test_bounded_string_uses_only_short_slice(llama3_vocab):
     (r'[^"\\]*(a|é)*"', (True, True, True)),   # the tails meet once (a|é)* is dropped
     (r'[a-z]*"', (False, False, False)),         # Y ⊄ [a-z]
     (r'[^"\\]{0,40}"', (False, False, False)), # bounded: not this rule
+    (r'[^"\\]*[^"\\\n][^"\\]*"', (True, True, True)),  # no common tail: a string with some character
+    (r'[^"\\]*a[^"\\]*b"', (True, True, True)),   # must still write a, then end in b
+    (r'[^"\\]*"x', (False, False, False)),  # no string ends both in " and in "x: empty
 ])
 def test_containment_in_an_intersection_of_strings(second, expected):
     """A key that is a JSON string and must also match a pattern: ``X1* T1 ∩ X2* T2``."""
@@ -123,19 +139,34 @@ def test_containment_in_an_intersection_of_strings(second, expected):
     assert contained_slices(pool, both, SLICES) == expected
 
 
+def test_containment_in_an_intersection_with_excluded_names():
+    """``string ∩ pattern ∩ ¬{names}``: the finite names never stop a slice; an empty
+    intersection contains none."""
+    pool = ExprPool()
+    string = parse_regex(r'[^"\\]*"', pool)
+    some = parse_regex(r'[^"\\]*[^"\\\n][^"\\]*"', pool)
+    names = parse_regex(r'(a|bc)"', pool)
+    assert contained_slices(pool, pool.intersect([string, some, pool.complement(names)]), SLICES) == (True,) * 3
+    nothing = pool.intersect([string, parse_regex(r'[^"\\]*x', pool)])  # never ends in a quote
+    assert contained_slices(pool, nothing, SLICES) == (False,) * 3
+
+
+@pytest.mark.parametrize("pattern", [".+", "^.+$", "[a-z]", "^x-"])
+def test_slicer_keeps_masks_at_pattern_keys_without_a_common_tail(llama3_vocab, pattern):
+    """Keys under ``patternProperties`` whose pattern asks for some character (``.+`` is a key
+    with one character that is not a line terminator): the masks equal those without the slicer."""
+    schema = {"type": "object", "patternProperties": {pattern: {"type": ["string", "number", "null"]}},
+              "additionalProperties": False}
+    text = '{"x-DB_HOST": "db", "x-\\u00e9": 1, "x-port number": null}'
+    assert any(any(contained) for contained in slices_met(llama3_vocab, schema, text))
+
+
 def test_slicer_keeps_masks_at_keys_that_match_a_pattern(llama3_vocab):
     """``patternProperties: {".*": ...}`` makes keys ``string ∩ pattern``: slices contained, same
     masks as without the slicer."""
     schema = {"type": "object", "patternProperties": {".*": {"type": "number"}}}
     text = '{"temperature": 25, "humidity at night": 60}'
-    sliced = Matcher(compile(Grammar.from_json_schema(schema), llama3_vocab))
-    plain = Matcher(compile(Grammar.from_json_schema(schema), llama3_vocab, use_slicer=False))
-    contained_somewhere = False
-    for token in llama3_vocab.encode(text.encode()):
-        assert np.array_equal(sliced.compute_mask(), plain.compute_mask())
-        contained_somewhere |= all(sliced.compiled.slicer.contained(sliced._states[-1][2]))
-        assert sliced.consume_token(token) and plain.consume_token(token)
-    assert contained_somewhere
+    assert any(all(contained) for contained in slices_met(llama3_vocab, schema, text))
 
 
 @pytest.mark.parametrize("bound, expected", [
@@ -173,15 +204,7 @@ def test_slicer_keeps_masks_at_keys_that_exclude_declared_names(llama3_vocab):
     goes on without bound), and the masks are the same with and without the slicer."""
     schema = {"type": "object", "properties": {"bookmark": {"type": "integer"}, "name": {"type": "string"}}}
     text = '{"bookmark": 1, "name": "x", "bookmarkThumbWidth": 2, "other key with spaces": [true]}'  # undeclared keys last
-    sliced = Matcher(compile(Grammar.from_json_schema(schema), llama3_vocab))
-    plain = Matcher(compile(Grammar.from_json_schema(schema), llama3_vocab, use_slicer=False))
-    contained_somewhere = False
-    for token in llama3_vocab.encode(text.encode()):
-        assert np.array_equal(sliced.compute_mask(), plain.compute_mask())
-        lex = sliced._states[-1][2]
-        contained_somewhere |= any(sliced.compiled.slicer.contained(lex))
-        assert sliced.consume_token(token) and plain.consume_token(token)
-    assert contained_somewhere
+    assert any(any(contained) for contained in slices_met(llama3_vocab, schema, text))
 
 
 def test_schema_pools_start_with_the_slice_checks_of_the_string_character():

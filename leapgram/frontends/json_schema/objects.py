@@ -299,9 +299,20 @@ def _emit(t: SchemaTranslator, rules: dict[tuple[int, int], list[list[Any]]], ro
         return None
     names = {key: t.b.fresh_nonterminal("members") for key in live}
     for key in live:
-        for alt in rules[key]:
-            if all(not isinstance(x, tuple) or x in live for x in alt):
-                t.b.rule(names[key], [names[x] if isinstance(x, tuple) else x for x in alt])
+        alternatives = [alt for alt in rules[key] if all(not isinstance(x, tuple) or x in live for x in alt)]
+        loops = [alt for alt in alternatives if alt and alt[-1] == key]
+        if loops:
+            # S -> L S | A becomes S -> R A with R -> R L | ε: with left recursion the items of
+            # every repetition wait at the chart where R began, so the charts after each member
+            # have the same future and share their masks (right recursion nests one level deeper
+            # per member, so no two of them would be equal).
+            repeated = t.b.fresh_nonterminal("repeated")
+            t.b.rule(repeated, [])
+            for alt in loops:
+                t.b.rule(repeated, [repeated, *[names[x] if isinstance(x, tuple) else x for x in alt[:-1]]])
+            alternatives = [[repeated, *alt] for alt in alternatives if not (alt and alt[-1] == key)]
+        for alt in alternatives:
+            t.b.rule(names[key], [names[x] if isinstance(x, tuple) else x for x in alt])
     return names[root]
 
 
@@ -324,6 +335,8 @@ def _members_any_order(t: SchemaTranslator, members: list[tuple[int, bool]], ext
         return _members(t, members, extra, low, high, pointer)
     free = [members[k][0] for k in range(len(members)) if k not in tracked]
     repeatable = [*free, *([extra] if extra is not None else [])]
+    if len(repeatable) > 1:  # one alternative: a chart where a member may follow holds one item for them all
+        repeatable = [t.b.choice([[symbol] for symbol in repeatable], hint="member")]
     needed = sum(1 << j for j, k in enumerate(tracked) if members[k][1])
     bump = _counter(low, high)
 

@@ -187,6 +187,24 @@ def test_declared_order_and_extra_keys(vocab):
     assert accepts(anywhere, '{"b": "s", "x": 0, "a": 1}') and not accepts(anywhere, '{"b": "s"}')
 
 
+@pytest.mark.parametrize("order", [False, True])
+def test_repeated_members_share_one_mask(vocab, order):
+    """Members that may repeat (undeclared keys; with ``any_order``, untracked properties) are a
+    left-recursive loop: the chart after each of them has the same future, so the value masks
+    after the second, third... key are one cached mask (one mask key)."""
+    schema = {"type": "object", "properties": {k: {"type": "integer"} for k in "abcdefgh"},
+              "additionalProperties": {"type": "integer"}}
+    compiled = leapgram.compile(Grammar.from_json_schema(schema, any_order=order), vocab)
+    matcher = leapgram.Matcher(compiled)
+    keys = []
+    text = '{"x": 1, "y": 2, "z": 3, "w": 4}'
+    for n, byte in enumerate(text.encode()):
+        if text[:n].endswith('": '):
+            keys.append(compiled.engine.mask_key(matcher._states[-1]))
+        assert matcher.consume_token(byte)
+    assert len(keys) == 4 and len(set(keys[1:])) == 1
+
+
 def test_auto_order_keeps_only_untracked_objects_in_declared_order(vocab):
     """``any_order="auto"``: any order where the properties are tracked exactly, the declared
     order (with a warning naming the object) where ``any_order=True`` refuses the object."""
