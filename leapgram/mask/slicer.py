@@ -135,27 +135,48 @@ def _contained_in_intersection(pool: ExprPool, e: int, slices: tuple[SliceClass,
         return (False,) * len(slices)
     if len(positives) == 1:
         return contained_slices(pool, positives[0], slices, unbounded_only=True)
-    return _contained_in_heads(pool, e, positives, slices)
+    return _contained_in_heads(pool, e, positives, negatives, slices)
 
 
-def _contained_in_heads(pool: ExprPool, e: int, positives: list[int],
+def _contained_in_heads(pool: ExprPool, e: int, positives: list[int], negatives: list[int],
                         slices: tuple[SliceClass, ...]) -> tuple[bool, ...]:
-    """``X1{m1,∞} T1 ∩ X2{m2,∞} T2 ∩ ... ∩ ¬F1 ∩ ...`` (a JSON key that must also match a pattern,
-    a string that must contain some character): when ``e`` is not empty, take ``t`` in it. A
-    slice whose ``Y`` is in every ``Xi`` then has each of its strings ``w`` continue as
-    ``w y^r t`` (``y`` in ``Y``) inside every ``Xi{mi,∞} Ti``, for every ``r``; only finitely many
-    of those are in the finite ``Fi``, so ``w`` is a prefix of ``e``."""
-    shapes = [_unbounded_head(pool, p) for p in positives]
-    if any(shape is None for shape in shapes):
-        return (False,) * len(slices)
+    """``P1 ∩ P2 ∩ ... ∩ ¬F1 ∩ ...`` (a JSON key that must also match a pattern, a string that
+    must contain some character), each ``Pi`` a union that includes alternatives ``X{m,∞} T``
+    with ``Y ⊆ X``. Keep only those alternatives, ``Pi'``; when ``P1' ∩ P2' ∩ ... ∩ ¬F1 ∩ ...``
+    is not empty, take ``t`` in it: each string ``w`` of the slice continues as ``w y^r t``
+    (``y`` in ``Y``) inside every ``Pi'``, for every ``r``, and only finitely many of those are
+    in the finite ``Fi``, so ``w`` is a prefix of ``e``."""
+    found = []
+    decided: dict[Ranges, bool] = {}  # the default slices share their character
+    for slice_ in slices:
+        inside = decided.get(slice_.char)
+        if inside is None:
+            inside = decided[slice_.char] = _heads_contain(pool, e, positives, negatives, slice_)
+        found.append(inside)
+    return tuple(found)
+
+
+def _heads_contain(pool: ExprPool, e: int, positives: list[int], negatives: list[int], slice_: SliceClass) -> bool:
+    kept = []
+    dropped = False
+    for positive in positives:
+        alternatives = pool.args[positive] if pool.kind[positive] == K_OR else (positive,)
+        good = []
+        for alt in alternatives:
+            shape = _unbounded_head(pool, alt)
+            if (shape is not None and not slice_.first_bytes & ~pool.first_bytes(shape[0])
+                    and class_within(pool, slice_.char, shape[0])):
+                good.append(alt)
+        if not good:
+            return False
+        dropped = dropped or len(good) < len(alternatives)
+        kept.append(pool.alt(good))
+    if dropped:
+        e = pool.intersect([*kept, *(pool.complement(f) for f in negatives)])
     try:
-        if pool.is_empty(e):
-            return (False,) * len(slices)
+        return not pool.is_empty(e)
     except BudgetExceededError:
-        return (False,) * len(slices)
-    return tuple(all(not slice_.first_bytes & ~pool.first_bytes(inner) and class_within(pool, slice_.char, inner)
-                     for inner, _ in shapes)
-                 for slice_ in slices)
+        return False
 
 
 def _unbounded_head(pool: ExprPool, e: int) -> tuple[int, int] | None:

@@ -9,7 +9,7 @@ from leapgram import Grammar, Matcher, Vocabulary, compile
 from leapgram.compiler import sliced_vocabulary, token_trie
 from leapgram.mask.slicer import DEFAULT_SLICES, JSON_STRING_CHAR, contained_slices, slice_class
 from leapgram.regex import ExprPool, parse_regex
-from leapgram.regex.expr import INF
+from leapgram.regex.expr import INF, K_OR
 
 from mask_helpers import walk_to
 
@@ -146,7 +146,13 @@ def test_containment_in_an_intersection_with_excluded_names():
     string = parse_regex(r'[^"\\]*"', pool)
     some = parse_regex(r'[^"\\]*[^"\\\n][^"\\]*"', pool)
     names = parse_regex(r'(a|bc)"', pool)
-    assert contained_slices(pool, pool.intersect([string, some, pool.complement(names)]), SLICES) == (True,) * 3
+    key = pool.intersect([string, some, pool.complement(names)])
+    assert contained_slices(pool, key, SLICES) == (True,) * 3
+    after = pool.derivative_bytes(key, b"D")  # the pattern's part is now a union: done, or not yet
+    assert pool.kind[pool.args[after][1]] == K_OR or pool.kind[pool.args[after][0]] == K_OR
+    assert contained_slices(pool, after, SLICES) == (True,) * 3
+    escape = pool.derivative_bytes(key, b"\\")  # inside an escape: no unbounded head, not contained
+    assert contained_slices(pool, escape, SLICES) == (False,) * 3
     nothing = pool.intersect([string, parse_regex(r'[^"\\]*x', pool)])  # never ends in a quote
     assert contained_slices(pool, nothing, SLICES) == (False,) * 3
 
