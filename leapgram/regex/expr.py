@@ -23,6 +23,7 @@ EPSILON = 1
 K_EMPTY, K_EPS, K_BYTES, K_CONCAT, K_OR, K_AND, K_NOT, K_REPEAT = range(8)
 INF = -1
 ALL_BYTES = (1 << 256) - 1
+BY_FIRST_MIN = 8  # alternations with more children index them by first byte (ExprPool._starting_with)
 
 
 def bits_of(mask: int) -> list[int]:
@@ -57,6 +58,7 @@ class ExprPool:
         self._empty: dict[int, bool] = {}
         self.char_ranges: dict[int, tuple[tuple[int, int], ...]] = {}
         self._first: dict[int, int] = {}
+        self._by_first: dict[int, tuple[dict[int, list[int]], list[int]]] = {}  # see _starting_with
         self._bounds: dict[int, int] = {}
         self.largest_count = 0  # the largest repeat bound built in this pool (widening is moot below it)
         self._lengths: dict[int, int] = {}
@@ -301,6 +303,8 @@ class ExprPool:
                 return self.alt([first, self.derivative(tail, byte)])
             return first
         if kind == K_OR:  # children that cannot start with the byte derive to ∅: skipped (big enums)
+            if len(args) > BY_FIRST_MIN:
+                return self.alt([self.derivative(x, byte) for x in self._starting_with(e, byte)])
             first = self._first
             return self.alt([self.derivative(x, byte) for x in args
                              if (first[x] if x in first else self.first_bytes(x)) >> byte & 1])
@@ -322,6 +326,30 @@ class ExprPool:
             rest = self.repeat(inner, max(low - 1, 0), INF if high == INF else high - 1)
             return self.concat(self.derivative(inner, byte), rest)
         return EMPTY
+
+    def _starting_with(self, e: int, byte: int) -> list[int]:
+        """The children of the alternation ``e`` that can start with ``byte``. Its children that
+        start with one byte only (the names of an object's keys, an enum's members) are indexed
+        by that byte once per alternation: a lexer row derives the same alternation by each
+        byte its members start with, which was a scan of all of them per byte."""
+        index = self._by_first.get(e)
+        if index is None:
+            by_byte: dict[int, list[int]] = {}
+            wide = []
+            for x in self.args[e]:
+                first = self.first_bytes(x)
+                if first & (first - 1) == 0:
+                    if first:
+                        by_byte.setdefault(first.bit_length() - 1, []).append(x)
+                else:
+                    wide.append(x)
+            index = self._by_first[e] = (by_byte, wide)
+        by_byte, wide = index
+        single = by_byte.get(byte, [])
+        if not wide:
+            return single
+        first = self._first
+        return single + [x for x in wide if first[x] >> byte & 1]
 
     def derivative_bytes(self, e: int, data: bytes) -> int:
         """The derivative by each byte of ``data`` in turn."""

@@ -564,3 +564,22 @@ def test_a_literal_records_the_longest_string_of_each_suffix(text):
             node, other = pool.args[node][1], fresh.args[other][1]
     names = pool.alt([pool.literal(b"adgroup_id"), expr, pool.literal(b"x")])
     assert pool.is_finite(names) and pool._max_length(names) == max(len(text), 10)
+
+
+def test_a_big_alternation_derives_through_its_first_byte_index():
+    """Alternations of more than ``BY_FIRST_MIN`` children index them by first byte: each
+    derivative equals the union of the children's own derivatives, wide children included."""
+    from leapgram.regex.expr import BY_FIRST_MIN
+
+    pool = ExprPool()
+    names = [f"name{i}".encode() for i in range(BY_FIRST_MIN * 3)] + [b"alpha", b"beta", b""]
+    wide = parse_regex(r"[a-z]+[0-9]", pool)
+    children = [pool.literal(n) for n in names] + [wide]
+    big = pool.alt(children)
+    assert len(pool.args[big]) > BY_FIRST_MIN
+    for byte in range(256):
+        expected = pool.alt([pool.derivative(c, byte) for c in children])
+        assert pool.derivative(big, byte) == expected, byte
+    copy = pool.copy()  # the index travels with the pool
+    assert copy.derivative(big, ord("n")) == pool.derivative(big, ord("n"))
+    assert pool.matches(big, b"name7") and pool.matches(big, b"zz9") and not pool.matches(big, b"name")
