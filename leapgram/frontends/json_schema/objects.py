@@ -298,9 +298,15 @@ def _emit(t: SchemaTranslator, rules: dict[tuple[int, int], list[list[Any]]], ro
     if root not in live:
         return None
     names = {key: t.b.fresh_nonterminal("members") for key in live}
+
+    def symbols(alt: list[Any]) -> list[int]:
+        return [names[x] if isinstance(x, tuple) else x for x in alt]
+
     for key in live:
-        alternatives = [alt for alt in rules[key] if all(not isinstance(x, tuple) or x in live for x in alt)]
-        loops = [alt for alt in alternatives if alt and alt[-1] == key]
+        loops, alternatives = [], []
+        for alt in rules[key]:
+            if all(not isinstance(x, tuple) or x in live for x in alt):
+                (loops if alt and alt[-1] == key else alternatives).append(alt)
         if loops:
             # S -> L S | A becomes S -> R A with R -> R L | ε: with left recursion the items of
             # every repetition wait at the chart where R began, so the charts after each member
@@ -309,10 +315,10 @@ def _emit(t: SchemaTranslator, rules: dict[tuple[int, int], list[list[Any]]], ro
             repeated = t.b.fresh_nonterminal("repeated")
             t.b.rule(repeated, [])
             for alt in loops:
-                t.b.rule(repeated, [repeated, *[names[x] if isinstance(x, tuple) else x for x in alt[:-1]]])
-            alternatives = [[repeated, *alt] for alt in alternatives if not (alt and alt[-1] == key)]
+                t.b.rule(repeated, [repeated, *symbols(alt[:-1])])
+            alternatives = [[repeated, *alt] for alt in alternatives]
         for alt in alternatives:
-            t.b.rule(names[key], [names[x] if isinstance(x, tuple) else x for x in alt])
+            t.b.rule(names[key], symbols(alt))
     return names[root]
 
 
