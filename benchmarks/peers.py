@@ -133,3 +133,100 @@ class LlguidanceLarkEngine(LlguidanceEngine):
     def tokenize(self, data: bytes) -> list[int]:
         """llguidance's own tokenization of ``data`` (no special tokens)."""
         return [int(t) for t in self.tokenizer.tokenize_bytes(data)]
+
+
+# ----- JSON Schema adapters (``benchmarks/bench_schemas.py``) -------------------------------
+
+WARMUP_SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+
+
+class PeerGrammarError(Exception):
+    """A peer refused the schema."""
+
+
+class LlguidanceSchemaEngine:
+    """llguidance's ``grammar_from_json_schema`` with its defaults; a fresh ``LLMatcher`` per case.
+
+    The surface of ``bench_schemas.LeapgramEngine``: ``compile(schema text)`` (a never-filled
+    matcher), ``matcher``, ``fill`` (row 0 of ``bitmask``), ``consume``, ``first_error``,
+    ``classify``, ``prepare``, ``eos``."""
+
+    name = "llguidance"
+    checks_key_order = False
+
+    def __init__(self, tokenizer_json: Path) -> None:
+        import json
+
+        import llguidance
+        import llguidance.numpy
+
+        self.llg = llguidance
+        self._fill = llguidance.numpy.fill_next_token_bitmask
+        self.tokenizer = llguidance.LLTokenizer(str(tokenizer_json))
+        self.eos = [int(t) for t in self.tokenizer.eos_tokens]
+        self.bitmask = llguidance.numpy.allocate_token_bitmask(1, self.tokenizer.vocab_size)
+        self.fill(self.compile(json.dumps(WARMUP_SCHEMA)))
+
+    def compile(self, schema: str) -> Any:
+        grammar = self.llg.LLMatcher.grammar_from_json_schema(schema)
+        matcher = self.llg.LLMatcher(self.tokenizer, grammar, log_level=0)
+        if matcher.is_error():
+            raise PeerGrammarError(matcher.get_error())
+        return matcher
+
+    def prepare(self) -> None:
+        """Nothing to clear: every ``LLMatcher`` construction compiles from scratch."""
+
+    def matcher(self, compiled: Any) -> Any:
+        return compiled.deep_copy()
+
+    def fill(self, matcher: Any) -> None:
+        self._fill(matcher, self.bitmask, 0)
+
+    def consume(self, matcher: Any, token: int) -> bool:
+        return bool(matcher.consume_token(token))
+
+    def first_error(self, matcher: Any) -> str | None:
+        return matcher.get_error() or "error" if matcher.is_error() else None
+
+    def classify(self, exc: BaseException) -> str:
+        return "GrammarError" if isinstance(exc, PeerGrammarError) else f"crash: {type(exc).__name__}"
+
+
+class XgrammarSchemaEngine(LlguidanceSchemaEngine):
+    """xgrammar's ``compile_json_schema`` with its defaults, compiler cache off, one thread."""
+
+    name = "xgrammar"
+
+    def __init__(self, tokenizer_json: Path) -> None:
+        import json
+        import warnings
+
+        warnings.filterwarnings("ignore")
+        import xgrammar
+        from transformers import PreTrainedTokenizerFast
+
+        self.xgr = xgrammar
+        info = xgrammar.TokenizerInfo.from_huggingface(PreTrainedTokenizerFast(tokenizer_file=str(tokenizer_json)))
+        self.compiler = xgrammar.GrammarCompiler(info, max_threads=1, cache_enabled=False)
+        self.eos = [int(t) for t in info.stop_token_ids]
+        self.bitmask = xgrammar.allocate_token_bitmask(1, info.vocab_size)
+        self.fill(self.matcher(self.compile(json.dumps(WARMUP_SCHEMA))))
+
+    def compile(self, schema: str) -> Any:
+        try:
+            return self.compiler.compile_json_schema(schema)
+        except RuntimeError as exc:
+            raise PeerGrammarError(str(exc)) from None
+
+    def matcher(self, compiled: Any) -> Any:
+        return self.xgr.GrammarMatcher(compiled)
+
+    def fill(self, matcher: Any) -> None:
+        matcher.fill_next_token_bitmask(self.bitmask)
+
+    def consume(self, matcher: Any, token: int) -> bool:
+        return bool(matcher.accept_token(token))
+
+    def first_error(self, matcher: Any) -> str | None:
+        return None  # xgrammar raises instead of entering an error state

@@ -154,6 +154,23 @@ def add_generate_parser(sub) -> None:
                            "output may differ from --no-jump-forward where the model spells forced text otherwise)")
 
 
+BENCH_SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_schemas.py"
+
+
+def run_bench(argv: list[str]) -> int:
+    """``leapgram bench ARGS``: ``python benchmarks/bench_schemas.py ARGS`` of the source checkout
+    leapgram runs from (the benchmark and its peers are not part of the package)."""
+    if not BENCH_SCRIPT.is_file():
+        raise SystemExit(f"leapgram bench runs benchmarks/bench_schemas.py from a source checkout, and this "
+                         f"installation has none ({BENCH_SCRIPT} is missing). Clone the leapgram repository, "
+                         "run pip install -e '.[bench]' in it, then leapgram bench (or python "
+                         "benchmarks/bench_schemas.py) from there.")
+    import importlib
+
+    sys.path.insert(0, str(BENCH_SCRIPT.parent))  # the script imports peers.py beside it, as do spawned workers
+    return importlib.import_module(BENCH_SCRIPT.stem).main(argv, prog="leapgram bench")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="leapgram", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -161,20 +178,17 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--regex", default=DEMO_REGEX, help="the constraint (default: a small JSON record)")
     demo.add_argument("--text", default=DEMO_TEXT, help="output to walk through, token by token")
     demo.add_argument("--tokenizer", help="tokenizer.json file or folder (default: Llama-3)")
-    bench = sub.add_parser("bench", help="JSONSchemaBench pass rate, TTFM and TBM, optionally against peers")
-    from .bench import add_arguments
-
-    add_arguments(bench)
+    sub.add_parser("bench", add_help=False, help="JSONSchemaBench pass rate, TTFM and TBM by source, against peers "
+                   "(runs benchmarks/bench_schemas.py of a source checkout; leapgram bench --help)")
     add_generate_parser(sub)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["bench"]:
+        return run_bench(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "demo":
         return run_demo(args)
     if args.command == "generate":
         return run_generate(args)
-    if args.command == "bench":
-        from .bench import run_bench
-
-        return run_bench(args)
     return 2
 
 

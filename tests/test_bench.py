@@ -1,4 +1,5 @@
-"""``leapgram bench``: survives failing cases, reports, and keeps ``import leapgram`` light."""
+"""``leapgram bench`` (``benchmarks/bench_schemas.py``): survives failing cases, reports by source,
+and keeps ``import leapgram`` light."""
 
 from __future__ import annotations
 
@@ -9,19 +10,27 @@ import sys
 import time
 
 import pytest
-from conftest import tokenizer_path
+from conftest import REPO, tokenizer_path
 
 import leapgram
 from leapgram import Grammar
-from leapgram.bench import (
+from leapgram.cli import main
+from tests.helpers.compiling import compile_for
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from bench_schemas import (  # noqa: E402
     REORDER_BUDGET,
+    Case,
     CaseResult,
     accepts_reordered,
+    by_source,
     compare_on_shared_cases,
     percentile,
+    run_case,
+    source_of,
     summarize,
 )
-from leapgram.cli import main
 
 
 def fake_from_json_schema(schema):
@@ -105,7 +114,7 @@ def test_bench_splits_valid_rejected_by_key_order(tmp_path, capsys):
 
 def test_accepts_reordered_finds_an_accepted_key_order(byte_vocab):
     nested = {"type": "object", "properties": {"p": PAIR, "q": {"type": "string"}}, "required": ["p", "q"]}
-    engine = leapgram.compile(Grammar.from_json_schema(nested), byte_vocab).engine
+    engine = compile_for(Grammar.from_json_schema(nested), byte_vocab)._engine
 
     def reordered(value, budget=REORDER_BUDGET):
         return accepts_reordered(engine, value, [budget])
@@ -159,7 +168,7 @@ def test_peer_ratios_are_taken_on_the_cases_both_compiled():
 
 
 def test_import_leapgram_does_not_load_the_bench_dependencies():
-    code = "import sys, leapgram; print(any(m in sys.modules for m in ('leapgram.bench', 'tqdm', 'matplotlib')))"
+    code = "import sys, leapgram; print(any(m in sys.modules for m in ('bench_schemas', 'tqdm', 'matplotlib')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -167,8 +176,6 @@ def test_import_leapgram_does_not_load_the_bench_dependencies():
 def test_an_error_state_at_the_first_mask_is_an_error_not_a_compiled_case():
     """A budget that runs out while computing the first mask leaves the matcher in its error
     state (it never raises): the case is reported as an error, without a TTFM."""
-    from leapgram.bench import Case, run_case
-
     class ExhaustedEngine:
         def prepare(self):
             pass
@@ -188,3 +195,28 @@ def test_an_error_state_at_the_first_mask_is_an_error_not_a_compiled_case():
     result = run_case(ExhaustedEngine(), Case("exhausted", "{}", [(True, [1, 2])]))
     assert result.error == "error state at the first mask" and "max_emptiness_steps" in result.detail
     assert not result.compiled and result.ttfm_ms is None and not result.passed
+
+
+def test_cases_are_grouped_by_source_and_compared_on_the_cases_every_engine_compiled():
+    assert [source_of(n) for n in ("BFCL_parallel_multiple_12", "JME_3", "Github_easy---o1234", "Glaiveai2K---x_9")] \
+        == ["BFCL", "JME", "Github_easy", "Glaiveai2K"]
+    ours = [CaseResult("BFCL_simple_1", compiled=True, ttfm_ms=1.0, tbm_us=[2.0, 4.0]),
+            CaseResult("BFCL_java_2", compiled=True, ttfm_ms=3.0, tbm_us=[100.0]),
+            CaseResult("JME_1", compiled=True, ttfm_ms=2.0, tbm_us=[8.0])]
+    theirs = [CaseResult("BFCL_simple_1", compiled=True, ttfm_ms=2.0, tbm_us=[6.0]),
+              CaseResult("BFCL_java_2", error="GrammarError"),
+              CaseResult("JME_1", compiled=True, ttfm_ms=1.0, tbm_us=[4.0])]
+    rows = {row["source"]: row for row in by_source({"leapgram": ours, "peer": theirs})}
+    assert list(rows) == ["BFCL", "JME", "all"]
+    assert (rows["BFCL"]["cases"], rows["BFCL"]["shared"]) == (2, 1)
+    assert rows["BFCL"]["tbm_us"] == {"leapgram": 3.0, "peer": 6.0} and rows["BFCL"]["ratio"]["tbm_us"]["peer"] == 0.5
+    assert rows["JME"]["ratio"]["ttfm_ms"]["peer"] == 2.0
+    assert rows["all"]["shared"] == 2 and rows["all"]["tbm_us"]["leapgram"] == 14.0 / 3
+
+
+def test_bench_outside_a_checkout_says_what_to_do(monkeypatch):
+    import leapgram.cli
+
+    monkeypatch.setattr(leapgram.cli, "BENCH_SCRIPT", REPO / "nowhere" / "bench_schemas.py")
+    with pytest.raises(SystemExit, match="source checkout.*Clone the leapgram repository"):
+        main(["bench", "--limit", "1"])

@@ -1,4 +1,9 @@
-"""``leapgram bench``: the JSONSchemaBench *pass* criterion, with compile and mask timings.
+"""JSONSchemaBench: the *pass* criterion, with compile and mask timings, by source of schemas.
+
+``python benchmarks/bench_schemas.py [FOLDER] --vs llguidance,xgrammar`` (``leapgram bench`` in a
+source checkout runs this script). The table by source groups the cases by the prefix of their
+file names (``BFCL_*``, ``Glaiveai2K``, ``Github_easy``, ...): TBM mean and TTFM p50 of each engine
+on the cases of that source that every engine compiled, and leapgram's ratio to each peer.
 
 A case is one file of the benchmark folder: ``schema`` and ``tests`` (``{valid, data}``). It
 *passes* when the schema compiles, every valid instance (``json.dumps(data,
@@ -30,15 +35,18 @@ collection during a timed mask should scan what the engine allocated for the gra
 loaded cases or the imported modules.
 
 This module imports only the standard library at import time; ``tqdm``, ``tokenizers``, peers
-and ``matplotlib`` (``--png``) are imported on use. The ``bench`` extra installs them.
+(``peers.py`` beside it) and ``matplotlib`` (``--png``) are imported on use. The ``bench`` extra
+installs them; xgrammar is installed by hand (``pip install xgrammar`` beside the CPU torch).
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
 import itertools
 import json
 import math
+import re
 import multiprocessing
 import sys
 import time
@@ -46,10 +54,17 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from peers import (  # noqa: E402
+    WARMUP_SCHEMA,
+    LlguidanceSchemaEngine,
+    XgrammarSchemaEngine,
+)
+
 PEERS = ("llguidance", "xgrammar")
 DEFAULT_FOLDER = Path(__file__).resolve().parents[1].parent / "shared" / "jsonschemabench"
 TOKENIZERS = Path(__file__).resolve().parents[1].parent / "shared" / "tokenizers"
-WARMUP_SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 
 
 # ----- cases --------------------------------------------------------------------------------
@@ -126,6 +141,7 @@ class LeapgramEngine:
         from leapgram.cli import load_vocabulary
         self.lg = leapgram
         self.vocab = load_vocabulary(str(tokenizer_json))
+        self.compiler = leapgram.GrammarCompiler(self.vocab) if hasattr(leapgram, "GrammarCompiler") else None
         self.eos = list(self.vocab.eos_token_ids)
         self.bitmask = leapgram.allocate_token_bitmask(1, self.vocab.size)
         self.warm_up()
@@ -135,10 +151,7 @@ class LeapgramEngine:
         process-wide caches (the trie, the slices, the JSON Schema base pool), so the first
         timed case pays no numba load; then forget the compiled grammars."""
         lg = self.lg
-        self.fill(self.matcher(lg.compile(lg.Grammar.from_regex(r'\{"a": [0-9]+\}'), self.vocab)))
-        from leapgram.compiler import sliced_vocabulary
-
-        sliced_vocabulary(self.vocab)  # per vocabulary, as llguidance's tokenizer builds its slices
+        self.fill(self.matcher(self.bind(lg.Grammar.from_regex(r'\{"a": [0-9]+\}'))))
         try:
             tokens = self.vocab.encode(b'{"a": 12}')
         except ValueError:  # a vocabulary without its tokenizer: masks only
@@ -152,7 +165,14 @@ class LeapgramEngine:
 
     def prepare(self) -> None:
         """Forget every compiled grammar, so the next compile starts cold (not timed)."""
-        self.lg.clear_cache()
+        if self.compiler is not None:
+            self.compiler.clear_cache()
+        else:
+            self.lg.clear_cache()
+
+    def bind(self, grammar):
+        """The compiled grammar (``GrammarCompiler`` where this version has it)."""
+        return self.compiler.compile(grammar) if self.compiler is not None else self.lg.compile(grammar, self.vocab)
 
     def compile(self, schema: str):
         lg = self.lg
@@ -161,7 +181,7 @@ class LeapgramEngine:
         except AttributeError:
             raise FrontEndMissing("leapgram.Grammar.from_json_schema is not in this version") from None
         document = json.loads(schema)
-        return lg.compile(make(document, any_order=self.any_order) if self.any_order else make(document), self.vocab)
+        return self.bind(make(document, any_order=self.any_order) if self.any_order else make(document))
 
     def matcher(self, compiled):
         return self.lg.Matcher(compiled)
@@ -178,7 +198,8 @@ class LeapgramEngine:
 
     def accepts_reordered(self, compiled, value, budget: list[int]) -> bool:
         """Whether ``value`` is accepted with the keys of its objects in some order."""
-        return accepts_reordered(compiled.engine, value, budget, self.lg.BudgetExceededError)
+        engine = getattr(compiled, "_engine", None) or compiled._engine
+        return accepts_reordered(engine, value, budget, self.lg.BudgetExceededError)
 
     def classify(self, exc: BaseException) -> str:
         lg = self.lg
@@ -189,84 +210,6 @@ class LeapgramEngine:
         if isinstance(exc, lg.BudgetExceededError):
             return "BudgetExceeded"
         return f"crash: {type(exc).__name__}"
-
-
-class LlguidanceEngine(LeapgramEngine):
-    """llguidance's ``grammar_from_json_schema`` with its defaults; a fresh ``LLMatcher`` per case."""
-
-    name = "llguidance"
-    checks_key_order = False
-
-    def __init__(self, tokenizer_json: Path) -> None:
-        import llguidance
-        import llguidance.numpy
-
-        self.llg = llguidance
-        self._fill = llguidance.numpy.fill_next_token_bitmask
-        self.tokenizer = llguidance.LLTokenizer(str(tokenizer_json))
-        self.eos = [int(t) for t in self.tokenizer.eos_tokens]
-        self.bitmask = llguidance.numpy.allocate_token_bitmask(1, self.tokenizer.vocab_size)
-        self.fill(self.compile(json.dumps(WARMUP_SCHEMA)))
-
-    def compile(self, schema: str):
-        grammar = self.llg.LLMatcher.grammar_from_json_schema(schema)
-        matcher = self.llg.LLMatcher(self.tokenizer, grammar, log_level=0)
-        if matcher.is_error():
-            raise PeerGrammarError(matcher.get_error())
-        return matcher
-
-    def prepare(self) -> None:
-        """Nothing to clear: every ``LLMatcher`` construction compiles from scratch."""
-
-    def matcher(self, compiled):
-        return compiled.deep_copy()
-
-    def fill(self, matcher) -> None:
-        self._fill(matcher, self.bitmask, 0)
-
-    def first_error(self, matcher) -> str | None:
-        return matcher.get_error() or "error" if matcher.is_error() else None
-
-    def classify(self, exc: BaseException) -> str:
-        return "GrammarError" if isinstance(exc, PeerGrammarError) else f"crash: {type(exc).__name__}"
-
-
-class XgrammarEngine(LlguidanceEngine):
-    """xgrammar's ``compile_json_schema`` with its defaults, compiler cache off."""
-
-    name = "xgrammar"
-
-    def __init__(self, tokenizer_json: Path) -> None:
-        import warnings
-
-        warnings.filterwarnings("ignore")
-        import xgrammar
-        from transformers import PreTrainedTokenizerFast
-
-        self.xgr = xgrammar
-        info = xgrammar.TokenizerInfo.from_huggingface(PreTrainedTokenizerFast(tokenizer_file=str(tokenizer_json)))
-        self.compiler = xgrammar.GrammarCompiler(info, max_threads=1, cache_enabled=False)
-        self.eos = [int(t) for t in info.stop_token_ids]
-        self.bitmask = xgrammar.allocate_token_bitmask(1, info.vocab_size)
-        self.fill(self.matcher(self.compile(json.dumps(WARMUP_SCHEMA))))
-
-    def compile(self, schema: str):
-        try:
-            return self.compiler.compile_json_schema(schema)
-        except RuntimeError as exc:
-            raise PeerGrammarError(str(exc)) from None
-
-    def matcher(self, compiled):
-        return self.xgr.GrammarMatcher(compiled)
-
-    def fill(self, matcher) -> None:
-        matcher.fill_next_token_bitmask(self.bitmask)
-
-    def consume(self, matcher, token: int) -> bool:
-        return bool(matcher.accept_token(token))
-
-    def first_error(self, matcher) -> str | None:
-        return None  # xgrammar raises instead of entering an error state
 
 
 class LeapgramAnyOrderEngine(LeapgramEngine):
@@ -283,15 +226,12 @@ class LeapgramAutoOrderEngine(LeapgramEngine):
 
 
 ENGINES = {"leapgram": LeapgramEngine, "leapgram-any-order": LeapgramAnyOrderEngine,
-           "leapgram-auto-order": LeapgramAutoOrderEngine, "llguidance": LlguidanceEngine, "xgrammar": XgrammarEngine}
+           "leapgram-auto-order": LeapgramAutoOrderEngine, "llguidance": LlguidanceSchemaEngine,
+           "xgrammar": XgrammarSchemaEngine}
 
 
 class FrontEndMissing(Exception):
     """The engine has no JSON Schema front end."""
-
-
-class PeerGrammarError(Exception):
-    """A peer refused the schema."""
 
 
 def mask_allows(bitmask, token: int) -> bool:
@@ -620,8 +560,67 @@ def print_summary(name: str, summary: dict, unavailable: str | None) -> None:
     print(f"   TBM cpu  mean {_fmt(c['mean'])}  p50 {_fmt(c['p50'])}  p99 {_fmt(c['p99'])}  max {_fmt(c['max'])}")
 
 
+def source_of(name: str) -> str:
+    """The source of a case from its file name: ``Github_easy---o1234`` -> ``Github_easy``,
+    ``JME_3`` -> ``JME``, ``BFCL_parallel_12`` -> ``BFCL`` (its subsets are one source)."""
+    head = name.split("---")[0] if "---" in name else re.sub(r"_\d+$", "", name)
+    return "BFCL" if head.startswith("BFCL") else head
+
+
+def by_source(results: dict[str, list[CaseResult]]) -> list[dict]:
+    """One row per source, then ``all``: on the cases of the source that every engine compiled,
+    each engine's TBM mean (µs), TTFM p50 (ms) and leapgram's ratios to each peer."""
+    engines = list(results)
+    compiled = {n: {r.name: r for r in rows if r.compiled} for n, rows in results.items()}
+    names: dict[str, list[str]] = {}
+    for r in results.get("leapgram", next(iter(results.values()), [])):
+        names.setdefault(source_of(r.name), []).append(r.name)
+    groups = sorted(names.items(), key=lambda kv: -len(kv[1])) + [("all", [n for v in names.values() for n in v])]
+    rows = []
+    for source, members in groups:
+        shared = [m for m in members if all(m in compiled[e] for e in engines)]
+        row: dict = {"source": source, "cases": len(members), "shared": len(shared), "tbm_us": {}, "ttfm_ms": {}}
+        for e in engines:
+            times = [t for m in shared for t in compiled[e][m].tbm_us]
+            row["tbm_us"][e] = sum(times) / len(times) if times else None
+            row["ttfm_ms"][e] = percentile([compiled[e][m].ttfm_ms for m in shared], 50)
+        row["ratio"] = {key: {e: _ratio(row[key].get("leapgram"), row[key][e]) for e in engines if e != "leapgram"}
+                        for key in ("tbm_us", "ttfm_ms")}
+        rows.append(row)
+    return rows
+
+
+def _ratio(ours: float | None, theirs: float | None) -> float | None:
+    return ours / theirs if ours is not None and theirs else None
+
+
+def print_by_source(rows: list[dict]) -> None:
+    if not rows:
+        return
+    engines = list(rows[0]["tbm_us"])
+    peers = [e for e in engines if e != "leapgram"]
+    print("\n== by source: on the cases every engine compiled (shared), TBM mean µs and TTFM p50 ms; "
+          "ratio = leapgram / peer")
+    head = f"   {'source':<18}{'cases':>6}{'shared':>7} |" + "".join(f"{e[:10]:>11}" for e in engines)
+    head += " |" + "".join(f"{'÷' + p[:8]:>10}" for p in peers) + " | TTFM" + "".join(f"{e[:10]:>11}" for e in engines)
+    head += " |" + "".join(f"{'÷' + p[:8]:>10}" for p in peers)
+    print(head)
+    for row in rows:
+        line = f"   {row['source'][:18]:<18}{row['cases']:>6}{row['shared']:>7} |"
+        line += "".join(f"{_fmt(row['tbm_us'][e]):>11}" for e in engines)
+        line += " |" + "".join(f"{_fmt_ratio(row['ratio']['tbm_us'][p]):>10}" for p in peers)
+        line += " |     " + "".join(f"{_fmt(row['ttfm_ms'][e], 2):>11}" for e in engines)
+        line += " |" + "".join(f"{_fmt_ratio(row['ratio']['ttfm_ms'][p]):>10}" for p in peers)
+        print(line)
+
+
+def _fmt_ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
 def write_png(path: Path, results: dict[str, list[CaseResult]]) -> None:
-    """TTFM and TBM distributions (empirical CDFs, log scale), one line per engine."""
+    """TTFM and TBM distributions (empirical CDFs, log scale), one line per engine, and the TBM
+    mean by source (bars, on the cases every engine compiled)."""
     try:
         import matplotlib
 
@@ -630,7 +629,8 @@ def write_png(path: Path, results: dict[str, list[CaseResult]]) -> None:
     except ImportError:
         print("--png needs matplotlib: pip install 'leapgram[bench]'", file=sys.stderr)
         return
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig = plt.figure(figsize=(13, 8))
+    axes = [fig.add_subplot(2, 2, 1), fig.add_subplot(2, 2, 2)]
     for name, rows in results.items():
         for ax, values in zip(axes, ([r.ttfm_ms for r in rows if r.ttfm_ms is not None],
                                      [t for r in rows for t in r.tbm_us])):
@@ -643,9 +643,31 @@ def write_png(path: Path, results: dict[str, list[CaseResult]]) -> None:
         ax.set_ylabel("fraction ≤ x")
         ax.grid(alpha=0.3)
         ax.legend()
+    _plot_by_source(fig.add_subplot(2, 1, 2), by_source(results))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     print(f"plot written to {path}")
+
+
+def _plot_by_source(ax, rows: list[dict]) -> None:
+    """Grouped bars: each source's TBM mean per engine (log scale), leapgram's ratios above."""
+    rows = [r for r in rows if r["shared"]]
+    if not rows:
+        return
+    engines = list(rows[0]["tbm_us"])
+    width = 0.8 / len(engines)
+    for k, engine in enumerate(engines):
+        ax.bar([i + k * width for i in range(len(rows))], [r["tbm_us"][engine] or 0 for r in rows], width,
+               label=engine)
+    labels = [f"{r['source']} ({r['shared']})\n" + "\n".join(f"÷{p[:3]} {_fmt_ratio(v)}" for p, v in
+                                                          r["ratio"]["tbm_us"].items()) for r in rows]
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(rows))])
+    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel("TBM mean (µs)")
+    ax.set_title("TBM mean by source (cases every engine compiled); leapgram ÷ each peer under the names")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8)
 
 
 def resolve_tokenizer(name: str) -> Path:
@@ -660,7 +682,7 @@ def resolve_tokenizer(name: str) -> Path:
 
 
 def run_bench(args) -> int:
-    """The ``leapgram bench`` command (arguments from :func:`add_arguments`)."""
+    """Run the benchmark (arguments from :func:`add_arguments`)."""
     folder = Path(args.folder) if args.folder else DEFAULT_FOLDER
     if not folder.is_dir():
         raise SystemExit(f"benchmark folder {folder} not found: pass FOLDER, or put JSONSchemaBench's "
@@ -736,12 +758,14 @@ def report(args, folder: Path, tokenizer_json: Path, workers: dict[str, Worker],
         print_summary(name, summary, workers[name].unavailable)
     shared = compare_on_shared_cases(results)
     print_shared(shared)
+    sources = by_source({n: rows for n, rows in results.items() if not workers[n].unavailable})
+    print_by_source(sources)
     if args.json:
         data = {"folder": str(folder), "tokenizer": str(tokenizer_json), "limit": args.limit, "property_order": getattr(args, "property_order", "declared"),
                 "timeout_s": args.timeout_s,
                 "engines": {n: {"unavailable": workers[n].unavailable, "summary": summaries[n],
                                 "cases": [_case_json(r) for r in results[n]]} for n in results},
-                "shared_cases": shared}
+                "shared_cases": shared, "by_source": sources}
         Path(args.json).write_text(json.dumps(data, indent=1), encoding="utf-8")
         print(f"report written to {args.json}")
     if args.png:
@@ -775,3 +799,14 @@ def add_arguments(parser) -> None:
                         help="leapgram's object properties: in the declared order (default), any order "
                              "(any_order=True), or any order where tracked exactly (any_order='auto')")
     parser.add_argument("--timeout-s", type=float, default=10.0, help="time budget per case and engine")
+
+
+def main(argv: list[str] | None = None, prog: str = "bench_schemas.py") -> int:
+    """The command line (``leapgram bench`` passes its arguments here)."""
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    return run_bench(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
