@@ -83,6 +83,31 @@ class Grammar:
         ir = gbnf_to_ir(text, start=start, limits=limits or DEFAULT_LIMITS)
         return cls(ir, kind="gbnf", source=text, options=(start,))
 
+    @classmethod
+    def from_structural_tag(cls, spec: Any, triggers: Any = None, *, whitespace: str | int | tuple[str, str] = "flexible",
+                            any_order: bool | str = False, lenient: bool = False,
+                            limits: Limits | None = None) -> Grammar:
+        """Free text in which every tool call is exact: XGrammar's and vLLM's structural tag.
+
+        ``spec``: JSON text or a dict, either ``{"type": "structural_tag", "format": {...}}``
+        (format types ``triggered_tags``, ``tag``, ``json_schema``, ``const_string``,
+        ``any_text``, ``sequence``, ``or``, ...) or the legacy ``{"structures": [{"begin",
+        "schema", "end"}], "triggers": [...]}``; or a list of :class:`leapgram.Tag` with
+        ``triggers`` (default: each tag's begin). Outside a tag any text is allowed that writes no
+        trigger; a trigger starts one of its tags, which must then be completed exactly. A special
+        token of the vocabulary whose text is a begin or end (``<tool_call>``) is allowed exactly
+        there. ``whitespace``, ``any_order`` and ``lenient`` apply to the embedded JSON Schemas as
+        in :meth:`from_json_schema`. Design: ``docs/design/structural-tags.md``.
+        """
+        from .frontends.structural_tag import structural_tag_to_ir
+
+        if isinstance(whitespace, list):
+            whitespace = tuple(whitespace)
+        ir, warnings, root = structural_tag_to_ir(spec, triggers=triggers, whitespace=whitespace, any_order=any_order,
+                                                  lenient=lenient, limits=limits or DEFAULT_LIMITS)
+        return cls(ir, kind="structural_tag", source=repr(root), options=(whitespace, any_order, lenient),
+                   warnings=tuple(warnings))
+
     def __repr__(self) -> str:
         text = self.source if len(self.source) <= 60 else self.source[:57] + "..."
         return f"Grammar.from_{self.kind}({text!r})"

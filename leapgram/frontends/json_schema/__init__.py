@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from ...errors import GrammarError, UnsupportedError
+from ...grammar.builder import GrammarBuilder
 from ...grammar.ir import GrammarIR
 from ...limits import Limits
 from .translate import SchemaTranslator
@@ -46,4 +47,17 @@ def json_schema_to_ir(schema: Any, *, whitespace: str | int | tuple[str, str] = 
     return ir, translator.ctx.warnings
 
 
-__all__ = ["json_schema_to_ir", "schema_document"]
+def json_schema_symbol(schema: Any, builder: GrammarBuilder, *, whitespace: str | int | tuple[str, str] = "flexible",
+                       lenient: bool = False, any_order: bool | str = False) -> tuple[int, list[str]]:
+    """The symbol of the JSON texts valid under ``schema``, built into another front end's
+    ``builder`` (a Lark rule or a structural tag that embeds a schema), and the warnings."""
+    translator = SchemaTranslator(schema_document(schema), whitespace=whitespace, lenient=lenient,
+                                  any_order=any_order, limits=builder.limits, builder=builder)
+    try:
+        return translator.top_symbol(), translator.ctx.warnings
+    except RecursionError:
+        raise UnsupportedError("nesting", "the schema nests subschemas (through $ref chains) deeper than "
+                               "the translator's recursion allows; flatten it", pointer="") from None
+
+
+__all__ = ["json_schema_symbol", "json_schema_to_ir", "schema_document"]

@@ -86,11 +86,11 @@ class SchemaTranslator:
     """Translates one schema document; :meth:`build` returns the IR."""
 
     def __init__(self, root: Any, *, whitespace: Whitespace = "flexible", lenient: bool = False,
-                 any_order: bool | str = False, limits: Limits) -> None:
+                 any_order: bool | str = False, limits: Limits, builder: GrammarBuilder | None = None) -> None:
         self.root = root
-        self.ctx = SchemaContext(schema_pool(limits), lenient)
+        self.ctx = SchemaContext(builder.pool if builder else schema_pool(limits), lenient)
         self.pool = self.ctx.pool
-        self.b = GrammarBuilder(limits, pool=self.pool)
+        self.b = builder or GrammarBuilder(limits, pool=self.pool)
         self.refs = RefResolver(root)
         self.any_order = any_order
         self._memo: dict[Any, int | None] = {}  # by schema_key, which keeps composed schemas alive
@@ -110,11 +110,15 @@ class SchemaTranslator:
 
     def build(self) -> GrammarIR:
         start = self.b.nonterminal("start")
+        self.b.rule(start, [self.top_symbol()])
+        return self.b.build(start)
+
+    def top_symbol(self) -> int:
+        """The symbol of the whole document's values, in the builder (shared or own)."""
         top = self.value(self.root, "")
         if top is None:
             raise GrammarError("the schema matches no JSON value", pointer="")
-        self.b.rule(start, [top])
-        return self.b.build(start)
+        return top
 
     # ----- tokens -------------------------------------------------------------------------
 
@@ -429,7 +433,7 @@ class SchemaTranslator:
         if self._any is not None:
             return self._any
         b = self.b
-        value = self._any = b.nonterminal("any")
+        value = self._any = b.fresh_nonterminal("any")  # fresh: a shared builder may hold other schemas
         string = b.lexeme("string", self.any_string_expr())
         number = b.lexeme("number", number_expr(self.ctx, {}, "", integer=False))
         for symbol in (string, number, b.literal("true"), b.literal("false"), b.literal("null")):
