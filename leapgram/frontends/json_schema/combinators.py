@@ -4,8 +4,10 @@
   intersect, ``required`` unites, bounds tighten, ``properties`` present in several become
   ``allOf`` of their schemas (translated later, so recursion stays lazy), string and number
   constraints that cannot share one keyword (two patterns, two formats) are kept as extra
-  conjuncts whose lexeme expressions are intersected. A keyword that cannot be merged exactly
-  is refused.
+  conjuncts whose lexeme expressions are intersected. ``additionalProperties`` of one side
+  also constrains the keys only the other side declares, and the element schemas merge
+  position by position (``prefixItems`` of one side against ``items`` of the other). A keyword
+  that cannot be merged exactly is refused.
 * ``anyOf`` is the union of its branches, each merged with the keywords beside it.
 * ``oneOf`` is the same union when its branches are provably disjoint: different types,
   different ``const``/``enum`` values (also of one required property), or string/number lexemes
@@ -131,7 +133,10 @@ def _new_merge(t: SchemaTranslator, a: Any, b: Any, pointer: str) -> dict | bool
     if not isinstance(a, dict) or not isinstance(b, dict):
         raise GrammarError("a schema must be an object or a boolean", pointer=pointer)
     out = dict(a)
+    elements_merged = _merge_elements(out, a, b)
     for key, value in b.items():
+        if elements_merged and key in _ELEMENT_KEYWORDS:
+            continue
         if key not in out:
             out[key] = value
             continue
@@ -140,11 +145,12 @@ def _new_merge(t: SchemaTranslator, a: Any, b: Any, pointer: str) -> dict | bool
         out[key] = _merge_keyword(t, key, out, value, a, b, pointer)
         if out[key] is _IMPOSSIBLE:
             return False
-    _drop_undeclared(out, a, b)
+    _drop_undeclared(t, out, a, b, pointer)
     return out
 
 
 _IMPOSSIBLE = object()
+_ELEMENT_KEYWORDS = ("items", "additionalItems", "prefixItems")
 
 
 def _merge_keyword(t: SchemaTranslator, key: str, out: dict, value: Any, a: dict, b: dict, pointer: str) -> Any:
@@ -192,8 +198,6 @@ def _merge_keyword(t: SchemaTranslator, key: str, out: dict, value: Any, a: dict
         return [*mine, *value]
     if key == "nullable":
         return bool(mine) and bool(value)
-    if key == "prefixItems":
-        return _refuse(t, key, pointer)
     return mine  # annotations and unknown keywords (validators ignore them too)
 
 
@@ -215,16 +219,68 @@ def _refuse(t: SchemaTranslator, key: str, pointer: str) -> Any:
     return {}
 
 
-def _drop_undeclared(out: dict, a: dict, b: dict) -> None:
-    """``additionalProperties: false`` in one schema forbids the other's extra properties."""
-    for own, other in ((a, b), (b, a)):
-        if own.get("additionalProperties") is False and "patternProperties" not in own:
-            declared = own.get("properties", {})
-            props = dict(out.get("properties", {}))
-            for name in list(props):
-                if name not in declared:
-                    props[name] = False
-            out["properties"] = props
+def _drop_undeclared(t: SchemaTranslator, out: dict, a: dict, b: dict, pointer: str) -> None:
+    """One schema's ``additionalProperties`` constrains every key it does not declare itself
+    (neither in its ``properties`` nor by its ``patternProperties``), also the keys the other
+    schema declares: those keys take it as one more conjunct (``false`` forbids them)."""
+    for own in (a, b):
+        extra = own.get("additionalProperties", True)
+        if extra is True or extra == {} or not isinstance(out.get("properties"), dict):
+            continue
+        declared = own.get("properties", {})
+        patterns = own.get("patternProperties", {})
+        props = dict(out["properties"])
+        for name in props:
+            if name in declared or _matches_pattern(t, patterns, name, pointer):
+                continue
+            props[name] = False if extra is False or props[name] is False else {"allOf": [props[name], extra]}
+        out["properties"] = props
+
+
+def _matches_pattern(t: SchemaTranslator, patterns: Any, name: str, pointer: str) -> bool:
+    from .objects import key_text
+
+    if not isinstance(patterns, dict):
+        return False
+    return any(t.pool.matches(t.scalar_expr({"pattern": p}, pointer, "string"), key_text(name)) for p in patterns)
+
+
+def _merge_elements(out: dict, a: dict, b: dict) -> bool:
+    """Element ``j`` of an array follows ``prefixItems[j]`` (``items`` as an array before draft
+    2020-12) and later ones the rest schema (``items``, or ``additionalItems`` beside an array
+    ``items``): when either side has a prefix, the merged prefix is the position-wise ``allOf``
+    of both sides' element schemas and the merged rest the ``allOf`` of both rests (``False``:
+    neither has a prefix, and ``items`` merges as any keyword)."""
+    (prefix_a, rest_a), (prefix_b, rest_b) = _elements(a), _elements(b)
+    if not prefix_a and not prefix_b:
+        return False
+    for key in ("items", "additionalItems", "prefixItems"):
+        out.pop(key, None)
+    width = max(len(prefix_a), len(prefix_b))
+
+    def at(prefix: list, rest: Any, j: int) -> Any:
+        return prefix[j] if j < len(prefix) else rest
+
+    out["prefixItems"] = [_both(at(prefix_a, rest_a, j), at(prefix_b, rest_b, j)) for j in range(width)]
+    out["items"] = _both(rest_a, rest_b)
+    return True
+
+
+def _elements(schema: dict) -> tuple[list, Any]:
+    items = schema.get("items", True)
+    if isinstance(schema.get("prefixItems"), list):
+        return schema["prefixItems"], items
+    if isinstance(items, list):
+        return items, schema.get("additionalItems", True)
+    return [], items
+
+
+def _both(x: Any, y: Any) -> Any:
+    if x is True or x == {}:
+        return y
+    if y is True or y == {} or json_equal(x, y):
+        return x
+    return {"allOf": [x, y]}
 
 
 # ----- anyOf / oneOf ------------------------------------------------------------------------

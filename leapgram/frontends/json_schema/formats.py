@@ -4,11 +4,11 @@ The regexes follow the RFCs the JSON Schema spec names (RFC 3339 dates and times
 appendix A durations, RFC 5321/6531 mailboxes, RFC 1123 host names, RFC 3986/3987 URIs and IRIs,
 RFC 6570 templates, RFC 6901 JSON pointers), restricted to what a regular language can say:
 
-* ``date`` checks the days of each month but allows 02-29 in every year;
+* ``date`` checks the days of each month, and 02-29 in leap years only;
 * ``hostname`` checks labels (1-63 characters, no leading or trailing hyphen) but not the total
   length of 253;
-* ``uri``/``iri`` check the scheme and the character set (percent escapes complete, one ``#``),
-  not the finer structure of authority and path;
+* ``uri``, ``uri-reference``, ``iri`` and ``iri-reference`` follow the ABNF of RFC 3986/3987
+  exactly (authority, the four path forms, no ``:`` in a relative reference's first segment);
 * ``regex`` is refused (accepted as any string under ``lenient``): whether a string is a valid
   regex is not a regular property.
 
@@ -22,7 +22,9 @@ from ...errors import GrammarError
 from ...regex.syntax import parse_regex
 from .context import SchemaContext
 
-DATE = r"[0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|[12][0-9]))"
+LEAP_YEAR = r"([0-9]{2}([02468][48]|[13579][26]|[2468]0)|([02468][048]|[13579][26])00)"
+DATE = (r"([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)"
+        rf"|02-(0[1-9]|1[0-9]|2[0-8]))|{LEAP_YEAR}-02-29)")
 TIME = r"([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?([zZ]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"
 DURATION = (r"P([0-9]+W|([0-9]+D|[0-9]+M([0-9]+D)?|[0-9]+Y([0-9]+M([0-9]+D)?)?)(T(TIME))?|T(TIME))"
             .replace("TIME", r"[0-9]+H([0-9]+M([0-9]+S)?)?|[0-9]+M([0-9]+S)?|[0-9]+S"))
@@ -39,15 +41,33 @@ IDN_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\U0010ffff-]+"
 IDN_EMAIL = rf"{IDN_ATOM}(\.{IDN_ATOM})*@({IDN_HOSTNAME}|\[{IPV4}\])"
 UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 PCT = r"%[0-9A-Fa-f]{2}"
-URI_CHAR = rf"([A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]|{PCT})"
-FRAGMENT_CHAR = rf"([A-Za-z0-9\-._~!$&'()*+,;=:@/?]|{PCT})"
-IRI_CHAR = rf"([A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]\u00a0-\U0010ffff]|{PCT})"
-IRI_FRAGMENT_CHAR = rf"([A-Za-z0-9\-._~!$&'()*+,;=:@/?\u00a0-\U0010ffff]|{PCT})"
+UCSCHAR = (r"\u00a0-\ud7ff\uf900-\ufdcf\ufdf0-\uffef"
+           + "".join(rf"\U{plane:04x}0000-\U{plane:04x}fffd" for plane in range(1, 15)).replace("000e0000", "000e1000"))
+IPRIVATE = r"\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"
+
+
+def _uri_forms(extra: str = "", query_extra: str = "") -> tuple[str, str]:
+    """RFC 3986's ``URI`` and ``URI-reference`` (RFC 3987's ``IRI`` and ``IRI-reference`` when
+    ``extra`` adds ``ucschar`` to the unreserved characters and ``query_extra`` ``iprivate``)."""
+    unreserved = rf"A-Za-z0-9\-._~{extra}"
+    sub = "!$&'()*+,;="
+    pchar = rf"([{unreserved}{sub}:@]|{PCT})"
+    segment, segment_nz = f"{pchar}*", f"{pchar}+"
+    segment_nz_nc = rf"([{unreserved}{sub}@]|{PCT})+"
+    query = rf"({pchar}|[/?{query_extra}])*"
+    fragment = rf"({pchar}|[/?])*"
+    ip_literal = rf"\[(({IPV6})|[vV][0-9A-Fa-f]+\.[A-Za-z0-9\-._~{sub}:]+)\]"
+    authority = rf"(([{unreserved}{sub}:]|{PCT})*@)?({ip_literal}|([{unreserved}{sub}]|{PCT})*)(:[0-9]*)?"
+    abempty = f"(/{segment})*"
+    absolute = f"/({segment_nz}(/{segment})*)?"
+    tail = rf"(\?{query})?(#{fragment})?"
+    hier = f"(//{authority}{abempty}|{absolute}|{segment_nz}(/{segment})*)?"
+    relative = f"(//{authority}{abempty}|{absolute}|{segment_nz_nc}(/{segment})*)?"
+    uri = f"{SCHEME}{hier}{tail}"
+    return uri, f"{uri}|{relative}{tail}"
+
+
 SCHEME = r"[A-Za-z][A-Za-z0-9+\-.]*:"
-URI = rf"{SCHEME}{URI_CHAR}*(#{FRAGMENT_CHAR}*)?"
-URI_REFERENCE = rf"({SCHEME})?{URI_CHAR}*(#{FRAGMENT_CHAR}*)?"
-IRI = rf"{SCHEME}{IRI_CHAR}*(#{IRI_FRAGMENT_CHAR}*)?"
-IRI_REFERENCE = rf"({SCHEME})?{IRI_CHAR}*(#{IRI_FRAGMENT_CHAR}*)?"
 VARNAME = rf"([A-Za-z0-9_]|{PCT})(\.?([A-Za-z0-9_]|{PCT}))*"
 VARSPEC = rf"{VARNAME}(:[1-9][0-9]{{0,3}}|\*)?"
 URI_TEMPLATE = (rf"([^\x00-\x20\"'%<>\\^`{{|}}\x7f]|{PCT}"
@@ -75,6 +95,8 @@ def _ipv6() -> str:
 
 
 IPV6 = _ipv6()
+URI, URI_REFERENCE = _uri_forms()
+IRI, IRI_REFERENCE = _uri_forms(UCSCHAR, IPRIVATE)
 
 FORMATS = {
     "date-time": rf"{DATE}[Tt]{TIME}", "date": DATE, "time": TIME, "duration": DURATION,

@@ -11,13 +11,18 @@ from ...errors import GrammarError, UnsupportedError
 class RefResolver:
     """Finds the subschema a ``$ref`` names, inside the document only.
 
-    Every subschema with an ``$id`` (``id`` in draft 4) or an ``$anchor`` is indexed by its
+    Every subschema with an ``$id`` (``id`` in draft 4) or an ``$anchor`` (or a
+    ``$dynamicAnchor``, which a plain ``$ref`` reaches like an ``$anchor``) is indexed by its
     absolute URI, resolved against the base URI of its parent. A reference is resolved against
     the base URI where it stands; a reference to another document is an :class:`UnsupportedError`.
+    In drafts 3 to 7 (a ``$schema`` naming ``draft-0N``) an ``$id`` beside a ``$ref`` is
+    ignored, as every keyword beside ``$ref`` is there.
     """
 
     def __init__(self, root: Any) -> None:
         self.root = root
+        dialect = root.get("$schema") if isinstance(root, dict) else None
+        self._ref_hides_id = isinstance(dialect, str) and "draft-0" in dialect
         self.by_uri: dict[str, tuple[Any, str]] = {}
         self.base_of: dict[int, str] = {}
         self._splits: dict[tuple[str, str], tuple[str, str]] = {}
@@ -33,17 +38,18 @@ class RefResolver:
             return
         if not isinstance(schema, dict):
             return
-        own = _own_id(schema)
+        own = None if self._ref_hides_id and "$ref" in schema else _own_id(schema)
         if own:
-            base = urljoin(base, own)
+            base = _join(base, own)
             uri, fragment = urldefrag(base)
             self.by_uri.setdefault(uri, (schema, pointer))
             if fragment and not fragment.startswith("/"):
                 self.by_uri.setdefault(f"{uri}#{fragment}", (schema, pointer))
             base = uri
-        anchor = schema.get("$anchor")
-        if isinstance(anchor, str):
-            self.by_uri.setdefault(f"{base}#{anchor}", (schema, pointer))
+        for keyword in ("$anchor", "$dynamicAnchor"):
+            anchor = schema.get(keyword)
+            if isinstance(anchor, str):
+                self.by_uri.setdefault(f"{base}#{anchor}", (schema, pointer))
         self.base_of[id(schema)] = base
         for key, value in schema.items():
             if isinstance(value, (dict, list)) and key not in ("enum", "const", "default", "examples", "example"):
@@ -79,7 +85,7 @@ class RefResolver:
         document repeats its references, and urllib's parsing is slow)."""
         found = self._splits.get((base, ref))
         if found is None:
-            found = self._splits[(base, ref)] = tuple(urldefrag(urljoin(base, ref) if base else ref))
+            found = self._splits[(base, ref)] = tuple(urldefrag(_join(base, ref) if base else ref))
         return found
 
     def _walk(self, node: Any, at: str, fragment: str, ref: str, pointer: str) -> tuple[Any, str]:
@@ -93,6 +99,14 @@ class RefResolver:
                 raise GrammarError(f"$ref {ref!r} points to nothing (no {part!r})", pointer=pointer)
             at = f"{at}/{_escape(part)}"
         return node, at
+
+
+def _join(base: str, ref: str) -> str:
+    """``ref`` resolved against ``base``; a bare fragment also against a base whose scheme
+    urllib does not resolve against (``urn:``, ``tag:``)."""
+    if ref.startswith("#"):
+        return urldefrag(base)[0] + ref
+    return urljoin(base, ref)
 
 
 def _own_id(schema: Any) -> str | None:

@@ -15,7 +15,7 @@ from leapgram.regex.expr import ExprPool
 
 GOOD = {
     "date-time": ["2024-02-29T23:59:60Z", "1990-12-31t15:59:59.123-08:00"],
-    "date": ["2024-01-31", "2023-04-30", "2023-02-28"],
+    "date": ["2024-01-31", "2023-04-30", "2023-02-28", "2024-02-29", "2000-02-29", "1600-02-29"],
     "time": ["00:00:00Z", "23:59:59.5+05:30"],
     "duration": ["P1D", "PT1H30M", "P3Y6M4DT12H30M5S", "P4W"],
     "email": ["a.b+c@example.com", "x@[127.0.0.1]"],
@@ -25,8 +25,9 @@ GOOD = {
     "ipv4": ["0.0.0.0", "255.255.255.255"],
     "ipv6": ["::", "::1", "2001:db8::8a2e:370:7334", "1:2:3:4:5:6:7:8", "::ffff:192.0.2.1", "1::"],
     "uuid": ["123e4567-e89b-12d3-a456-426614174000"],
-    "uri": ["https://example.com/a?b=c#d", "urn:isbn:0451450523", "mailto:x@y.z"],
-    "uri-reference": ["/a/b?c", "#frag", "", "../x"],
+    "uri": ["https://example.com/a?b=c#d", "urn:isbn:0451450523", "mailto:x@y.z", "http://[::1]:8080/",
+            "http://[V1.fe]", "a:b:c", "file:///x"],
+    "uri-reference": ["/a/b?c", "#frag", "", "../x", "//host/p", "x/y:z", "?q"],
     "iri": ["https://例子.广告/路径"],
     "iri-reference": ["/路径"],
     "uri-template": ["http://example.com/{id}{?q,lang}", "/{+path:6}/x"],
@@ -35,7 +36,7 @@ GOOD = {
 }
 BAD = {
     "date-time": ["2024-02-29 23:59:60", "2024-02-30T00:00:00Z", "2024-01-01T24:00:00Z"],
-    "date": ["2023-04-31", "2023-13-01", "2023-1-01", "2023-02-30"],
+    "date": ["2023-04-31", "2023-13-01", "2023-1-01", "2023-02-30", "2023-02-29", "1900-02-29", "2100-02-29"],
     "time": ["24:00:00Z", "12:00:00"],
     "duration": ["P", "PT", "P1H", "1D"],
     "email": ["no-at-sign", "a@", "@b.c", "a b@c.d"],
@@ -43,7 +44,9 @@ BAD = {
     "ipv4": ["256.0.0.1", "01.2.3.4", "1.2.3"],
     "ipv6": ["1:2:3:4:5:6:7:8:9", ":::", "1::2::3", "12345::"],
     "uuid": ["123e4567e89b12d3a456426614174000", "123e4567-e89b-12d3-a456-42661417400g"],
-    "uri": ["no scheme", "http://a b", "http://x#a#b", "/relative"],
+    "uri": ["no scheme", "http://a b", "http://x#a#b", "/relative", "http://[::1", "http://a:b:c/", "a:b[c"],
+    "uri-reference": ["://", ":x", "a:b/%zz", "//a b", "http://x#a#b", "\\\\WINDOWS\\share"],
+    "iri-reference": ["://", "\\\\WINDOWS\\filëßåré"],
     "uri-template": ["{unclosed", "a}b"],
     "json-pointer": ["a", "/~2"],
     "relative-json-pointer": ["/a", "01"],

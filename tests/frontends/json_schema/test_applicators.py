@@ -1,0 +1,62 @@
+"""Keywords beside applicators: a schema's ``additionalProperties`` and ``items`` see only its own
+``properties`` and ``prefixItems``, never those inside ``allOf`` branches; ``$ref`` with a sibling
+``$id`` (drafts 4-7) and references under a URN base. Each case is checked against ``jsonschema``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_json_schema_suite import accepts, compile_schema
+
+jsonschema = pytest.importorskip("jsonschema")
+
+D2020 = "https://json-schema.org/draft/2020-12/schema"
+D7 = "http://json-schema.org/draft-07/schema#"
+
+# (name, schema, valid instances, invalid instances)
+CASES = [
+    ("additionalProperties beside allOf", {"allOf": [{"properties": {"foo": {}}}], "additionalProperties": {"type": "boolean"}},
+     [{"foo": True}, {}], [{"foo": 1}, {"foo": 1, "bar": True}]),
+    ("additionalProperties false beside allOf", {"allOf": [{"properties": {"foo": {}}}], "additionalProperties": False},
+     [{}], [{"foo": 1}]),
+    ("additionalProperties in a branch", {"properties": {"a": {"type": "integer"}},
+                                          "allOf": [{"properties": {"b": {}}, "additionalProperties": {"type": "string"}}]},
+     [{"b": 1}, {"b": [1], "c": "s"}, {}], [{"a": 1}, {"a": "x"}, {"c": 1}]),
+    ("additionalProperties with patterns in a branch", {"properties": {"xa": {}, "b": {}},
+                                                        "allOf": [{"patternProperties": {"^x": {"type": "integer"}},
+                                                                   "additionalProperties": False}]},
+     [{"xa": 1}, {}], [{"xa": "s"}, {"b": 1}]),
+    ("items beside prefixItems in allOf", {"$schema": D2020, "allOf": [{"prefixItems": [{"minimum": 3}]}],
+                                           "items": {"minimum": 5}},
+     [[5, 5], [6]], [[3, 5], [4], [5, 4]]),
+    ("prefixItems on both sides", {"$schema": D2020, "prefixItems": [{"type": "integer"}],
+                                   "allOf": [{"prefixItems": [{"minimum": 2}, {"type": "string"}], "items": False}]},
+     [[2, "a"], [3]], [[1], [2, 3], [2, "a", 3], ["2"]]),
+    ("draft 7 items array in allOf", {"$schema": D7, "allOf": [{"items": [{"type": "integer"}], "additionalItems": False}],
+                                      "items": {"minimum": 1}},
+     [[1], []], [[0], [1, 2], ["a"]]),
+    ("$ref beside $id in draft 7", {"$schema": D7, "$id": "http://x.test/base/",
+                                    "definitions": {"a": {"$id": "http://x.test/a.json", "type": "string"},
+                                                    "b": {"$id": "a.json", "type": "number"}},
+                                    "allOf": [{"$id": "http://x.test/", "$ref": "a.json"}]},
+     [1], ["a"]),
+    ("fragment $ref under a URN", {"$schema": D2020, "$id": "urn:uuid:deadbeef-1234-0000-0000-4321feebdaed",
+                                   "properties": {"foo": {"$ref": "#/$defs/bar"}}, "$defs": {"bar": {"type": "string"}}},
+     [{"foo": "x"}], [{"foo": 1}]),
+    ("$ref to a $dynamicAnchor", {"$schema": D2020, "$id": "https://x.test/root", "items": {"$ref": "#items"},
+                                  "$defs": {"foo": {"$dynamicAnchor": "items", "type": "string"}}},
+     [["a"]], [[1]]),
+]
+
+
+@pytest.mark.parametrize(("name", "schema", "valid", "invalid"), CASES, ids=[c[0] for c in CASES])
+def test_keywords_beside_applicators(name, schema, valid, invalid):
+    compiled = compile_schema(schema)
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    for value in valid:
+        assert validator.is_valid(value), value
+        assert accepts(compiled, json.dumps(value)), value
+    for value in invalid:
+        assert not validator.is_valid(value), value
+        assert not accepts(compiled, json.dumps(value)), value
