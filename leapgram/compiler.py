@@ -14,6 +14,7 @@ from .mask.engines import CfgEngine, RegexEngine
 from .mask.forced import ForcedBytes
 from .mask.prefix import PrefixMasks
 from .mask.slicer import SlicedVocabulary
+from .mask.special import SpecialTokens
 from .regex.dfa import LazyDfa
 from .vocab.trie import TokenTrie
 from .vocab.vocabulary import Vocabulary
@@ -75,6 +76,7 @@ class CompiledGrammar:
         self.eos_row.flags.writeable = False
         self._masks: OrderedDict[object, tuple[np.ndarray, bool]] = OrderedDict()
         self._lock = threading.Lock()
+        self._special_tokens = SpecialTokens(grammar.ir, vocab)  # control tokens the grammar spells out
 
     @property
     def dfa(self) -> LazyDfa:
@@ -129,6 +131,8 @@ class CompiledGrammar:
                 masks.move_to_end(key)
                 return entry
         mask = self.engine.new_mask(state, key)
+        if self._special_tokens:
+            self._special_tokens.fill(self.engine, state, mask)
         accepting = self.engine.is_accepting(state)
         if accepting:
             mask |= self.eos_row.view(np.uint32)

@@ -167,8 +167,9 @@ class Matcher:
 
     def _next_cursor(self, cursor: tuple[bytes, object], token_id: int) -> tuple[bytes, object] | None:
         """``(pending prefix, engine state)`` after ``token_id``, or ``None`` if it is not allowed."""
-        if self.compiled.vocab.is_special(token_id):
-            return None
+        if self.compiled.vocab.is_special(token_id):  # allowed only where the grammar spells its text
+            state = None if cursor[0] else self.compiled._special_tokens.advance(self.compiled.engine, cursor[1], token_id)
+            return None if state is None else (b"", state)
         return advance_cursor(self.compiled.engine, cursor, self.compiled.vocab.token_bytes(token_id))
 
     def _describe(self, token_id: int) -> str:

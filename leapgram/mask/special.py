@@ -1,0 +1,55 @@
+"""Special tokens a grammar asks for: a control token whose text is a literal of the grammar.
+
+Masks never allow special tokens (their bytes are a display form, not text the model writes),
+except here: a special token of the vocabulary (EOS aside) whose text is exactly the string of a
+literal lexeme of the grammar (``<tool_call>`` in a structural tag, ``"<|python_tag|>"`` in a Lark
+rule) is allowed where that lexeme can match its text as a whole, and consuming it consumes the
+text. A lexeme matching one string only ends on it after exactly that string, so "the lexeme
+is complete after the text" means the text is this lexeme, not part of free text or of a JSON
+string that happens to contain it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..grammar.ir import GrammarIR
+from ..vocab.vocabulary import Vocabulary
+
+
+class SpecialTokens:
+    """The special tokens of ``vocab`` that ``ir`` names as literal lexemes (often none)."""
+
+    def __init__(self, ir: GrammarIR, vocab: Vocabulary) -> None:
+        self.tokens: dict[int, tuple[bytes, int]] = {}
+        if ir.is_regex:
+            return
+        ignored = set(ir.ignore)
+        lexeme_of_expr = {lexeme.expr: i for i, lexeme in enumerate(ir.lexemes) if i not in ignored}
+        memo = ir.pool.memo
+        for token_id in sorted(vocab.special_token_ids - set(vocab.eos_token_ids)):
+            data = vocab.token_bytes(token_id)
+            lexeme = lexeme_of_expr.get(memo.get(("literal", data), -1)) if data else None
+            if lexeme is not None:
+                self.tokens[token_id] = (data, lexeme)
+
+    def __bool__(self) -> bool:
+        return bool(self.tokens)
+
+    def advance(self, engine, state, token_id: int):
+        """The engine state after special token ``token_id``, or ``None`` where the grammar does
+        not ask for its text as a whole lexeme (or it is not one of these tokens)."""
+        found = self.tokens.get(token_id)
+        if found is None:
+            return None
+        data, lexeme = found
+        after = engine.advance(state, data)
+        if after is None or lexeme not in engine.lexer.accepted(after[2]):
+            return None
+        return after
+
+    def fill(self, engine, state, mask: np.ndarray) -> None:
+        """OR the tokens allowed in ``state`` into ``mask`` (uint32 words)."""
+        for token_id in self.tokens:
+            if self.advance(engine, state, token_id) is not None:
+                mask[token_id >> 5] |= np.uint32(1 << (token_id & 31))
