@@ -151,7 +151,12 @@ class LeapgramEngine:
         process-wide caches (the trie, the slices, the JSON Schema base pool), so the first
         timed case pays no numba load; then forget the compiled grammars."""
         lg = self.lg
-        self.fill(self.matcher(self.bind(lg.Grammar.from_regex(r'\{"a": [0-9]+\}'))))
+        try:
+            from leapgram._kernels.warmup import warm_up
+        except ImportError:  # an older leapgram: one regex loads the mask kernels
+            self.fill(self.matcher(self.bind(lg.Grammar.from_regex(r'\{"a": [0-9]+\}'))))
+        else:
+            warm_up(self.vocab)
         try:
             tokens = self.vocab.encode(b'{"a": 12}')
         except ValueError:  # a vocabulary without its tokenizer: masks only

@@ -1,0 +1,81 @@
+"""``warm_up()``: load every compiled kernel, and a vocabulary's tables, before the first request.
+
+A fresh process otherwise pays inside its first masks what a server should pay at start-up:
+numba loading each kernel from its on-disk cache (``cache=True``; about 0.1 s a kernel, 0.7 s in
+all; the first run of an installation compiles them instead, about a minute), and, per
+vocabulary, the token trie, the slices of the slicer and the JSON Schema base pool (about 2 s for
+Llama-3's 128k tokens). Measured costs are in ``docs/design/warm-up.md``.
+"""
+
+from __future__ import annotations
+
+import time
+
+# Grammars that together reach every kernel: a regex (trie walk), a JSON Schema (Earley charts,
+# the CFG walk, scans, boundaries, table growth) and a Lark grammar with an ignored lexeme.
+_REGEX = r'\{"a": [0-9]+\}'
+_SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"},
+                                            "c": {"type": "array", "items": {"enum": ["x", "yz"]}}},
+           "required": ["a", "b"]}
+_INSTANCE = b'{"a": 12, "b": "hi \\" there", "c": ["x", "yz"]}'
+_LARK = 'start: item ("," item)*\nitem: NAME | NUMBER\nNAME: /[a-z]+/\nNUMBER: /[0-9]+/\n%ignore " "\n'
+_LARK_TEXT = b"ab, 12,c"
+
+
+def warm_up(vocab=None) -> dict[str, float]:
+    """Load every kernel leapgram runs (with a 256-byte vocabulary), then, given ``vocab``,
+    build what is kept per vocabulary (its trie, slices and the JSON Schema base pool) by
+    compiling a small schema over it and walking an instance.
+
+    Returns the seconds each part took (``kernels``, ``vocabulary``). Safe to call more than
+    once and from any thread; later calls cost a few milliseconds."""
+    from ..vocab import Vocabulary
+
+    timings = {}
+    start = time.perf_counter()
+    _walk_all(Vocabulary.byte_vocabulary())
+    timings["kernels"] = time.perf_counter() - start
+    if vocab is not None:
+        start = time.perf_counter()
+        _walk_all(vocab)
+        timings["vocabulary"] = time.perf_counter() - start
+    return timings
+
+
+def _walk_all(vocab) -> None:
+    from ..compiler import GrammarCompiler
+    from ..grammars import Grammar
+
+    compiler = GrammarCompiler(vocab, cache_size=0)
+    for grammar, text in ((Grammar.from_regex(_REGEX), b'{"a": 12}'), (Grammar.from_json_schema(_SCHEMA), _INSTANCE),
+                          (Grammar.from_lark(_LARK), _LARK_TEXT)):
+        _walk(compiler.compile(grammar), vocab, text)
+
+
+def _walk(compiled, vocab, text: bytes) -> None:
+    """Masks along ``text`` (greedy longest tokens, so no tokenizer is loaded), then at its end."""
+    from ..bitmask import allocate_token_bitmask
+    from ..matcher import Matcher
+
+    matcher = Matcher(compiled)
+    bitmask = allocate_token_bitmask(1, vocab.size)
+    for token in _greedy_tokens(vocab, text):
+        matcher.fill_next_token_bitmask(bitmask, 0)
+        if not matcher.consume_token(token):
+            break
+    matcher.fill_next_token_bitmask(bitmask, 0)
+
+
+def _greedy_tokens(vocab, text: bytes) -> list[int]:
+    ids = {}
+    for token_id, token in enumerate(vocab.tokens()):
+        if 0 < len(token) <= 8 and token in text and not vocab.is_special(token_id):
+            ids.setdefault(token, token_id)
+    tokens, at = [], 0
+    while at < len(text):
+        length = next((n for n in range(min(8, len(text) - at), 0, -1) if text[at:at + n] in ids), 0)
+        if not length:
+            break
+        tokens.append(ids[text[at:at + length]])
+        at += length
+    return tokens
