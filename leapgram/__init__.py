@@ -10,6 +10,7 @@ from .bitmask import allocate_token_bitmask, allowed_tokens, apply_token_bitmask
 from .compiler import CompiledGrammar, clear_cache, compile
 from .errors import BudgetExceededError, GrammarError, LeapgramError, UnsupportedError
 from .grammars import Grammar
+from .frontends.structural_tag import Tag
 from .limits import Limits
 from .matcher import Matcher
 from .vocab import TokenTrie, Vocabulary
@@ -25,6 +26,7 @@ __all__ = [
     "LeapgramError",
     "Limits",
     "Matcher",
+    "Tag",
     "TokenTrie",
     "UnsupportedError",
     "Vocabulary",

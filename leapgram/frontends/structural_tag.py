@@ -33,8 +33,6 @@ from ..limits import Limits
 from ..regex.expr import INF
 from ..regex.syntax import parse_regex
 from ..regex.utf8 import negate, normalize, ranges_to_expr
-from .json_schema import json_schema_symbol, schema_document
-from .json_schema.common import schema_pool
 
 
 @dataclass(frozen=True)
@@ -293,6 +291,8 @@ class _TagCompiler:
     node: the strings that end free text there (``None``: the end of the output)."""
 
     def __init__(self, limits: Limits, whitespace: Any, any_order: bool | str, lenient: bool) -> None:
+        from .json_schema.common import schema_pool  # the JSON base pool: string lexemes' derivatives taken
+
         self.b = GrammarBuilder(limits, pool=schema_pool(limits))
         self.pool = self.b.pool
         self.whitespace = whitespace
@@ -347,6 +347,8 @@ class _TagCompiler:
         return out
 
     def json(self, node: Json) -> int:
+        from .json_schema import json_schema_symbol, schema_document
+
         whitespace = self.whitespace if node.whitespace is None else node.whitespace
         any_order = "auto" if node.any_order else self.any_order
         symbol, warnings = json_schema_symbol(schema_document(node.schema), self.b, whitespace=whitespace,
