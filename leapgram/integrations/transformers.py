@@ -28,6 +28,7 @@ from transformers import LogitsProcessor
 
 import leapgram
 from leapgram import CompiledGrammar, Grammar, Matcher, Vocabulary, allocate_token_bitmask
+from leapgram.drafts import KINDS, Drafter, DraftPolicy, draft_length
 
 from .torch import apply_token_bitmask_torch
 
@@ -136,14 +137,30 @@ class GenerationStats:
     model_seconds: float = 0.0
     prefill_seconds: float = 0.0
     total_seconds: float = 0.0
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
+    forced_tokens: int = 0
+    draft_kinds: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def output_tokens(self) -> int:
         """Tokens appended to the output, sampled or fast-forwarded (EOS not counted)."""
         return self.sampled_tokens + self.fast_forwarded_tokens
 
+    def count_draft(self, kind: str, accepted: bool) -> None:
+        """A draft token of ``kind`` fed to the model, and whether it was kept."""
+        counts = self.draft_kinds.setdefault(kind, [0, 0])
+        counts[0] += 1
+        counts[1] += accepted
+        self.drafted_tokens += 1
+        self.accepted_tokens += accepted
+        self.forced_tokens += accepted and kind == "forced"
+
     def __add__(self, other: GenerationStats) -> GenerationStats:
-        return GenerationStats(*(getattr(self, f) + getattr(other, f) for f in self.__dataclass_fields__))
+        kinds = {kind: [a + b for a, b in zip(self.draft_kinds.get(kind, [0, 0]), other.draft_kinds.get(kind, [0, 0]))]
+                 for kind in {**self.draft_kinds, **other.draft_kinds}}
+        return GenerationStats(*(getattr(self, f) + getattr(other, f) for f in self.__dataclass_fields__
+                                 if f != "draft_kinds"), draft_kinds=kinds)
 
     def as_dict(self) -> dict[str, float]:
         fields = {f: getattr(self, f) for f in self.__dataclass_fields__}
@@ -217,6 +234,10 @@ def generate(model: Any, tokenizer: Any, prompts: str | Sequence[str],
     in other tokens. ``jump_forward="verify"`` (the default) keeps exactly the output of ``False``
     (greedy tokens, or the sampling distribution): forced tokens are fed as a draft in the same
     single forward pass, kept while the model agrees, and the rest is masked out of the cache.
+    ``jump_forward="draft"`` feeds a longer draft the same way: the forced tokens, the whitespace
+    this document wrote at the same separator and depth, and the tokens that followed the
+    output's tail in the prompt or earlier in the output (:mod:`leapgram.drafts`), as many as the
+    measured cost of a wider forward pass and the recent acceptance rate pay for.
     ``heal_prompt`` backs the prompt off its last tokens where leapgram's prompt healing is
     available, so the output may start with a token that crosses the prompt's end.
 
@@ -230,8 +251,8 @@ def generate(model: Any, tokenizer: Any, prompts: str | Sequence[str],
         raise ValueError(f"top_p must be in (0, 1], got {top_p}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    if jump_forward not in (True, False, "verify"):
-        raise ValueError(f"jump_forward must be True, False or 'verify', not {jump_forward!r}")
+    if jump_forward not in JUMP_FORWARD_MODES:
+        raise ValueError(f"jump_forward must be True, False, 'verify' or 'draft', not {jump_forward!r}")
     vocab = vocabulary_of(tokenizer)
     compiled = None if grammar is None else compile_for(grammar, vocab)
     generator = None if seed is None else torch.Generator().manual_seed(seed)
@@ -246,6 +267,21 @@ def generate(model: Any, tokenizer: Any, prompts: str | Sequence[str],
     for first in range(0, len(encoded), batch_size):
         results.extend(decoder.run(encoded[first:first + batch_size], max_new_tokens, heal=heal))
     return results
+
+
+JUMP_FORWARD_MODES = (True, False, "verify", "draft")
+MAX_DRAFT = 24
+"""Most tokens one draft feeds (the pass cost keeps growing with its width)."""
+
+_POLICIES: dict[int, DraftPolicy] = {}
+
+
+def draft_policy(model: Any) -> DraftPolicy:
+    """The pass costs and acceptance rates measured for ``model`` so far in this process."""
+    policy = _POLICIES.get(id(model))
+    if policy is None:
+        policy = _POLICIES[id(model)] = DraftPolicy()
+    return policy
 
 
 def _eos_ids(tokenizer: Any, vocab: Vocabulary) -> frozenset[int]:
@@ -297,15 +333,23 @@ class _Row:
     reason: str | None = None
     fed: bool = False
     draft: list[int] = field(default_factory=list)
+    draft_kinds: list[str] = field(default_factory=list)
     logits: torch.Tensor | None = None
+    drafter: Drafter | None = None
 
     def append(self, token: int) -> None:
         self.pending.append(token)
-        self.output.append(token)
+        self.took(token)
 
     def extend(self, tokens: list[int]) -> None:
-        self.pending.extend(tokens)
-        self.output.extend(tokens)
+        for token in tokens:
+            self.append(token)
+
+    def took(self, token: int) -> None:
+        """Add ``token`` to the output (already fed to the model, or pending)."""
+        self.output.append(token)
+        if self.drafter is not None:
+            self.drafter.append(token)
 
 
 class _Decoder:
@@ -325,7 +369,9 @@ class _Decoder:
         self.compiled = compiled
         self.sample = sampler
         self.jump_forward = bool(jump_forward)
-        self.verify = jump_forward == "verify"
+        self.verify = jump_forward in ("verify", "draft")
+        self.drafts = jump_forward == "draft"
+        self.policy = draft_policy(model)
         self.eos = eos
         self.pad_id = pad_id
 
@@ -355,6 +401,8 @@ class _Decoder:
         if matcher is None and self.compiled is not None:
             ids, prefix, matcher = list(prompt_ids), b"", self._matcher(b"")
         row = _Row(index, matcher, prefix, list(ids), began)
+        if self.drafts and matcher is not None:
+            row.drafter = Drafter(self.vocab, ids)
         row.stats.prompt_tokens = len(ids)
         return row
 
@@ -402,13 +450,19 @@ class _Decoder:
 
     def _jump(self, row: _Row, limit: int) -> bool:
         began = time.perf_counter()
-        forced = fast_forward_tokens(row.matcher)[: limit - len(row.output)]
-        forced = forced[: row.matcher.validate_tokens(forced)] if forced else forced
+        if row.drafter is not None:
+            forced, kinds = row.drafter.propose(row.matcher, min(limit - len(row.output), MAX_DRAFT))
+            keep = draft_length(kinds, self.policy)
+            forced, kinds = forced[:keep], kinds[:keep]
+        else:
+            forced = fast_forward_tokens(row.matcher)[: limit - len(row.output)]
+            forced = forced[: row.matcher.validate_tokens(forced)] if forced else forced
+            kinds = ["forced"] * len(forced)
         row.stats.mask_seconds += time.perf_counter() - began
         if not forced:
             return False
         if self.verify:
-            row.draft = forced
+            row.draft, row.draft_kinds = forced, kinds
             row.pending.extend(forced)
             return True
         row.matcher.consume_tokens(forced)
@@ -434,6 +488,7 @@ class _Decoder:
             row.matcher.consume_token(sole[0])
             row.append(sole[0])
             row.stats.fast_forwarded_tokens += 1
+            row.stats.forced_tokens += 1
             return "jumped"
         return None
 
@@ -451,18 +506,23 @@ class _Decoder:
         not, take the model's choice and mask the rest of the draft out of the cache. After a
         whole draft, the last position's logits wait for the next mask."""
         draft, row.draft = row.draft, []
+        kinds, row.draft_kinds = row.draft_kinds, []
         for j, token in enumerate(draft):
             step = logits[j - len(draft) - 1]
             began = time.perf_counter()
             row.matcher.fill_next_token_bitmask(self.bitmask, row.index)
             row.stats.mask_seconds += time.perf_counter() - began
             choice = self.sample.verify(apply_token_bitmask_torch(step, self.bitmask[row.index]), token)
+            self.policy.observe_draft(kinds[j], choice == token)
             if choice != token:
+                for kind in kinds[j:]:
+                    row.stats.count_draft(kind, False)
                 self.attention[row.index, self.attention.shape[1] - (len(draft) - j):] = 0
                 self._commit(row, choice)
                 return
+            row.stats.count_draft(kinds[j], True)
             row.matcher.consume_token(token)
-            row.output.append(token)
+            row.took(token)
             row.stats.fast_forwarded_tokens += 1
         row.logits = logits
 
@@ -495,7 +555,10 @@ class _Decoder:
             out = self.model(input_ids=ids, attention_mask=self.attention, position_ids=positions,
                              past_key_values=self.cache, use_cache=True, logits_to_keep=keep)
         self.cache = out.past_key_values
-        share = (time.perf_counter() - began) / len(ready)
+        seconds = time.perf_counter() - began
+        if all(row.fed for row in ready):
+            self.policy.observe_pass(width, seconds)
+        share = seconds / len(ready)
         for row in ready:
             row.stats.forward_passes += 1
             row.stats.model_seconds += share
