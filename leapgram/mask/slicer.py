@@ -27,7 +27,7 @@ from ..regex.dfa import LazyDfa
 from ..regex.expr import EPSILON, INF, K_AND, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
 from ..regex.syntax import parse_regex
 from ..regex.utf8 import Ranges, class_within
-from ..vocab.trie import TokenTrie
+from ..vocab.trie import TokenTrie, pack_node_info
 from ..vocab.vocabulary import Vocabulary
 from .walk import fill_dfa_mask
 
@@ -64,10 +64,37 @@ class SlicedVocabulary:
         for char_regex, max_count in definitions:
             members = _prefix_mask(full_trie, char_regex, max_count, words) & ~claimed
             claimed |= members
-            slices.append(Slice(char_regex, max_count, members, TokenTrie(vocab, _ids(members, vocab.size))))
+            slices.append(Slice(char_regex, max_count, members, sub_trie(full_trie, members)))
         self.slices = tuple(slices)
-        rest = ~claimed
-        self.rest = TokenTrie(vocab, _ids(rest, vocab.size))
+        self.rest = sub_trie(full_trie, ~claimed)
+
+
+def sub_trie(full: TokenTrie, members: np.ndarray) -> TokenTrie:
+    """The trie of the tokens of ``full`` whose bit is set in ``members`` (packed uint32 words),
+    cut out of ``full``'s arrays: the same arrays ``TokenTrie(vocab, those ids)`` builds (tokens
+    with equal bytes are all members or none, as ``members`` is a set of byte strings), without
+    sorting and walking the tokens in Python again (a slice of Llama-3: 0.4 s -> a few ms)."""
+    bits = np.unpackbits(members.view(np.uint8), bitorder="little").astype(bool)
+    token = full.node_token
+    is_member = np.zeros(token.shape[0], dtype=bool)
+    has_token = token >= 0
+    is_member[has_token] = bits[token[has_token]]
+    below = np.concatenate(([0], np.cumsum(is_member)))
+    keep = below[full.node_end] - below[:-1] > 0
+    keep[0] = True
+    before = np.concatenate(([0], np.cumsum(keep)))
+    trie = object.__new__(TokenTrie)
+    trie.vocab_size = full.vocab_size
+    trie.node_byte = full.node_byte[keep]
+    trie.node_depth = full.node_depth[keep]
+    trie.node_token = np.where(is_member, token, -1)[keep].astype(np.int32)
+    trie.node_end = before[full.node_end[keep]].astype(np.int32)
+    dups = bits[full.dup_primary] if full.dup_primary.shape[0] else np.zeros(0, dtype=bool)
+    trie.dup_primary = full.dup_primary[dups]
+    trie.dup_other = full.dup_other[dups]
+    trie.max_depth = int(trie.node_depth.max())
+    trie.node_info = pack_node_info(trie.node_byte, trie.node_depth, trie.node_token)
+    return trie
 
 
 def _prefix_mask(trie: TokenTrie, char_regex: str, max_count: int, words: int) -> np.ndarray:
@@ -76,11 +103,6 @@ def _prefix_mask(trie: TokenTrie, char_regex: str, max_count: int, words: int) -
     mask = np.zeros(words, dtype=np.uint32)
     fill_dfa_mask(trie, dfa, dfa.initial, mask, np.zeros(trie.max_depth + 1, dtype=np.int32))
     return mask
-
-
-def _ids(mask: np.ndarray, vocab_size: int) -> np.ndarray:
-    bits = np.unpackbits(mask.view(np.uint8), bitorder="little")[:vocab_size]
-    return np.flatnonzero(bits)
 
 
 @dataclass(frozen=True)
