@@ -181,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("bench", add_help=False, help="JSONSchemaBench pass rate, TTFM and TBM by source, against peers "
                    "(runs benchmarks/bench_schemas.py of a source checkout; leapgram bench --help)")
     add_generate_parser(sub)
+    from .remote.cli import add_remote_parser, run_remote
+
+    add_remote_parser(sub)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["bench"]:
         return run_bench(argv[1:])
@@ -189,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_demo(args)
     if args.command == "generate":
         return run_generate(args)
+    if args.command == "remote":
+        return run_remote(args)
     return 2
 
 
