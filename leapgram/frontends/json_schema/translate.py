@@ -184,7 +184,7 @@ class SchemaTranslator:
         key = self.schema_key(schema)
         if key in self._memo:
             return self._memo[key]
-        nt = self._memo[key] = self.b.nonterminal(f"schema:{pointer or '/'}#{len(self._memo)}")
+        nt = self._memo[key] = self.b.fresh_nonterminal(f"schema:{pointer or '/'}")  # fresh: unique in a shared builder
         alternatives = self._alternatives(schema, pointer)
         if not alternatives:
             self._memo[key] = None

@@ -1,0 +1,270 @@
+"""Structural tags: free text with exact tool calls (``Grammar.from_structural_tag``)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from leapgram import Grammar, GrammarError, Matcher, Tag, UnsupportedError, Vocabulary, allowed_tokens
+from tests.helpers.compiling import compile_for
+from tests.helpers.masks import brute_force_allowed, mask_set
+
+jsonschema = pytest.importorskip("jsonschema")
+
+WEATHER = {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}},
+           "required": ["city", "unit"], "additionalProperties": False}
+TIME = {"type": "object", "properties": {"zone": {"type": "string", "maxLength": 5}}, "required": ["zone"],
+        "additionalProperties": False}
+SCHEMAS = {"get_weather": WEATHER, "get_time": TIME}
+
+LEGACY = {"type": "structural_tag", "triggers": ["<function="], "structures": [
+    {"begin": f"<function={name}>", "schema": schema, "end": "</function>"} for name, schema in SCHEMAS.items()]}
+FORMAT = {"type": "structural_tag", "format": {"type": "triggered_tags", "triggers": ["<function="], "tags": [
+    {"type": "tag", "begin": f"<function={name}>", "content": {"type": "json_schema", "json_schema": schema},
+     "end": "</function>"} for name, schema in SCHEMAS.items()]}}
+BEGIN = re.compile(r"<function=(\w+)>")
+
+
+def byte_vocab() -> Vocabulary:
+    return Vocabulary.byte_vocabulary()
+
+
+def accepts(grammar: Grammar, text: str | bytes, *, complete: bool = True) -> bool:
+    vocab = byte_vocab()
+    matcher = Matcher(compile_for(grammar, vocab))
+    data = text.encode() if isinstance(text, str) else text
+    if not matcher.consume_tokens(list(data)):
+        return False
+    return matcher.is_accepting() or not complete
+
+
+def calls(text: str) -> list[tuple[str, object]] | None:
+    """Independent parse of the weather/time tag language: free text never holds the trigger;
+    each call is a known begin, a JSON document valid under its schema, then the end. The calls,
+    or ``None`` when ``text`` is not in the language."""
+    found, at = [], 0
+    decoder = json.JSONDecoder()
+    while (at := text.find("<function=", at)) >= 0:
+        match = BEGIN.match(text, at)
+        if match is None or match.group(1) not in SCHEMAS:
+            return None
+        try:
+            value, at = decoder.raw_decode(text, match.end())
+        except ValueError:
+            return None
+        if not text.startswith("</function>", at) or not jsonschema.Draft202012Validator(SCHEMAS[match.group(1)]).is_valid(value):
+            return None
+        found.append((match.group(1), value))
+        at += len("</function>")
+    return found
+
+
+def oracle(text: str) -> bool:
+    return calls(text) is not None
+
+
+TEXTS = [
+    "", "hello", "Sure. <function=get_weather>{\"city\": \"Paris\", \"unit\": \"c\"}</function> done",
+    "<function=get_time>{\"zone\":\"UTC\"}</function><function=get_weather>{\"city\":\"x\",\"unit\":\"f\"}</function>",
+    "a < b and <func or <function but not", "<function=get_weather>{\"city\": \"Paris\"}</function>",
+    "<function=get_weather>{\"city\": 3, \"unit\": \"c\"}</function>", "<function=nope>{}</function>",
+    "<function=get_time>{\"zone\": \"toolong\"}</function>", "<function=get_time>{\"zone\": \"UTC\"}",
+    "<function=get_time> {\"zone\": \"UTC\"}</function>", "x<function=get_time>{\"zone\": \"</function>\"}</function>y",
+    "<<function=get_time>{\"zone\": \"a\"}</function>", "<funct<function=get_time>{\"zone\": \"a\"}</function>",
+    "é☃ <function=get_time>{\n  \"zone\": \"a\"\n}</function>\n", "<function=get_time>{\"zone\": \"a\"}</function",
+]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_language_matches_an_independent_oracle(text):
+    assert accepts(Grammar.from_structural_tag(LEGACY), text) == oracle(text)
+
+
+def test_every_spelling_is_the_same_grammar():
+    tags = [Tag(f"<function={name}>", schema, "</function>") for name, schema in SCHEMAS.items()]
+    grammars = [Grammar.from_structural_tag(LEGACY), Grammar.from_structural_tag(json.dumps(LEGACY)),
+                Grammar.from_structural_tag(FORMAT), Grammar.from_structural_tag(tags, triggers=["<function="]),
+                Grammar.from_structural_tag({"structures": LEGACY["structures"], "triggers": ["<function="]})]
+    for text in TEXTS:
+        assert len({accepts(g, text) for g in grammars}) == 1, text
+
+
+def test_near_triggers_stay_free():
+    grammar = Grammar.from_structural_tag(LEGACY)
+    for text in ["<tool", "<function", "<functio x", "<function x=1>", "<<<", "<function<function", "<f<fu<fun"]:
+        assert accepts(grammar, text), text
+    assert not accepts(grammar, "<function=x")
+    assert accepts(grammar, "<function=get_", complete=False) and not accepts(grammar, "<function=get_")
+
+
+SMALL = [b"<", b"<function=", b"<fun", b"ction", b"=", b"get_weather>", b"get_time>", b"</function>", b"</",
+         b"function>", b"{", b"}", b'{"', b'"', b'":', b", ", b"city", b"unit", b"zone", b"c", b"f", b"UTC", b" ",
+         b"Paris", b"hi", b"\n", b"x", b",", b":", b"/", b"<eos>"]
+
+
+def small_vocab() -> Vocabulary:
+    return Vocabulary(SMALL, special_token_ids=[len(SMALL) - 1], eos_token_ids=[len(SMALL) - 1], name="tags")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_masks_match_brute_force_and_calls_validate(seed):
+    vocab = small_vocab()
+    matcher = Matcher(compile_for(Grammar.from_structural_tag(LEGACY), vocab))
+    rng = np.random.default_rng(seed)
+    text, complete = b"", b""
+    for _ in range(60):
+        allowed = mask_set(matcher, vocab)
+        assert allowed == brute_force_allowed(matcher, vocab), matcher.num_tokens
+        choices = sorted(allowed - set(vocab.eos_token_ids))
+        if not choices or (vocab.eos_token_ids[0] in allowed and rng.random() < 0.05):
+            break
+        token = int(rng.choice(choices))
+        assert matcher.consume_token(token)
+        text += vocab.token_bytes(token)
+        complete = text if matcher.is_accepting() else complete
+    assert oracle(complete.decode())
+
+
+def test_completed_calls_validate_on_random_walks():
+    vocab = small_vocab()
+    compiled = compile_for(Grammar.from_structural_tag(LEGACY, whitespace="compact"), vocab)
+    rng = np.random.default_rng(7)
+    count = 0
+    for _ in range(40):
+        matcher = Matcher(compiled)
+        for _ in range(80):
+            allowed = allowed_tokens(matcher.compute_mask(), vocab.size).tolist()
+            if not allowed:  # a key the small vocabulary cannot finish
+                break
+            weights = np.array([8.0 if vocab.token_bytes(t) == b"<function=" else 1.0 for t in allowed])
+            token = int(rng.choice(allowed, p=weights / weights.sum()))
+            assert matcher.consume_token(token)
+            if matcher.is_terminated():
+                break
+        text = b"".join(vocab.token_bytes(t) for t in matcher._tokens if t not in vocab.eos_token_ids).decode()
+        if matcher.is_terminated():
+            made = calls(text)
+            assert made is not None, text
+            for name, value in made:
+                jsonschema.validate(value, SCHEMAS[name])
+                count += 1
+    assert count > 0
+
+
+def test_free_text_is_one_cached_mask():
+    vocab = small_vocab()
+    compiled = compile_for(Grammar.from_structural_tag(LEGACY), vocab)
+    matcher = Matcher(compiled)
+    words = [SMALL.index(w) for w in (b"hi", b" ", b"x", b"\n", b"Paris")]
+    masks = set()
+    for i in range(200):
+        assert matcher.consume_token(words[i % len(words)])
+        masks.add(matcher.compute_mask().tobytes())
+    assert len(masks) == 1
+    assert len(compiled._masks) <= 3
+
+
+# ----- special tokens ----------------------------------------------------------------------
+
+QWEN_LIKE = {"structures": [{"begin": '<tool_call>\n{"name": "get_weather", "arguments": ', "schema": WEATHER,
+                             "end": "}\n</tool_call>"}], "triggers": ["<tool_call>"]}
+
+
+def special_vocab() -> Vocabulary:
+    tokens = [bytes([i]) for i in range(32, 127)] + [b"\n", b"<tool_call>", b"</tool_call>", b"<|im_end|>"]
+    n = len(tokens)
+    return Vocabulary(tokens, special_token_ids=[n - 3, n - 2, n - 1], eos_token_ids=[n - 1], name="qwen-like")
+
+
+def test_special_tokens_are_allowed_exactly_where_their_text_is_a_tag():
+    vocab = special_vocab()
+    call, end = vocab.size - 3, vocab.size - 2
+    matcher = Matcher(compile_for(Grammar.from_structural_tag(QWEN_LIKE), vocab))
+
+    def feed(text):
+        assert matcher.consume_tokens([t - 32 if t != 10 else 95 for t in text.encode()]), matcher.error()
+
+    feed("Let me check <tool")
+    allowed = mask_set(matcher, vocab)
+    assert call in allowed and end not in allowed and allowed == brute_force_allowed(matcher, vocab)
+    assert matcher.consume_token(call)
+    assert matcher.forced_bytes() == b'\n{"name": "get_weather", "arguments": {'
+    feed('\n{"name": "get_weather", "arguments": {"city": "<tool_call>')
+    assert call not in mask_set(matcher, vocab) and not matcher.consume_token(call)
+    matcher.rollback(0)
+    feed('", "unit": "c"}}\n')
+    assert mask_set(matcher, vocab) == {end, ord("<") - 32} == brute_force_allowed(matcher, vocab)
+    assert matcher.consume_token(end) and matcher.is_accepting()
+    assert call in mask_set(matcher, vocab) and end not in mask_set(matcher, vocab)
+
+
+def test_special_tokens_stay_forbidden_in_other_grammars():
+    vocab = special_vocab()
+    matcher = Matcher(compile_for(Grammar.from_regex(r"<tool_call>.*"), vocab))
+    assert vocab.size - 3 not in mask_set(matcher, vocab)
+
+
+# ----- formats -----------------------------------------------------------------------------
+
+
+def fmt(node):
+    return Grammar.from_structural_tag({"type": "structural_tag", "format": node})
+
+
+def test_format_types():
+    const = {"type": "const_string", "value": "ok"}
+    seq = fmt({"type": "sequence", "elements": [const, {"type": "json_schema", "json_schema": {"type": "integer"}}]})
+    assert accepts(seq, "ok12") and not accepts(seq, "ok") and not accepts(seq, "ok1.5")
+    either = fmt({"type": "or", "elements": [const, {"type": "regex", "pattern": "[0-9]+"}]})
+    assert accepts(either, "ok") and accepts(either, "42") and not accepts(either, "ok42")
+    think = fmt({"type": "sequence", "elements": [
+        {"type": "tag", "begin": "<think>", "content": {"type": "any_text"}, "end": ["</think>", "</t>"]},
+        {"type": "json_schema", "json_schema": {"type": "boolean"}}]})
+    assert accepts(think, "<think>a < b </thin</think>true") and accepts(think, "<think></t>false")
+    assert not accepts(think, "<think></think></think>true")
+    rep = fmt({"type": "repeat", "min": 1, "max": 2, "content": const})
+    assert accepts(rep, "okok") and not accepts(rep, "") and not accepts(rep, "okokok")
+
+
+def test_tags_with_separator_and_trigger_options():
+    tag = {"type": "tag", "begin": "<a>", "content": {"type": "json_schema", "json_schema": {"type": "integer"}},
+           "end": "</a>"}
+    sep = fmt({"type": "tags_with_separator", "tags": [tag], "separator": ",", "at_least_one": True})
+    assert accepts(sep, "<a>1</a>,<a>2</a>") and not accepts(sep, "") and not accepts(sep, "<a>1</a> <a>2</a>")
+    first = fmt({"type": "triggered_tags", "triggers": ["<a>"], "tags": [tag], "stop_after_first": True})
+    assert accepts(first, "x<a>1</a>") and accepts(first, "x") and not accepts(first, "x<a>1</a>y")
+    some = fmt({"type": "triggered_tags", "triggers": ["<a>"], "tags": [tag], "at_least_one": True})
+    assert accepts(some, "x<a>1</a>y<a>2</a>") and not accepts(some, "xy")
+    banned = fmt({"type": "triggered_tags", "triggers": ["<a>"], "tags": [tag], "excludes": ["bad"]})
+    assert accepts(banned, "ba bad") is False and accepts(banned, "ba b ad") and not accepts(banned, "<a>1</a>bad")
+
+
+def test_dumps_whitespace_forces_the_argument_keys():
+    vocab = byte_vocab()
+    grammar = Grammar.from_structural_tag(LEGACY, whitespace="dumps")
+    matcher = Matcher(compile_for(grammar, vocab))
+    assert matcher.consume_tokens(list(b"Hi <function=get_weather>"))
+    assert matcher.forced_bytes() == b'{"city": "'
+    assert matcher.consume_tokens(list(b'{"city": "Oslo"'))
+    assert matcher.forced_bytes() == b', "unit": "'
+
+
+@pytest.mark.parametrize(("spec", "error"), [
+    ("{not json", GrammarError),
+    ({"type": "structural_tag"}, GrammarError),
+    ({"structures": [{"begin": "<a>", "schema": {}, "end": "</a>"}]}, GrammarError),
+    ({"structures": [{"begin": "<a>", "schema": {}, "end": "</a>"}], "triggers": ["<b>"]}, GrammarError),
+    ({"type": "structural_tag", "format": {"type": "dispatch", "rules": []}}, UnsupportedError),
+    ({"type": "structural_tag", "format": {"type": "any_text", "max_tokens": 3}}, UnsupportedError),
+    ({"type": "structural_tag", "format": {"type": "json_schema", "json_schema": {}, "style": "qwen_xml"}},
+     UnsupportedError),
+    ({"structures": [{"begin": "<a<b>", "schema": {}, "end": "</a>"}], "triggers": ["<a<"]}, UnsupportedError),
+    ({"type": "structural_tag", "format": {"type": "sequence", "elements": [
+        {"type": "any_text"}, {"type": "json_schema", "json_schema": {}}]}}, UnsupportedError),
+])
+def test_bad_specs(spec, error):
+    with pytest.raises(error):
+        Grammar.from_structural_tag(spec)
