@@ -15,6 +15,11 @@ Supported syntax (Lark 1.x, https://lark-parser.readthedocs.io/en/stable/grammar
 * ``%ignore`` (a terminal, string, regex or any terminal expression), ``%import common.NAME``,
   ``%import common.NAME -> OTHER``, ``%import common (A, B)`` (our own definitions, see
   :mod:`leapgram.frontends.lark_common`), ``%declare``, ``%override`` and ``%extend``.
+* ``%json { ...schema... }`` in a rule (llguidance's syntax): the JSON texts valid under the
+  schema, built by the JSON Schema front end into this grammar's builder; options in the schema's
+  ``"x-leapgram": {"whitespace", "any_order", "lenient"}`` or llguidance's ``"x-guidance"``
+  (``whitespace_flexible``, ``item_separator``, ``key_separator``, ``lenient``). ``%ignore``
+  applies between its lexemes too, as between any two lexemes of the grammar.
 
 Semantics: terminals are regular. A terminal's definition, with the terminals it references
 inlined, becomes one regex expression and one lexeme named after the terminal; recursion among
@@ -123,6 +128,14 @@ class Repeat:
 
 
 @dataclass(frozen=True)
+class JsonSchema:
+    """``%json { ... }``: the JSON texts valid under a schema (``text`` is its JSON)."""
+
+    text: str
+    offset: int
+
+
+@dataclass(frozen=True)
 class TemplateUse:
     """``name{arg, ...}``."""
 
@@ -131,7 +144,7 @@ class TemplateUse:
     offset: int
 
 
-Node = Ref | Literal | Pattern | CharRange | Alternatives | Repeat | TemplateUse
+Node = Ref | Literal | Pattern | CharRange | Alternatives | Repeat | TemplateUse | JsonSchema
 
 
 @dataclass
@@ -185,6 +198,8 @@ def render(node: Node) -> str:
         return f"{_quote(node.low)}..{_quote(node.high)}"
     if isinstance(node, TemplateUse):
         return node.name + "{" + ", ".join(render(arg) for arg in node.args) + "}"
+    if isinstance(node, JsonSchema):
+        return f"%json {node.text}"
     if isinstance(node, Ref):
         return node.name
     return "(...)"
@@ -586,7 +601,22 @@ class _Parser:
             self.index -= 1
             name = self.name("a name")
             return self.parse_template_use(name) if self.peek().kind == "{" else Ref(name.text, name.offset)
+        if token.kind == "DIRECTIVE" and token.value == "json" and self.index == len(self.tokens):
+            return self.parse_json(token)
         raise self.fail(f"expected a name, string, regex, '(' or '[', found {_describe(token)}", token.offset)
+
+    def parse_json(self, directive: Token) -> JsonSchema:
+        """``%json`` then a JSON object, read by the JSON decoder from the grammar text."""
+        scanner = self.scanner
+        at = _GAP.match(self.src, scanner.pos).end()
+        try:
+            value, end = json.JSONDecoder().raw_decode(self.src, at)
+        except json.JSONDecodeError as err:
+            raise self.fail(f"%json needs a JSON Schema object: {err.msg}", err.pos) from None
+        if not isinstance(value, (dict, bool)):
+            raise self.fail("%json needs a JSON Schema (an object or a boolean)", at)
+        scanner.pos, scanner.last = end, "JSON"
+        return JsonSchema(json.dumps(value), directive.offset)
 
     def parse_template_use(self, name: Token) -> TemplateUse:
         self.take()
@@ -630,6 +660,8 @@ class _Compiler:
         self.rule_symbols: dict[str, int] = {}
         self.queue: list[tuple[int, Alternatives, dict[str, Node]]] = []
         self.instances = 0
+        self.json_symbols: dict[str, int] = {}
+        self.warnings: list[str] = []
 
     def fail(self, message: str, offset: int | None) -> GrammarError:
         return GrammarError(message, source=self.src, offset=offset)
@@ -779,6 +811,8 @@ class _Compiler:
         if isinstance(node, Alternatives):
             options = [self.pool.concat_all([self.regular_expr(item) for item in option]) for option in node.options]
             return self.pool.alt(options)
+        if isinstance(node, JsonSchema):
+            raise self.fail("%json makes a rule, not a terminal: use it in a rule (lowercase)", node.offset)
         return self.literal_expr(node)
 
     def literal_expr(self, node: Node) -> int:
@@ -887,7 +921,29 @@ class _Compiler:
             if len(node.options) == 1:
                 return self.sequence(node.options[0], scope)
             return [self.builder.choice([self.sequence(o, scope) for o in node.options], hint="group")]
+        if isinstance(node, JsonSchema):
+            return [self.json_symbol(node)]
         return [self.builder.lexeme(render(node), self.literal_expr(node))]
+
+    def json_symbol(self, node: JsonSchema) -> int:
+        """The JSON Schema front end's symbol for ``%json``, built into this grammar's builder
+        (each distinct schema once); options come from the schema's ``x-leapgram`` or
+        llguidance's ``x-guidance`` object."""
+        found = self.json_symbols.get(node.text)
+        if found is None:
+            from .json_schema import json_schema_symbol
+
+            schema, options = json_options(json.loads(node.text))
+            try:
+                found, warnings = json_schema_symbol(schema, self.builder, **options)
+            except GrammarError as err:
+                where = f" at {err.pointer or '/'}" if err.pointer is not None else ""
+                kind = UnsupportedError if isinstance(err, UnsupportedError) else GrammarError
+                args = (err.feature,) if isinstance(err, UnsupportedError) else ()
+                raise kind(*args, f"in %json: {err.message}{where}", source=self.src, offset=node.offset) from None
+            self.json_symbols[node.text] = found
+            self.warnings += warnings
+        return found
 
     def ref_symbols(self, ref: Ref, scope: dict[str, Node]) -> list[int]:
         if ref.name in scope:
@@ -906,6 +962,31 @@ class _Compiler:
         if bounds == (1, INF):
             return self.builder.plus(items)
         return self.builder.repeat(items, node.low, node.high)
+
+
+def json_options(schema: dict | bool) -> tuple[dict | bool, dict]:
+    """The schema without its option object, and the options for the JSON Schema front end:
+    ``"x-leapgram": {"whitespace": ..., "any_order": ..., "lenient": ...}`` (as
+    :meth:`leapgram.Grammar.from_json_schema` takes them) or llguidance's ``"x-guidance":
+    {"whitespace_flexible": bool, "item_separator": ..., "key_separator": ..., "lenient": bool}``."""
+    if not isinstance(schema, dict):
+        return schema, {}
+    schema = dict(schema)
+    guidance = schema.pop("x-guidance", None) or {}
+    options = dict(schema.pop("x-leapgram", None) or {})
+    if "item_separator" in guidance or "key_separator" in guidance:
+        options.setdefault("whitespace", (guidance.get("item_separator", ","), guidance.get("key_separator", ":")))
+    elif "whitespace_flexible" in guidance:
+        options.setdefault("whitespace", "flexible" if guidance["whitespace_flexible"] else "compact")
+    if "lenient" in guidance:
+        options.setdefault("lenient", bool(guidance["lenient"]))
+    unknown = sorted(set(options) - {"whitespace", "any_order", "lenient"})
+    if unknown:
+        raise UnsupportedError("x-leapgram option", f"unknown x-leapgram option {unknown[0]!r}: use whitespace, "
+                               "any_order or lenient")
+    if isinstance(options.get("whitespace"), list):
+        options["whitespace"] = tuple(options["whitespace"])
+    return schema, options
 
 
 def lark_to_ir(text: str, *, start: str = "start", limits: Limits = DEFAULT_LIMITS) -> GrammarIR:
