@@ -1,0 +1,188 @@
+"""Mask time in free text and inside tool-call tags: leapgram vs XGrammar vs llguidance.
+
+The same constraint in each engine: free text, two tools (``<function=NAME>`` + JSON arguments +
+``</function>``, trigger ``<function=``). leapgram and XGrammar take the structural tag; llguidance
+takes the equivalent Lark grammar (free text as lexemes that never start the trigger, ``%json``
+for the arguments). A fixed reply is tokenized by the Llama-3 tokenizer; every engine fills one
+mask per token (TBM) and consumes it, all in one process, after one warm-up pass. Steps are split
+into *free* (outside a tag) and *tag* (from the trigger to the end tag). Ratios are leapgram's
+median over the peer's: the target is <= 1.0 against the better peer in both places.
+
+    .venv/bin/python benchmarks/bench_structural_tag.py [--tokenizer tokenizer.json] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+WEATHER = {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"enum": ["celsius", "fahrenheit"]},
+                                            "days": {"type": "integer", "minimum": 1, "maximum": 14}},
+           "required": ["city", "unit"], "additionalProperties": False}
+TIME = {"type": "object", "properties": {"timezone": {"type": "string"}}, "required": ["timezone"],
+        "additionalProperties": False}
+TOOLS = {"get_weather": WEATHER, "get_time": TIME}
+STRUCTURAL_TAG = {"type": "structural_tag", "format": {"type": "triggered_tags", "triggers": ["<function="], "tags": [
+    {"type": "tag", "begin": f"<function={name}>", "content": {"type": "json_schema", "json_schema": schema},
+     "end": "</function>"} for name, schema in TOOLS.items()]}}
+LARK = "\n".join([
+    "start: text (call text)*",
+    "text: CHUNK? PIECE*",
+    "CHUNK: /[^<]+/",
+    "PIECE: /<[^<]*/ & ~/<function=(?s:.*)/",
+    "call: " + " | ".join(f'"<function={name}>" %json {json.dumps(schema)} "</function>"'
+                          for name, schema in TOOLS.items()),
+])
+REPLY = ("Sure! I can look that up for you. First, the weather in Paris for the next few days, then the local "
+         "time in Tokyo, so that you can plan the call <with both teams>. "
+         '<function=get_weather>{"city": "Paris", "unit": "celsius", "days": 3}</function>\n'
+         "While that runs: the forecast comes from the national service and is updated hourly. "
+         '<function=get_time>{"timezone": "Asia/Tokyo"}</function>\n'
+         "I will summarize both results as soon as they arrive; tell me if you also want the humidity, the wind "
+         "or the UV index, or a different unit.")
+
+
+def default_tokenizer() -> Path:
+    from leapgram.cli import default_tokenizer_path
+
+    return default_tokenizer_path()
+
+
+def steps_in_tags(vocab, tokens: list[int]) -> list[bool]:
+    """For each step (before token i), whether the output is inside a tag there."""
+    inside, text, out = False, b"", []
+    for token in tokens:
+        out.append(inside)
+        text += vocab.token_bytes(token)
+        start, end = text.rfind(b"<function="), text.rfind(b"</function>")
+        inside = start > end or (start >= 0 and end < 0)
+    return out
+
+
+class Leapgram:
+    name = "leapgram"
+
+    def __init__(self, path: Path) -> None:
+        import leapgram
+
+        self.lg = leapgram
+        self.vocab = leapgram.Vocabulary.from_tokenizer_json(path)
+        self.bitmask = leapgram.allocate_token_bitmask(1, self.vocab.size)
+        self.compile()
+
+    def compile(self) -> None:
+        """A new compiler each time: no mask, lexer row or chart from an earlier pass."""
+        grammar = self.lg.Grammar.from_structural_tag(STRUCTURAL_TAG)
+        self.compiled = self.lg.GrammarCompiler(self.vocab, cache_size=0).compile(grammar)
+
+    def run(self, tokens: list[int]) -> list[float]:
+        matcher = self.lg.Matcher(self.compiled)
+        return _timed(tokens, lambda: matcher.fill_next_token_bitmask(self.bitmask, 0), matcher.consume_token)
+
+
+class Xgrammar:
+    name = "xgrammar"
+
+    def __init__(self, path: Path) -> None:
+        import xgrammar
+        from transformers import PreTrainedTokenizerFast
+
+        self.xgr = xgrammar
+        self.info = xgrammar.TokenizerInfo.from_huggingface(PreTrainedTokenizerFast(tokenizer_file=str(path)))
+        self.bitmask = xgrammar.allocate_token_bitmask(1, self.info.vocab_size)
+        self.compile()
+
+    def compile(self) -> None:
+        compiler = self.xgr.GrammarCompiler(self.info, max_threads=1, cache_enabled=False)
+        self.compiled = compiler.compile_structural_tag(json.dumps(STRUCTURAL_TAG))
+
+    def run(self, tokens: list[int]) -> list[float]:
+        matcher = self.xgr.GrammarMatcher(self.compiled)
+        return _timed(tokens, lambda: matcher.fill_next_token_bitmask(self.bitmask, 0), matcher.accept_token)
+
+
+class Llguidance:
+    name = "llguidance"
+
+    def __init__(self, path: Path) -> None:
+        import llguidance
+        import llguidance.numpy
+
+        self.llg = llguidance
+        self.fill = llguidance.numpy.fill_next_token_bitmask
+        self.tokenizer = llguidance.LLTokenizer(str(path))
+        self.grammar = llguidance.LLMatcher.grammar_from_lark(LARK)
+        self.bitmask = llguidance.numpy.allocate_token_bitmask(1, self.tokenizer.vocab_size)
+        self.compile()
+
+    def compile(self) -> None:
+        self.compiled = self.llg.LLMatcher(self.tokenizer, self.grammar, log_level=0)
+
+    def run(self, tokens: list[int]) -> list[float]:
+        matcher = self.compiled.deep_copy()
+        return _timed(tokens, lambda: self.fill(matcher, self.bitmask, 0), matcher.consume_token)
+
+
+def _timed(tokens: list[int], fill, consume) -> list[float]:
+    times = []
+    for token in tokens:
+        start = time.perf_counter()
+        fill()
+        times.append(time.perf_counter() - start)
+        if not consume(token):
+            raise RuntimeError(f"token {token} rejected at step {len(times)}")
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tokenizer", type=Path, default=None, help="tokenizer.json (default: Llama-3's)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed passes after the warm-up (default 5)")
+    args = parser.parse_args()
+    path = args.tokenizer or default_tokenizer()
+    engines = []
+    for kind in (Leapgram, Xgrammar, Llguidance):
+        try:
+            engines.append(kind(path))
+        except ImportError as exc:
+            print(f"{kind.name}: skipped ({exc})")
+    vocab = engines[0].vocab
+    tokens = vocab.encode(REPLY.encode())
+    inside = np.array(steps_in_tags(vocab, tokens))
+    print(f"tokenizer {path}, {len(tokens)} tokens ({int(inside.sum())} in tags), {args.repeat} passes")
+    for mode in ("cold", "warm"):
+        report(mode, engines, tokens, inside, args.repeat)
+
+
+def report(mode: str, engines: list, tokens: list[int], inside: np.ndarray, repeat: int) -> None:
+    """``cold``: each pass right after a fresh compile (the first request of a grammar);
+    ``warm``: passes over one compiled grammar after a warm-up pass (a server's steady state)."""
+    print(f"-- {mode}: " + report.__doc__.split(";")[0 if mode == "cold" else 1].split(":", 1)[1].strip())
+    medians = {}
+    for engine in engines:
+        if mode == "warm":
+            engine.run(tokens)
+        runs = []
+        for _ in range(repeat):
+            if mode == "cold":
+                engine.compile()
+            runs.append(engine.run(tokens))
+        per_step = np.median(np.array(runs), axis=0) * 1e6
+        medians[engine.name] = (float(np.median(per_step[~inside])), float(np.median(per_step[inside])),
+                                float(np.mean(per_step[~inside])), float(np.mean(per_step[inside])))
+        free, tag, free_mean, tag_mean = medians[engine.name]
+        print(f"{engine.name:>10}: free text median {free:7.1f} us (mean {free_mean:7.1f}), "
+              f"in tags median {tag:7.1f} us (mean {tag_mean:7.1f})")
+    ours = medians["leapgram"]
+    peers = [v for k, v in medians.items() if k != "leapgram"]
+    if peers:
+        best = [min(p[i] for p in peers) for i in range(4)]
+        print("leapgram vs the better peer: free {:.2f}x, tags {:.2f}x (medians); free {:.2f}x, tags {:.2f}x (means)"
+              .format(*(a / b for a, b in zip(ours, best))))
+
+if __name__ == "__main__":
+    main()
