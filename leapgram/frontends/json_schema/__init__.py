@@ -28,6 +28,9 @@ def schema_document(schema: Any) -> Any:
             return json.loads(text)
         except json.JSONDecodeError as err:
             raise GrammarError(f"schema is not valid JSON: {err.msg}", source=text, offset=err.pos) from None
+        except RecursionError:
+            raise UnsupportedError("nesting", "the schema text nests deeper than Python's JSON parser allows; "
+                                   "flatten it", pointer="") from None
     if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
         return schema.model_json_schema()
     raise TypeError(f"schema must be a dict, JSON text or a Pydantic model class, not {type(schema).__name__}")
@@ -39,12 +42,7 @@ def json_schema_to_ir(schema: Any, *, whitespace: str | int | tuple[str, str] = 
     under ``lenient``)."""
     translator = SchemaTranslator(schema_document(schema), whitespace=whitespace, lenient=lenient,
                                   any_order=any_order, limits=limits)
-    try:
-        ir = translator.build()
-    except RecursionError:
-        raise UnsupportedError("nesting", "the schema nests subschemas (through $ref chains) deeper than "
-                               "the translator's recursion allows; flatten it", pointer="") from None
-    return ir, translator.ctx.warnings
+    return translator.build(), translator.ctx.warnings
 
 
 def json_schema_symbol(schema: Any, builder: GrammarBuilder, *, whitespace: str | int | tuple[str, str] = "flexible",
@@ -53,11 +51,7 @@ def json_schema_symbol(schema: Any, builder: GrammarBuilder, *, whitespace: str 
     ``builder`` (a Lark rule or a structural tag that embeds a schema), and the warnings."""
     translator = SchemaTranslator(schema_document(schema), whitespace=whitespace, lenient=lenient,
                                   any_order=any_order, limits=builder.limits, builder=builder)
-    try:
-        return translator.top_symbol(), translator.ctx.warnings
-    except RecursionError:
-        raise UnsupportedError("nesting", "the schema nests subschemas (through $ref chains) deeper than "
-                               "the translator's recursion allows; flatten it", pointer="") from None
+    return translator.top_symbol(), translator.ctx.warnings
 
 
 __all__ = ["json_schema_symbol", "json_schema_to_ir", "schema_document"]

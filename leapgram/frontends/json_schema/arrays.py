@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ...errors import GrammarError
+from ...errors import BudgetExceededError, GrammarError
 from ...regex.expr import INF as UNBOUNDED_REPEAT
 from .values import count_keyword, scalar_spellings
 
@@ -79,9 +79,12 @@ def _sequence(t: SchemaTranslator, elements: list[int], rest: int | None, low: i
     rest_low = max(low - len(elements), 0)
     rest_high = high - len(elements) if high != INF else INF
     if rest is not None and rest_high != 0:
+        _check_bound(t, "minItems", rest_low, pointer)
         if rest_high != INF and rest_high - rest_low > MAX_SPAN:
             t.ctx.unsupported("maxItems", f"{pointer}/maxItems", f"more than {MAX_SPAN} optional elements")
             rest_high = INF
+        if rest_high != INF:
+            _check_bound(t, "maxItems", rest_high, pointer)
         lead = bool(elements)
         tail = _repeat(t, rest, rest_low, rest_high, lead)
     # the prefix, each element optional from position ``low`` on, nested right to left
@@ -89,6 +92,14 @@ def _sequence(t: SchemaTranslator, elements: list[int], rest: int | None, low: i
         step = [*(comma if j else []), elements[j], *tail]
         tail = step if j < low else [b.optional(step, hint="items")]
     return tail
+
+
+def _check_bound(t: SchemaTranslator, keyword: str, count: float, pointer: str) -> None:
+    """A count of repeated elements above ``Limits.max_repeat`` is a :class:`BudgetExceededError`
+    (the rules spell each required element out)."""
+    if count > t.b.limits.max_repeat:
+        raise BudgetExceededError("max_repeat", t.b.limits.max_repeat,
+                                  f"{keyword} {int(count)} at {pointer}/{keyword} repeats too many elements")
 
 
 def _repeat(t: SchemaTranslator, element: int, low: int, high: int, lead: bool) -> list[int]:
@@ -115,6 +126,7 @@ def _contains(t: SchemaTranslator, schema: dict, pointer: str, elements: list[in
         t.ctx.unsupported("contains", at, "contains is exact only alone with minContains (no maxContains, "
                           "prefix items, length bounds or uniqueItems)")
         return _sequence(t, elements, t.value(rest, rest_at), low, high, pointer)
+    _check_bound(t, "minContains", need, pointer)
     plain = t.value(rest, rest_at)
     hit = t.value({"allOf": [rest, schema["contains"]]}, at)
     if need == 0:

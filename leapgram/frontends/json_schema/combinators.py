@@ -83,7 +83,11 @@ def _combinator(schema: Any) -> str | None:
 def _resolved(t: SchemaTranslator, schema: Any, pointer: str) -> Any:
     if not isinstance(schema, dict):
         return schema
-    return t.composed("resolved", (schema,), lambda: _new_resolved(t, schema, pointer))
+    try:
+        return t.composed("resolved", (schema,), lambda: _new_resolved(t, schema, pointer))
+    except RecursionError:
+        t.note_overflow(pointer)
+        raise
 
 
 def _new_resolved(t: SchemaTranslator, schema: Any, pointer: str) -> Any:

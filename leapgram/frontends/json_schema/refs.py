@@ -30,14 +30,24 @@ class RefResolver:
         self.root_uri = urldefrag(base)[0]
         self._index(root, "", self.root_uri)
 
-    def _index(self, schema: Any, pointer: str, base: str) -> None:
-        if isinstance(schema, list):
-            for i, item in enumerate(schema):
-                if isinstance(item, (dict, list)):
-                    self._index(item, f"{pointer}/{i}", base)
-            return
-        if not isinstance(schema, dict):
-            return
+    def _index(self, root: Any, pointer: str, base: str) -> None:
+        # A stack, not recursion (schemas may nest thousands deep), in document order (the first
+        # of two equal ids wins).
+        pending = [(root, pointer, base)]
+        while pending:
+            schema, pointer, base = pending.pop()
+            if isinstance(schema, list):
+                children = [(item, f"{pointer}/{i}", base) for i, item in enumerate(schema)]
+            elif isinstance(schema, dict):
+                base = self._index_one(schema, pointer, base)
+                children = [(value, f"{pointer}/{_escape(key)}", base) for key, value in schema.items()
+                            if key not in ("enum", "const", "default", "examples", "example")]
+            else:
+                continue
+            pending.extend(reversed(children))
+
+    def _index_one(self, schema: dict, pointer: str, base: str) -> str:
+        """Index ``schema`` by its ``$id`` and anchors; its base URI (for its subschemas)."""
         own = None if self._ref_hides_id and "$ref" in schema else _own_id(schema)
         if own:
             base = _join(base, own)
@@ -51,9 +61,7 @@ class RefResolver:
             if isinstance(anchor, str):
                 self.by_uri.setdefault(f"{base}#{anchor}", (schema, pointer))
         self.base_of[id(schema)] = base
-        for key, value in schema.items():
-            if isinstance(value, (dict, list)) and key not in ("enum", "const", "default", "examples", "example"):
-                self._index(value, f"{pointer}/{_escape(key)}", base)
+        return base
 
     def base(self, schema: dict) -> str:
         return self.base_of.get(id(schema), self.root_uri)

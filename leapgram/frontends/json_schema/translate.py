@@ -107,6 +107,7 @@ class SchemaTranslator:
         self.draft = _draft(dialect)
         self._ref_overrides = self.draft is not None and self.draft <= 7
         self.negations: dict[int, tuple[Any, Any]] = {}
+        self._overflow: str | None = None
 
     def build(self) -> GrammarIR:
         start = self.b.nonterminal("start")
@@ -114,8 +115,15 @@ class SchemaTranslator:
         return self.b.build(start)
 
     def top_symbol(self) -> int:
-        """The symbol of the whole document's values, in the builder (shared or own)."""
-        top = self.value(self.root, "")
+        """The symbol of the whole document's values, in the builder (shared or own). A schema
+        nested deeper than Python's recursion allows (subschemas in subschemas, or a long chain
+        of ``$ref``) is an :class:`UnsupportedError` at the pointer where the translation stopped."""
+        try:
+            top = self.value(self.root, "")
+        except RecursionError:
+            raise UnsupportedError("nesting", "the schema nests subschemas (in each other or through $ref "
+                                   "chains) deeper than the translator's recursion allows; flatten it",
+                                   pointer=self._overflow or "") from None
         if top is None:
             raise GrammarError("the schema matches no JSON value", pointer="")
         return top
@@ -185,13 +193,22 @@ class SchemaTranslator:
         if key in self._memo:
             return self._memo[key]
         nt = self._memo[key] = self.b.fresh_nonterminal(f"schema:{pointer or '/'}")  # fresh: unique in a shared builder
-        alternatives = self._alternatives(schema, pointer)
+        try:
+            alternatives = self._alternatives(schema, pointer)
+        except RecursionError:
+            self.note_overflow(pointer)
+            raise
         if not alternatives:
             self._memo[key] = None
             return None
         for symbol in alternatives:
             self.b.rule(nt, [symbol])
         return nt
+
+    def note_overflow(self, pointer: str) -> None:
+        """Remember the innermost ``pointer`` a RecursionError passed through (see top_symbol)."""
+        if self._overflow is None:
+            self._overflow = pointer
 
     def schema_key(self, schema: Any) -> Any:
         """A hashable name for what ``schema`` means in this document: a subschema of the
