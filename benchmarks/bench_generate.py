@@ -9,12 +9,15 @@ with Compressed Finite State Machine", 2024):
 * city: a city's facts (name, country, latitude, longitude, population, top 3 landmarks)
   extracted as JSON from a passage of about 1,000 tokens (benchmarks/data/passages/).
 
-Each prompt runs in four modes, interleaved prompt by prompt: unconstrained; constrained without
-jump-forward; constrained with jump-forward (the matcher's forced tokens appended as they come);
-constrained with verified jump-forward (forced tokens fed as a draft and kept only while the model
-agrees, so the output is exactly that of no jump-forward). Reported per mode: wall time, output tokens per
-second, forward passes, outputs that parse and validate against the schema; then the ratios and
-whether greedy outputs are identical with and without jump-forward. The schemas are
+Each prompt runs in five modes (``--modes`` picks some), interleaved prompt by prompt with the
+order rotated from one prompt to the next: unconstrained; constrained without jump-forward;
+constrained with jump-forward (the matcher's forced tokens appended as they come); constrained with
+verified jump-forward (forced tokens fed as a draft and kept only while the model agrees, so the
+output is exactly that of no jump-forward); drafts (``jump_forward="draft"``: forced tokens plus
+layout, lookup and prompt-text drafts, verified the same way). Reported per mode: wall time, output
+tokens per second, forward passes, outputs that parse and validate against the schema, drafted and
+accepted tokens by draft kind; then the ratios and whether greedy outputs are identical with and
+without jump-forward. The schemas are
 benchmarks/data/{character,city}.json, compiled with ``Grammar.from_json_schema``. ``--whitespace``:
 ``dumps`` by default, the one-line layout ``json.dumps`` writes (``", "`` and ``": "``), as SGLang's
 benchmark fixes one layout in its regex, so every key and separator is forced; ``flexible`` lets
@@ -51,8 +54,10 @@ CHARACTER_PROMPT = ("{name} is a character in Harry Potter. Please fill in the f
                     "length), alive and patronus.")
 CITY_PROMPT = ("{passage}\n\nFrom the passage above, extract the city's name, country, latitude, longitude, "
                "population and top 3 landmarks as JSON.")
-MODES = ("unconstrained", "constrained", "jump-forward", "verified")
-JUMP = {"unconstrained": False, "constrained": False, "jump-forward": True, "verified": "verify"}
+MODES = ("unconstrained", "constrained", "jump-forward", "verified", "drafts")
+JUMP = {"unconstrained": False, "constrained": False, "jump-forward": True, "verified": "verify",
+        "drafts": "draft"}
+COMPARED = ("jump-forward", "verified", "drafts")
 
 
 def load_grammar(name: str, whitespace: str) -> tuple[leapgram.Grammar, str]:
@@ -92,16 +97,20 @@ def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int,
     compiled = leapgram.compile(grammar, vocabulary_of(tokenizer))
     leapgram.Matcher(compiled).compute_mask()
     ttfm = time.perf_counter() - began
-    generate(model, tokenizer, prompts[:1], compiled, max_new_tokens=8)  # warm-up, not timed
-    totals = {mode: GenerationStats() for mode in MODES}
-    wall = dict.fromkeys(MODES, 0.0)
-    valid = dict.fromkeys(MODES, 0)
-    identical = {"jump-forward": 0, "verified": 0}
+    # warm-up, not timed: the masks along a whole output, and the draft policy's first pass costs
+    generate(model, tokenizer, prompts[:1], compiled, max_new_tokens=max_new_tokens, jump_forward=False)
+    generate(model, tokenizer, prompts[:1], compiled, max_new_tokens=24, jump_forward="draft")
+    modes = args.modes
+    totals = {mode: GenerationStats() for mode in modes}
+    wall = dict.fromkeys(modes, 0.0)
+    valid = dict.fromkeys(modes, 0)
+    identical = {mode: 0 for mode in COMPARED if mode in modes}
     lengths = []
     for first in range(0, len(prompts), batch_size):
         group = prompts[first:first + batch_size]
         outputs = {}
-        for mode in MODES:
+        turn = first // batch_size % len(modes)
+        for mode in modes[turn:] + modes[:turn]:
             constraint = None if mode == "unconstrained" else compiled
             began = time.perf_counter()
             outputs[mode] = generate(model, tokenizer, group, constraint, max_new_tokens=max_new_tokens,
@@ -114,13 +123,13 @@ def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int,
             for mode in identical:
                 identical[mode] += plain.tokens == outputs[mode][position].tokens
             lengths.append(plain.stats.prompt_tokens)
-            jumped = outputs["jump-forward"][position]
-            print(f"  [{name} {len(lengths)}/{len(prompts)}] {jumped.text[:150]}", file=sys.stderr)
+            shown = outputs[modes[-1]][position]
+            print(f"  [{name} {len(lengths)}/{len(prompts)}] {shown.text[:150]!r}", file=sys.stderr)
     return {"workload": name, "grammar": grammar_source, "prompts": len(prompts), "ttfm_s": ttfm,
             "mean_prompt_tokens": sum(lengths) / len(lengths), "max_new_tokens": max_new_tokens,
             "batch_size": batch_size, "heal_prompt": heal, "identical_greedy": identical, "valid": valid,
             "wall_s": wall,
-            "stats": {mode: totals[mode].as_dict() for mode in MODES}}
+            "modes": list(modes), "stats": {mode: totals[mode].as_dict() for mode in modes}}
 
 
 def report(result: dict) -> None:
@@ -130,7 +139,8 @@ def report(result: dict) -> None:
           f"{result['grammar']}, compile + first mask {result['ttfm_s'] * 1000:.0f} ms")
     print(f"{'mode':<14}{'wall s':>8}{'prefill':>8}{'out tok':>9}{'tok/s':>7}{'fwd':>6}{'sampled':>8}"
           f"{'ff':>6}{'mask ms':>9}{'model s':>9}{'valid':>8}")
-    for mode in MODES:
+    modes = result["modes"]
+    for mode in modes:
         s = stats[mode]
         rate = s["output_tokens"] / result["wall_s"][mode]
         cells = (f"{result['wall_s'][mode]:>8.2f}{s['prefill_seconds']:>8.2f}",
@@ -143,9 +153,15 @@ def report(result: dict) -> None:
     def per_token(mode: str) -> float:
         return (wall[mode] - stats[mode]["prefill_seconds"]) / max(1, stats[mode]["output_tokens"])
 
-    print("per-token time after prefill, constrained-no-JF / unconstrained: "
-          f"{per_token('constrained') / per_token('unconstrained'):.2f}")
-    for mode in ("jump-forward", "verified"):
+    if "unconstrained" in modes:
+        print("per-token time after prefill, constrained-no-JF / unconstrained: "
+              f"{per_token('constrained') / per_token('unconstrained'):.2f}")
+    for mode in modes:
+        kinds = stats[mode].get("draft_kinds") or {}
+        if kinds:
+            cells = ", ".join(f"{kind} {kept}/{fed} ({kept / max(1, fed):.0%})" for kind, (fed, kept) in sorted(kinds.items()))
+            print(f"{mode}: accepted/drafted tokens by kind: {cells}")
+    for mode in (m for m in COMPARED if m in modes):
         passes = stats["constrained"]["forward_passes"] / max(1, stats[mode]["forward_passes"])
         print(f"{mode}: forward passes no-JF / JF {passes:.2f}, wall no-JF / JF "
               f"{wall['constrained'] / wall[mode]:.2f}, greedy output identical to no-JF "
@@ -160,8 +176,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=1, help="prompts decoded together (default 1)")
     parser.add_argument("--no-heal", action="store_true", help="no prompt healing (where leapgram has it)")
     parser.add_argument("--whitespace", default="dumps", help="dumps (default: ', ' and ': '), flexible or compact")
+    parser.add_argument("--modes", default=",".join(MODES),
+                        help=f"comma-separated modes, 'constrained' among them (default {','.join(MODES)})")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "out" / "generate.json"))
     args = parser.parse_args(argv)
+    args.modes = tuple(dict.fromkeys(m.strip() for m in args.modes.split(",") if m.strip()))
+    unknown = set(args.modes) - set(MODES)
+    if unknown or "constrained" not in args.modes:
+        parser.error(f"--modes: known modes are {', '.join(MODES)}, and 'constrained' must be one")
     torch.set_num_threads(args.threads)
     model, tokenizer = load_default_model()
     print(f"model: SmolLM2-135M-Instruct (float32, CPU, {args.threads} thread(s)), leapgram has "

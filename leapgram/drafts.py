@@ -34,9 +34,12 @@ KINDS = ("forced", "layout", "lookup", "prompt")
 _WHITESPACE = frozenset(b" \t\n\r")
 _OPENERS = frozenset(b"{[")
 _CLOSERS = frozenset(b"}]")
-_STRUCTURE = frozenset(b'"{}[],:')
+_STRUCTURE_BYTES = b'"{}[],:'
+_STRUCTURE = frozenset(_STRUCTURE_BYTES)
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _VALUE_END = ord('"')  # the layout key of a string value's closing quote
+_KEY_END = 0x100  # the layout key of a member name's closing quote
+_SIBLINGS = {ord(","): (ord("{"), ord("[")), ord("{"): (ord(","),), ord("["): (ord(","),)}
 _CONTEXT = 8  # recent tokens given to the tokenizer as context
 
 
@@ -70,8 +73,7 @@ class _Scan:
                     self.escape = True
                 elif byte == 0x22:
                     self.in_string = False
-                    if not self.string_is_key:
-                        self._mark(_VALUE_END)
+                    self._mark(_KEY_END if self.string_is_key else _VALUE_END)
                 continue
             if byte in _WHITESPACE:
                 if self.last is not None:
@@ -120,20 +122,27 @@ class Layout:
         slot[following] = space
 
     def predict(self, after: int, depth: int) -> list[bytes]:
-        """Candidate continuations (whitespace and the next byte), most likely first."""
-        slot = self.seen.get((after, depth))
-        if slot:
-            guesses = [_guess(space, following) for following, space in reversed(slot.items())]
-        else:
-            guesses = []
-            for (other_after, other_depth), other in self.seen.items():
-                if other_after != after or other_depth == depth:
-                    continue
-                for following, space in reversed(other.items()):
-                    scaled = _reindent(space, other_depth, depth, following)
-                    if scaled is not None:
-                        guesses.append(_guess(scaled, following))
-        return [guess for guess in dict.fromkeys(guesses) if guess]
+        """Candidate continuations (whitespace and the next byte), most likely first: what
+        followed ``after`` at ``depth``; else at another depth, re-indented; else what followed
+        its sibling (``{`` for ``,`` and back: a member starts alike after either)."""
+        for key in (after, *_SIBLINGS.get(after, ())):
+            slot = self.seen.get((key, depth))
+            if slot:
+                guesses = [_guess(space, following) for following, space in reversed(slot.items())]
+            else:
+                guesses = []
+                for (other_after, other_depth), other in self.seen.items():
+                    if other_after != key or other_depth == depth:
+                        continue
+                    for following, space in reversed(other.items()):
+                        scaled = _reindent(space, other_depth, depth, following) if b"\n" in space else space
+                        if scaled is not None:
+                            guesses.append(_guess(scaled, following))
+            guesses += [guess.rstrip(_STRUCTURE_BYTES) for guess in guesses]  # the whitespace alone
+            guesses = [guess for guess in dict.fromkeys(guesses) if guess]
+            if guesses:
+                return guesses
+        return []
 
 
 def _guess(space: bytes, following: int) -> bytes:
@@ -209,59 +218,99 @@ class Drafter:
         fork = matcher.fork()
         scan = self.scan.copy()
         while len(tokens) < limit:
-            chunk, kind = self._next(fork, scan, tokens)
+            chunk, chunk_kinds = self._next(fork, scan, tokens)
             chunk = chunk[: limit - len(tokens)]
             chunk = chunk[: fork.validate_tokens(chunk)] if chunk else chunk
             if not chunk:
                 break
             fork.consume_tokens(chunk)
             tokens.extend(chunk)
-            kinds.extend([kind] * len(chunk))
+            kinds.extend(chunk_kinds[: len(chunk)])
             scan.feed(self.vocab.decode(chunk))
             if fork.is_terminated():
                 break
         return tokens, kinds
 
-    def _next(self, fork: Matcher, scan: _Scan, draft: list[int]) -> tuple[list[int], str]:
-        """The next chunk: the model's own spelling where the output repeats itself (2+ tokens of
-        context), the forced bytes, the layout at a separator, the prompt's text, then a
-        1-token-context lookup."""
-        recent = self.history[-_CONTEXT:] + draft
-        if "lookup" in self.kinds:
-            chunk = self._lookup(draft, min_n=2)
-            if chunk and fork.validate_tokens(chunk[:1]):
-                return chunk, "lookup"
-        if "forced" in self.kinds:
-            chunk = fork.fast_forward_tokens()
-            if not chunk:
-                forced = fork.forced_bytes()
-                chunk = (encode_in_context(self.vocab, forced, recent[-_CONTEXT:]) or []) if forced else []
-            if chunk:
-                return chunk, "forced"
-        if "layout" in self.kinds and scan.last is not None and not scan.space and not scan.in_string:
-            for guess in self.layout.predict(scan.last, scan.last_depth):
-                chunk = encode_in_context(self.vocab, guess, recent[-_CONTEXT:]) or []
-                if chunk and fork.validate_tokens(chunk) == len(chunk):
-                    return chunk, "layout"
+    def _next(self, fork: Matcher, scan: _Scan, draft: list[int]) -> tuple[list[int], list[str]]:
+        """The next chunk and its kinds: the model's own spelling where the output repeats itself
+        (2+ tokens of context, one of them not just JSON punctuation), then the forced bytes and
+        the layout, the prompt's text, and a 1-token-context lookup."""
+        recent = (self.history[-_CONTEXT:] + draft)[-_CONTEXT:]
+        chunk, kind = self._lookup(draft, min_n=2)
+        if chunk and fork.validate_tokens(chunk[:1]):
+            return chunk, [kind] * len(chunk)
+        chunk, kinds = self._structure(fork, scan, recent)
+        if chunk:
+            return chunk, kinds
         if "prompt" in self.kinds:
             chunk = self._prompt_text(draft, recent)
             if chunk:
-                return chunk, "prompt"
-        if "lookup" in self.kinds:
-            chunk = self._lookup(draft, min_n=1)
-            if chunk:
-                return chunk, "lookup"
-        return [], ""
+                return chunk, ["prompt"] * len(chunk)
+        chunk, kind = self._lookup(draft, min_n=1)
+        return chunk, [kind] * len(chunk)
 
-    def _lookup(self, draft: list[int], *, min_n: int, length: int = 16) -> list[int]:
+    def _structure(self, fork: Matcher, scan: _Scan, recent: list[int], *, rounds: int = 6) -> tuple[list[int], list[str]]:
+        """The bytes the grammar forces and the whitespace (and next structural byte) the layout
+        predicts, alternately, tokenized together so that a token may span both (``house`` then
+        ``":`` then `` "``); each token's kind is that of its last byte."""
+        data = b""
+        ends: list[tuple[int, str]] = []
+        sub: Matcher | None = None
+        scan = scan.copy()
+        for _ in range(rounds):
+            current = fork if sub is None else sub
+            piece, kind = b"", ""
+            if "forced" in self.kinds:
+                piece, kind = current.forced_bytes(), "forced"
+            if not piece and "layout" in self.kinds and scan.last is not None and not scan.space \
+                    and not scan.in_string:
+                for guess in self.layout.predict(scan.last, scan.last_depth):
+                    ids = self.vocab.encode(guess) if self.vocab.has_encoder else []
+                    if ids and current.validate_tokens(ids) == len(ids):
+                        piece, kind = guess, "layout"
+                        break
+            if not piece:
+                break
+            ids = self.vocab.encode(piece) if self.vocab.has_encoder else None  # any spelling: for the state
+            if not ids or current.validate_tokens(ids) != len(ids):
+                break
+            if sub is None:
+                sub = fork.fork()
+            sub.consume_tokens(ids)
+            data += piece
+            ends.append((len(data), kind))
+            scan.feed(piece)
+            if sub.is_terminated() or sub.is_error():
+                break
+        if not data:
+            return [], []
+        tokens = encode_in_context(self.vocab, data, recent) or []
+        kinds = []
+        position = 0
+        for token in tokens:
+            position += len(self.vocab.token_bytes(token))
+            kinds.append(next((kind for end, kind in ends if position <= end), ends[-1][1]))
+        return tokens, kinds
+
+    def _lookup(self, draft: list[int], *, min_n: int, length: int = 16) -> tuple[list[int], str]:
         """The tokens that followed the most recent earlier occurrence of the longest tail of
-        (history + draft), ``min_n`` to ``max_ngram`` tokens long."""
+        (history + draft), ``min_n`` to ``max_ngram`` tokens long, not all punctuation; kind
+        ``prompt`` where that occurrence is in the prompt, ``lookup`` in the output."""
         tail = (self.history[-self.max_ngram:] + draft)[-self.max_ngram:]
         for n in range(min(self.max_ngram, len(tail)), min_n - 1, -1):
+            if all(self._punctuation(t) for t in tail[-n:]):
+                continue
             end = self._grams[n].get(tuple(tail[-n:]))
-            if end is not None:
-                return self.history[end:end + length]
-        return []
+            if end is None:
+                continue
+            kind = "prompt" if end < self.prompt_length else "lookup"
+            if kind in self.kinds:
+                return self.history[end:end + length], kind
+        return [], ""
+
+    def _punctuation(self, token: int) -> bool:
+        """Whether the token is only JSON punctuation and whitespace (a weak context)."""
+        return not any(byte in _WORD for byte in self.vocab.token_bytes(token))
 
     def _prompt_text(self, draft: list[int], recent: list[int], *, length: int = 48) -> list[int]:
         """The tokens of the prompt's text after the longest tail of the output that occurs in it:

@@ -28,7 +28,7 @@ from transformers import LogitsProcessor
 
 import leapgram
 from leapgram import CompiledGrammar, Grammar, Matcher, Vocabulary, allocate_token_bitmask
-from leapgram.drafts import KINDS, Drafter, DraftPolicy, draft_length
+from leapgram.drafts import Drafter, DraftPolicy, draft_length
 
 from .torch import apply_token_bitmask_torch
 
