@@ -114,7 +114,9 @@ def run_generate(args: argparse.Namespace) -> int:
 def jump_mode(args: argparse.Namespace) -> bool | str:
     if args.no_jump_forward:
         return False
-    return True if args.unverified_jumps else "verify"
+    if args.unverified_jumps:
+        return True
+    return "verify" if args.no_drafts else "draft"
 
 
 def print_stats(result) -> None:
@@ -126,6 +128,9 @@ def print_stats(result) -> None:
           f"forward passes {s.forward_passes}\n"
           f"time {s.total_seconds:.2f} s ({rate:.1f} tokens/s): model {s.model_seconds:.2f} s, "
           f"masks {s.mask_seconds * 1000:.0f} ms", file=sys.stderr)
+    kinds = ", ".join(f"{kind} {kept}/{fed}" for kind, (fed, kept) in sorted(getattr(s, "draft_kinds", {}).items()))
+    print(f"drafted {getattr(s, 'drafted_tokens', 0)}, accepted {getattr(s, 'accepted_tokens', 0)}"
+          f"{f' ({kinds})' if kinds else ''}, forced {getattr(s, 'forced_tokens', 0)}", file=sys.stderr)
 
 
 def add_generate_parser(sub) -> None:
@@ -149,6 +154,8 @@ def add_generate_parser(sub) -> None:
     gen.add_argument("--stats", action="store_true", help="print token counts and timings on stderr")
     jump = gen.add_mutually_exclusive_group()
     jump.add_argument("--no-jump-forward", action="store_true", help="sample every token, even forced ones")
+    jump.add_argument("--no-drafts", action="store_true",
+                      help="verified jump-forward of the forced tokens only (no layout or lookup drafts)")
     jump.add_argument("--unverified-jumps", action="store_true",
                       help="append forced tokens without letting the model check them (fewer passes, but the "
                            "output may differ from --no-jump-forward where the model spells forced text otherwise)")
