@@ -112,8 +112,8 @@ class ByteMatcher:
         return best
 
     def greedy_completion(self, max_bytes: int = 4096) -> bytes | None:
-        """A completion found by always taking the first preferred byte (closers early): the
-        fallback when :meth:`shortest_completion` runs out of nodes."""
+        """A completion found by always taking the first preferred byte: a quote or closer where
+        the choice is narrow, a digit or letter inside text (a wide choice) unless ``"`` may end it."""
         m = self._m.fork()
         out = bytearray()
         while not m.is_accepting() and len(out) < max_bytes:
@@ -125,7 +125,8 @@ class ByteMatcher:
             allowed = _allowed(m)
             if not allowed:
                 return None
-            byte = min(allowed, key=lambda b: (b not in _CLOSERS, _ORDER.get(b, 1000 + b)))
+            closers = b'"' if len(allowed) > 24 else _CLOSERS  # a wide set is text inside a string
+            byte = min(allowed, key=lambda b: (b not in closers, _ORDER.get(b, 1000 + b)))
             m.consume_token(byte)
             out.append(byte)
         return bytes(out) if m.is_accepting() else None
@@ -149,17 +150,20 @@ def _successors(m: Matcher):
             yield bytes([byte]), child
 
 
-_CLASSES = (range(48, 58), range(97, 123), range(65, 91), range(128, 256))
+_CLASSES = (range(48, 58), range(97, 123), range(65, 91), range(128, 256), tuple(b" \t\r\n"),
+            tuple(set(range(32, 127)) - set(b"\"'}])\\") - set(range(48, 58)) - set(range(65, 91)) - set(range(97, 123))))
 
 
 def _representatives(allowed: list[int]) -> list[int]:
-    """The bytes a search tries, preferred first: all of them for a narrow set, else every byte
-    outside the classes (digits, lower, upper, non-ASCII) and the first allowed one of each."""
+    """The bytes a search tries, preferred first: all of them for a narrow set; in a wide one
+    (text inside a string), the quotes, closers and backslash, and the first allowed byte of each
+    class (digits, lower, upper, non-ASCII, whitespace, other punctuation, control bytes)."""
     if len(allowed) > 24:
-        kept = [b for b in allowed if not any(b in c for c in _CLASSES)]
-        kept += [next(b for b in allowed if b in c) for c in _CLASSES if any(b in c for b in allowed)]
+        kept = [b for b in allowed if b in b"\"'}])\\"]
+        classes = (*_CLASSES, range(0, 32))
+        kept += [next(b for b in allowed if b in c) for c in classes if any(b in c for b in allowed)]
         allowed = kept
-    return sorted(allowed, key=lambda b: _ORDER.get(b, 1000 + b))
+    return sorted(set(allowed), key=lambda b: _ORDER.get(b, 1000 + b))
 
 
 def _state_key(m: Matcher) -> object:
