@@ -40,10 +40,15 @@ difference is printed as UNEXPLAINED with the tokens involved: a bug report, not
 The leapgram grammar falls back to ``json_grammar()`` of tests/mask/cfg_grammars.py (and
 says so) when ``Grammar.from_lark`` is missing or rejects the text.
 
+``--grammar gbnf`` walks the same documents under llama.cpp's ``json.gbnf`` (character-level
+rules, ``ws ::= | " " | "\\n" [ \\t]{0,20}``): leapgram through ``Grammar.from_gbnf``, llguidance
+through its own ``gbnf_to_lark`` converter; the two languages are the same, so every mask must agree.
+
 Run from the repository root::
 
     .venv/bin/python benchmarks/bench_cfg_masks.py
     .venv/bin/python benchmarks/bench_cfg_masks.py --docs 400 --max-bytes 8192 --json out.json
+    .venv/bin/python benchmarks/bench_cfg_masks.py --grammar gbnf --docs 100
 """
 
 from __future__ import annotations
@@ -66,7 +71,7 @@ import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO_ROOT / ".." / "shared" / "jsonschemabench"
-BUILDER_GRAMMARS = REPO_ROOT / "tests" / "mask" / "cfg_grammars.py"
+BUILDER_GRAMMARS = REPO_ROOT / "tests" / "helpers" / "cfg_grammars.py"
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -90,6 +95,32 @@ STRING: /"([^"\\\x00-\x1f]|\\["\\\/bfnrt]|\\u[0-9a-fA-F]{4})*"/
 NUMBER: /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/
 WS: /[ \t\n\r]+/
 %ignore WS
+"""
+
+# The JSON grammar written the llama.cpp way (its grammars/json.gbnf, with ``root ::= value`` so
+# that documents of every top-level type are walked): character-level rules and an optional
+# whitespace of at most one newline and 20 spaces or tabs. ``--grammar gbnf`` runs it: leapgram
+# through ``Grammar.from_gbnf``, llguidance through its own converter (``llguidance.gbnf_to_lark``).
+JSON_GBNF = r"""
+root   ::= value
+value  ::= object | array | string | number | ("true" | "false" | "null") ws
+object ::=
+  "{" ws (
+            string ":" ws value
+    ("," ws string ":" ws value)*
+  )? "}" ws
+array  ::=
+  "[" ws (
+            value
+    ("," ws value)*
+  )? "]" ws
+string ::=
+  "\"" (
+    [^"\\\x7F\x00-\x1F] |
+    "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
+  )* "\"" ws
+number ::= ("-"? ([0-9] | [1-9] [0-9]{0,15})) ("." [0-9]+)? ([eE] [-+]? [0-9] [0-9]{0,15})? ws
+ws ::= | " " | "\n" [ \t]{0,20}
 """
 
 WARMUP_DOCUMENT = {"a": [1, -2.5e3, {"b": None}], "c": "x\n\u00e9 \\ \"q\" long enough text", "d": True,
@@ -183,7 +214,7 @@ class MaskRunner(Protocol):
 
 
 def load_builder_json_grammar() -> Callable[[], Any]:
-    """``json_grammar`` from tests/mask/cfg_grammars.py, imported by path."""
+    """``json_grammar`` from tests/helpers/cfg_grammars.py, imported by path."""
     spec = importlib.util.spec_from_file_location("leapgram_bench_cfg_grammars", BUILDER_GRAMMARS)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {BUILDER_GRAMMARS}")
@@ -192,9 +223,14 @@ def load_builder_json_grammar() -> Callable[[], Any]:
     return module.json_grammar
 
 
-def leapgram_grammar_factory(lg: Any, force_builder: bool, notes: list[str]) -> Callable[[], Any]:
+def leapgram_grammar_factory(lg: Any, force_builder: bool, notes: list[str], syntax: str = "lark") -> Callable[[], Any]:
     """A function making a fresh leapgram ``Grammar`` per call: ``Grammar.from_lark(JSON_LARK)``,
-    or the builder's ``json_grammar()`` when the Lark front end is missing or fails."""
+    or the builder's ``json_grammar()`` when the Lark front end is missing or fails;
+    ``Grammar.from_gbnf(JSON_GBNF)`` for ``syntax="gbnf"``."""
+    if syntax == "gbnf":
+        lg.Grammar.from_gbnf(JSON_GBNF)
+        notes.append("leapgram grammar: Grammar.from_gbnf(JSON_GBNF), llama.cpp's json.gbnf")
+        return lambda: lg.Grammar.from_gbnf(JSON_GBNF)
     if not force_builder:
         try:
             lg.Grammar.from_lark(JSON_LARK)
@@ -221,7 +257,9 @@ class LeapgramRunner:
         self.compiled = None if fresh else self.compile()
 
     def compile(self) -> Any:
-        """A compiled grammar built from scratch (the compile cache is emptied first)."""
+        """A compiled grammar built from scratch (a new compiler: nothing cached)."""
+        if hasattr(self.lg, "GrammarCompiler"):
+            return self.lg.GrammarCompiler(self.vocab, use_slicer=self.use_slicer).compile(self.make_grammar())
         self.lg.clear_cache()
         return self.lg.compile(self.make_grammar(), self.vocab, use_slicer=self.use_slicer)
 
@@ -271,7 +309,7 @@ def leapgram_probe(matcher: Any) -> tuple[bool, int, int] | None:
     """
     try:
         compiled, state = matcher.compiled, matcher._states[-1]
-        engine = compiled.engine
+        engine = compiled._engine
         hit = engine.mask_key(state) in compiled._masks
         return hit, engine.lexer.num_states, state[0].num_boundaries
     except (AttributeError, IndexError, KeyError, TypeError):
@@ -281,7 +319,7 @@ def leapgram_probe(matcher: Any) -> tuple[bool, int, int] | None:
 def leapgram_situation(matcher: Any) -> dict[str, Any]:
     """The lexer and parser state a leapgram matcher is in, for the slowest-mask report."""
     try:
-        engine = matcher.compiled.engine
+        engine = matcher.compiled._engine
         arena, chart, lex = matcher._states[-1]
         lexer, ir = engine.lexer, engine.lexer.ir
         items = lexer.items(lex) if lex > 0 else ()
@@ -804,6 +842,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-warm", action="store_true", help="skip the secondary warm-grammar runs")
     parser.add_argument("--builder-grammar", action="store_true",
                         help="use the builder json_grammar() for leapgram even if from_lark works")
+    parser.add_argument("--grammar", choices=["lark", "gbnf"], default="lark",
+                        help="the JSON grammar: Lark with lexemes (default) or llama.cpp's character-level GBNF")
     parser.add_argument("--slowest", type=int, default=5, help="slowest leapgram masks to show (default 5)")
     parser.add_argument("--kinds", type=int, default=5,
                         help="kinds of disagreement to show per pair (default 5)")
@@ -828,34 +868,45 @@ def make_setup(path: Path, args: argparse.Namespace) -> Setup:
     start = time.perf_counter()
     vocab = lg.Vocabulary.from_tokenizer_json(str(path))
     notes.append(f"leapgram {lg.__version__}: vocabulary load {time.perf_counter() - start:.2f} s")
-    make_grammar = leapgram_grammar_factory(lg, args.builder_grammar, notes)
+    make_grammar = leapgram_grammar_factory(lg, args.builder_grammar, notes, args.grammar)
     runners: list[MaskRunner] = [
         LeapgramRunner(lg, vocab, make_grammar, use_slicer=True, fresh=True, key="leapgram",
                        label="leapgram"),
         LeapgramRunner(lg, vocab, make_grammar, use_slicer=False, fresh=True, key="leapgram_no_slicer",
                        label="leapgram no slicer")]
-    peer = load_llguidance(path, notes)
+    peer_text = JSON_LARK if args.grammar == "lark" else peer_gbnf(notes)
+    peer = load_llguidance(path, notes, peer_text) if peer_text else None
     if peer is not None:
-        runners.append(LlguidanceRunner(peer, JSON_LARK, fresh=True, key="llguidance", label="llguidance"))
+        runners.append(LlguidanceRunner(peer, peer_text, fresh=True, key="llguidance", label="llguidance"))
     if not args.no_warm:
         runners.append(LeapgramRunner(lg, vocab, make_grammar, use_slicer=True, fresh=False,
                                       key="leapgram_warm", label="leapgram warm"))
         if peer is not None:
-            runners.append(LlguidanceRunner(peer, JSON_LARK, fresh=False, key="llguidance_warm",
+            runners.append(LlguidanceRunner(peer, peer_text, fresh=False, key="llguidance_warm",
                                             label="llguidance warm"))
     return Setup(vocab, runners, peer, notes)
 
 
-def load_llguidance(path: Path, notes: list[str]) -> LlguidanceLarkEngine | None:
+def peer_gbnf(notes: list[str]) -> str | None:
+    """JSON_GBNF in llguidance's Lark dialect, by llguidance's own converter."""
+    try:
+        from llguidance.gbnf_to_lark import gbnf_to_lark
+    except ImportError as err:
+        notes.append(f"llguidance unavailable: {err}")
+        return None
+    return gbnf_to_lark(JSON_GBNF)
+
+
+def load_llguidance(path: Path, notes: list[str], text: str = JSON_LARK) -> LlguidanceLarkEngine | None:
     """llguidance's tokenizer and a check of the grammar; None (and a note) if unavailable."""
     try:
         peer = LlguidanceLarkEngine(path)
-        peer.compile(JSON_LARK)
+        peer.compile(text)
     except Exception as err:  # noqa: BLE001 - not installed, or its Lark dialect rejects the text
         notes.append(f"llguidance unavailable: {type(err).__name__}: {err}")
         return None
     notes.append(f"llguidance {peer.version}: tokenizer load {peer.load_seconds:.2f} s "
-                 f"(default slicer); grammar: JSON_LARK via grammar_from_lark")
+                 f"(default slicer); grammar: {'JSON_LARK' if text == JSON_LARK else 'gbnf_to_lark(JSON_GBNF)'} via grammar_from_lark")
     return peer
 
 
