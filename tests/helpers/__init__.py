@@ -1,0 +1,2 @@
+"""Helpers the tests share, imported as ``tests.helpers.<module>`` (the repository root is on
+pytest's ``pythonpath``)."""
