@@ -7,6 +7,7 @@ Import cost: numpy and numba only. Frameworks (torch, transformers) live in
 from __future__ import annotations
 
 from .bitmask import allocate_token_bitmask, allowed_tokens, apply_token_bitmask, unpack_bitmask
+from .batch import fill_next_token_bitmasks
 from .compiler import CompiledGrammar, clear_cache, compile
 from .errors import BudgetExceededError, GrammarError, LeapgramError, UnsupportedError
 from .grammars import Grammar
@@ -33,6 +34,7 @@ __all__ = [
     "allocate_token_bitmask",
     "allowed_tokens",
     "apply_token_bitmask",
+    "fill_next_token_bitmasks",
     "clear_cache",
     "compile",
     "heal_prompt",
