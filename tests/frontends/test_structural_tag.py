@@ -309,3 +309,41 @@ def test_llama3_function_tag_forces_the_argument_keys():
     assert matcher.forced_bytes() == b'{"city": "'  # fast_forward_tokens gives none: Llama-3 has '>{"' tokens
     assert matcher.consume_tokens(vocab.encode(b'{"city": "Oslo"'))
     assert matcher.forced_bytes() == b', "unit": "'
+
+
+def qwen3_vocab() -> Vocabulary:
+    """Qwen2.5/Qwen3's vocabulary and special tokens, from the ``quicktok-v1`` package (dev extra)."""
+    quicktok = pytest.importorskip("quicktok", reason="needs quicktok-v1 (the dev extra)")
+    enc = quicktok.get_encoding("qwen3")
+    tokens = [enc.decode_single_token_bytes(i) for i in range(enc.n_vocab)]
+    special = [enc.encode_single_token(text) for text in enc.special_tokens_set]
+    return Vocabulary(tokens, special_token_ids=special, eos_token_ids=[enc.encode_single_token("<|im_end|>")],
+                      encoder=lambda data: enc.encode_ordinary(data.decode("utf-8")), name="qwen3")
+
+
+def test_qwen_tool_call_tokens():
+    vocab = qwen3_vocab()
+    call, end, think = 151657, 151658, 151667  # <tool_call>, </tool_call>, <think>
+    assert vocab.token_bytes(call) == b"<tool_call>" and vocab.is_special(call) and vocab.is_special(end)
+    spec = {"structures": [{"begin": '<tool_call>\n{"name": "get_weather", "arguments": ', "schema": WEATHER,
+                            "end": "}\n</tool_call>"}], "triggers": ["<tool_call>"]}
+    matcher = Matcher(compile_for(Grammar.from_structural_tag(spec), vocab))
+    assert matcher.consume_tokens(vocab.encode(b"Let me look that up. <tool x"))
+
+    def allowed():
+        return set(allowed_tokens(matcher.compute_mask(), vocab.size).tolist())
+
+    assert call in allowed() and end not in allowed() and think not in allowed()
+    assert matcher.consume_token(call)
+    assert matcher.forced_bytes() == b'\n{"name": "get_weather", "arguments": {'
+    forced = matcher.fast_forward_tokens()
+    assert forced and matcher.consume_tokens(forced)
+    assert matcher.consume_tokens(vocab.encode(matcher.forced_bytes() + b'"city": "<tool_call> '))
+    assert call not in allowed() and end not in allowed()
+    assert matcher.consume_tokens(vocab.encode(b'Paris", "unit": "c"}}\n'))
+    assert end in allowed() and call not in allowed()
+    assert matcher.consume_token(end) and matcher.is_accepting()
+    assert vocab.eos_token_ids[0] in allowed() and call in allowed()
+    text = b"".join(vocab.token_bytes(t) for t in matcher._tokens).decode()
+    arguments = text.split('"arguments": ', 1)[1].rsplit("}\n</tool_call>", 1)[0]
+    jsonschema.validate(json.loads(arguments), WEATHER)
