@@ -1,0 +1,160 @@
+"""The vLLM adapter's per-request grammar and grammar cache, without vLLM: stop tokens, a padded
+model vocabulary, special tokens, validate/rollback semantics and masks filled from threads."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import leapgram
+from leapgram import Grammar, Matcher, Vocabulary
+from leapgram.integrations.vllm import GrammarCache, LeapgramGrammar, _compiler_for, choice_regex, grammar_for
+
+EOS, SPECIAL, NEWLINE = 256, 257, 10
+MODEL_VOCAB = 300  # the model's padded vocabulary: ids 258..299 have no token
+
+
+@pytest.fixture(scope="module")
+def vocab() -> Vocabulary:
+    tokens = [bytes([i]) for i in range(256)] + [b"<eos>", b"<|im_start|>"]
+    return Vocabulary(tokens, special_token_ids=[SPECIAL], eos_token_ids=[EOS], encoder=list, name="bytes+")
+
+
+@pytest.fixture(scope="module")
+def cache(vocab: Vocabulary) -> GrammarCache:
+    return GrammarCache(_compiler_for(vocab), size=8)
+
+
+def request(cache: GrammarCache, kind: str, spec: str, stops=(EOS,)) -> LeapgramGrammar:
+    return LeapgramGrammar(Matcher(cache.get(kind, spec)), stops)
+
+
+def allowed(grammar: LeapgramGrammar, words: int = (MODEL_VOCAB + 31) // 32) -> set[int]:
+    bitmask = np.full((2, words), -1, dtype=np.int32)
+    grammar.fill_bitmask(bitmask, 1)
+    bits = np.unpackbits(bitmask[1].view(np.uint8), bitorder="little")
+    return set(np.flatnonzero(bits).tolist())
+
+
+def test_padded_ids_and_other_specials_stay_masked(cache: GrammarCache) -> None:
+    grammar = request(cache, "REGEX", "[a-c]+")
+    assert allowed(grammar) == {ord("a"), ord("b"), ord("c")}
+    grammar.accept_tokens("r", [ord("a")])
+    assert allowed(grammar) == {ord("a"), ord("b"), ord("c"), EOS}
+    assert not grammar.accept_tokens("r", [SPECIAL]) and not grammar.accept_tokens("r", [MODEL_VOCAB - 1])
+    assert grammar.accept_tokens("r", [ord("b")])  # a rejected token leaves the state usable
+
+
+def test_torch_bitmask_is_filled_in_place(cache: GrammarCache) -> None:
+    torch = pytest.importorskip("torch")
+    bitmask = torch.full((1, (MODEL_VOCAB + 31) // 32), -1, dtype=torch.int32)
+    request(cache, "REGEX", "b").fill_bitmask(bitmask, 0)
+    assert bitmask[0, ord("b") // 32].item() == 1 << (ord("b") % 32)
+    assert int(bitmask.ne(0).sum()) == 1
+
+
+def test_request_stop_tokens_replace_the_vocabulary_eos(cache: GrammarCache) -> None:
+    grammar = request(cache, "REGEX", "ab|abab", stops={NEWLINE, 200})
+    assert allowed(grammar) == {ord("a")}
+    grammar.accept_tokens("r", [ord("a"), ord("b")])
+    assert allowed(grammar) == {ord("a"), NEWLINE, 200}  # complete: the stops, never EOS 256
+    assert grammar.validate_tokens([ord("a"), NEWLINE]) == [ord("a")]
+    assert grammar.validate_tokens([NEWLINE, ord("a")]) == [NEWLINE]
+    assert grammar.accept_tokens("r", [NEWLINE, ord("x")]) and grammar.is_terminated()
+    assert grammar.validate_tokens([ord("a")]) == []
+    grammar.rollback(1)
+    assert not grammar.is_terminated() and grammar.num_processed_tokens == 2
+    assert grammar.accept_tokens("r", [ord("a"), ord("b"), 200]) and grammar.is_terminated()
+
+
+def test_stop_token_before_the_output_is_complete_is_rejected(cache: GrammarCache) -> None:
+    grammar = request(cache, "REGEX", "abc")
+    assert grammar.validate_tokens([ord("a"), EOS]) == [ord("a")]
+    assert not grammar.accept_tokens("r", [ord("a"), EOS]) and not grammar.is_terminated()
+    assert grammar.accept_tokens("r", [ord("b"), ord("c"), EOS]) and grammar.is_terminated()
+
+
+def test_validate_tokens_leaves_the_state_and_reset_restarts(cache: GrammarCache) -> None:
+    grammar = request(cache, "JSON", json.dumps({"type": "integer"}))
+    grammar.accept_tokens("r", [ord("1")])
+    before = allowed(grammar)
+    assert grammar.validate_tokens([ord("2"), ord("3"), ord("x"), ord("4")]) == [ord("2"), ord("3")]
+    assert grammar.validate_tokens([ord("2"), EOS, ord("5")]) == [ord("2"), EOS]
+    assert allowed(grammar) == before and grammar.num_processed_tokens == 1
+    grammar.reset()
+    assert ord("-") in allowed(grammar) and EOS not in allowed(grammar)
+
+
+def test_each_request_type(cache: GrammarCache, vocab: Vocabulary) -> None:
+    cases = {
+        ("JSON", '{"type": "object", "properties": {"a": {"type": "boolean"}}, "required": ["a"]}'): b'{"a": true}',
+        ("JSON_OBJECT", ""): b'{"k": [1, {}]}',
+        ("REGEX", r"\d{2}-[a-z]+"): b"42-abc",
+        ("GRAMMAR", 'start: "SELECT " NAME\nNAME: /[a-z]+/'): b"SELECT abc",
+        ("GRAMMAR", 'root ::= "(" [0-9]+ ")"'): b"(12)",
+        ("CHOICE", json.dumps(["yes", "no"])): b"no",
+    }
+    for (kind, spec), text in cases.items():
+        grammar = request(cache, kind, spec)
+        assert grammar.accept_tokens("r", list(text) + [EOS]) and grammar.is_terminated(), (kind, spec)
+
+
+def test_choice_regex_escapes_every_option(vocab: Vocabulary) -> None:
+    options = ["a.b", "x|y", "(p)", "tab\there", "c:\\d", "[?]*+", "^$", "{1}", "ünï"]
+    compiled = leapgram.GrammarCompiler(vocab).compile(Grammar.from_regex(choice_regex(options)))
+    for option in options:
+        matcher = Matcher(compiled)
+        assert matcher.consume_tokens(list(option.encode())) and matcher.is_accepting(), option
+    assert not Matcher(compiled).consume_tokens(list(b"axb"))
+
+
+def test_grammar_type_is_told_apart_as_vllm_does() -> None:
+    assert grammar_for("GRAMMAR", 'root ::= "a"').kind == "gbnf"
+    assert grammar_for("GRAMMAR", '// root ::= "a" is a comment\nstart: "a"').kind == "lark"
+    with pytest.raises(leapgram.GrammarError):
+        grammar_for("JSON", '{"type": "object", "properties": 3}')
+    with pytest.raises(leapgram.GrammarError):
+        grammar_for("REGEX", "(unclosed")
+
+
+def test_structural_tag_uses_leapgram_when_it_can(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = json.dumps({"structures": [{"begin": "<f>", "schema": {"type": "integer"}, "end": "</f>"}],
+                       "triggers": ["<f>"]})
+    if hasattr(Grammar, "from_structural_tag"):
+        assert grammar_for("STRUCTURAL_TAG", spec).kind == "structural_tag"
+        monkeypatch.delattr(Grammar, "from_structural_tag")
+    with pytest.raises(leapgram.UnsupportedError, match="structural"):
+        grammar_for("STRUCTURAL_TAG", spec)
+
+
+def test_cache_is_bounded_and_reuses(vocab: Vocabulary) -> None:
+    cache = GrammarCache(_compiler_for(vocab), size=2)
+    first = cache.get("REGEX", "a")
+    assert cache.get("REGEX", "a") is first
+    cache.get("REGEX", "b")
+    cache.get("REGEX", "c")
+    assert len(cache) == 2 and cache.get("REGEX", "a") is not first
+
+
+def test_masks_filled_from_threads_equal_serial_masks(cache: GrammarCache) -> None:
+    specs = [("JSON", json.dumps({"type": "array", "items": {"type": "integer"}})),
+             ("JSON", json.dumps({"type": "object", "properties": {"k": {"enum": ["x", "yz"]}}})),
+             ("REGEX", "[a-f]{3}[0-9]*"), ("GRAMMAR", 'start: "(" start ")" | "x"')]
+    prefixes = [b"[1, 2", b'{"k": "y', b"abc1", b"((x"]
+    grammars = []
+    for copy in range(8):
+        for (kind, spec), prefix in zip(specs, prefixes):
+            grammar = request(cache, kind, spec)
+            assert grammar.accept_tokens("r", list(prefix[: 1 + copy % len(prefix)]))
+            grammars.append(grammar)
+    words = (MODEL_VOCAB + 31) // 32
+    serial = np.zeros((len(grammars), words), dtype=np.int32)
+    for i, grammar in enumerate(grammars):
+        grammar.fill_bitmask(serial, i)
+    threaded = np.full((len(grammars), words), -1, dtype=np.int32)
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda i: grammars[i].fill_bitmask(threaded, i), range(len(grammars))))
+    np.testing.assert_array_equal(threaded, serial)

@@ -1,0 +1,72 @@
+"""``leapgram.fill_next_token_bitmasks``: rows filled in threads equal rows filled one by one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import leapgram
+from leapgram import Grammar, Matcher, Vocabulary
+
+GRAMMARS = [
+    Grammar.from_json_schema({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}),
+    Grammar.from_json_schema({"type": "array", "items": {"enum": ["x", "yy", "zzz"]}}),
+    Grammar.from_regex(r"[a-f]+\d{2,4}"),
+    Grammar.from_lark('start: item ("," item)*\nitem: "(" start ")" | /[0-9]+/'),
+]
+PREFIXES = [b'{"a": 12, "b": "hi', b'["yy", "z', b"abc12", b"(1,(2"]
+
+
+@pytest.fixture(scope="module")
+def matchers(byte_vocab: Vocabulary) -> list[Matcher]:
+    compiler = leapgram.GrammarCompiler(byte_vocab)
+    found = []
+    for copy in range(6):
+        for grammar, prefix in zip(GRAMMARS, PREFIXES):
+            matcher = Matcher(compiler.compile(grammar))
+            assert matcher.consume_tokens(list(prefix[: copy * len(prefix) // 5]))
+            found.append(matcher)
+    return found
+
+
+def words(matchers: list[Matcher]) -> int:
+    return leapgram.allocate_token_bitmask(1, matchers[0].compiled.vocab.size).shape[1]
+
+
+def serial_rows(matchers: list[Matcher], rows: int, indices: list[int]) -> np.ndarray:
+    out = np.zeros((rows, words(matchers)), dtype=np.int32)
+    for matcher, index in zip(matchers, indices):
+        matcher.fill_next_token_bitmask(out, index)
+    return out
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2, 4, 64])
+def test_threads_fill_the_same_rows(matchers: list[Matcher], threads: int | None) -> None:
+    bitmask = np.full((len(matchers), words(matchers)), -1, dtype=np.int32)
+    leapgram.fill_next_token_bitmasks(matchers, bitmask, threads=threads)
+    np.testing.assert_array_equal(bitmask, serial_rows(matchers, len(matchers), list(range(len(matchers)))))
+
+
+def test_indices_pick_rows_and_leave_the_others(matchers: list[Matcher]) -> None:
+    indices = [2 * i + 1 for i in range(len(matchers))][::-1]
+    bitmask = np.full((2 * len(matchers) + 1, words(matchers)), 7, dtype=np.int32)
+    leapgram.fill_next_token_bitmasks(matchers, bitmask, indices, threads=3)
+    expected = serial_rows(matchers, bitmask.shape[0], indices)
+    np.testing.assert_array_equal(bitmask[indices], expected[indices])
+    untouched = sorted(set(range(bitmask.shape[0])) - set(indices))
+    assert (bitmask[untouched] == 7).all()
+
+
+def test_misuse_raises(matchers: list[Matcher]) -> None:
+    bitmask = np.zeros((len(matchers), words(matchers)), dtype=np.int32)
+    with pytest.raises(ValueError, match="indices"):
+        leapgram.fill_next_token_bitmasks(matchers[:2], bitmask, [0])
+    with pytest.raises(ValueError, match="distinct"):
+        leapgram.fill_next_token_bitmasks(matchers[:2], bitmask, [1, 1])
+    with pytest.raises(ValueError, match="threads"):
+        leapgram.fill_next_token_bitmasks(matchers, bitmask, threads=0)
+    with pytest.raises(ValueError, match="rows"):
+        leapgram.fill_next_token_bitmasks(matchers, bitmask[:3])
+    with pytest.raises(ValueError, match="out of range"):  # raised in a worker thread, re-raised here
+        leapgram.fill_next_token_bitmasks(matchers[:4], bitmask, [0, 1, 2, len(matchers) + 5], threads=2)
+    leapgram.fill_next_token_bitmasks([], bitmask)
