@@ -94,7 +94,7 @@ def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int,
     schema = json.loads((DATA / f"{name}.json").read_text())
     prompts = workload_prompts(name, tokenizer, count)
     began = time.perf_counter()
-    compiled = leapgram.compile(grammar, vocabulary_of(tokenizer))
+    compiled = leapgram.GrammarCompiler(vocabulary_of(tokenizer)).compile(grammar)
     leapgram.Matcher(compiled).compute_mask()
     ttfm = time.perf_counter() - began
     # warm-up, not timed: the masks along a whole output, and the draft policy's first pass costs

@@ -296,8 +296,8 @@ class LeapgramEngine:
         return int(nodes) if nodes is not None else None
 
     def compile(self, regex: str) -> Any:
-        """``leapgram.compile(Grammar.from_regex(regex), vocab)``."""
-        return self.lg.compile(self.lg.Grammar.from_regex(regex), self.vocab)
+        """``GrammarCompiler(vocab).compile_regex(regex)``: a fresh compiler, so nothing is cached."""
+        return self.lg.GrammarCompiler(self.vocab).compile_regex(regex)
 
     def new_matcher(self, compiled: Any) -> Any:
         """A matcher at the start state of ``compiled``."""
@@ -801,13 +801,13 @@ def ns_per_node(engines: dict[str, Engine], results: dict[str, Any], reps: int) 
     from leapgram.mask.walk import fill_dfa_mask
 
     lg = engine.lg
-    compiled = lg.compile(lg.Grammar.from_regex(r".*"), engine.vocab, use_slicer=False)
+    compiled = lg.GrammarCompiler(engine.vocab, use_slicer=False).compile_regex(r".*")
     lg.Matcher(compiled).compute_mask()
-    trie, dfa = compiled.trie, compiled.dfa
+    trie, dfa = compiled._trie, compiled._engine.dfa
     stack = np.zeros(trie.max_depth + 1, dtype=np.int32)
     samples = []
     for _ in range(max(reps, 5)):
-        mask = np.zeros(compiled.words, dtype=np.uint32)
+        mask = np.zeros(compiled._words, dtype=np.uint32)
         start = time.perf_counter_ns()
         fill_dfa_mask(trie, dfa, dfa.initial, mask, stack)
         samples.append(time.perf_counter_ns() - start)

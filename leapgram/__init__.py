@@ -1,42 +1,70 @@
 """leapgram: token masks that keep a language model's output inside a grammar.
 
-Import cost: numpy and numba only. Frameworks (torch, transformers) live in
+    compiler = leapgram.GrammarCompiler(vocab)      # one per vocabulary
+    compiled = compiler.compile(grammar)            # one per grammar; shareable across threads
+    matcher = leapgram.Matcher(compiled)            # one per request
+
+Import cost: numpy and numba only. Frameworks (torch, transformers, vLLM) live in
 ``leapgram.integrations`` and are imported on use.
 """
 
 from __future__ import annotations
 
+import warnings as _warnings
+
 from .bitmask import allocate_token_bitmask, allowed_tokens, apply_token_bitmask, unpack_bitmask
 from .batch import fill_next_token_bitmasks
-from .compiler import CompiledGrammar, clear_cache, compile
-from .errors import BudgetExceededError, GrammarError, LeapgramError, UnsupportedError
+from .compiler import CompiledGrammar, GrammarCompiler
+from .errors import BudgetExceededError, GrammarError, LeapgramError, TokenizerError, UnsupportedError
 from .grammars import Grammar
 from .frontends.structural_tag import Tag
 from .limits import Limits
 from .matcher import Matcher
-from .vocab import TokenTrie, Vocabulary
+from .vocab import Vocabulary
 from .vocab.partial import heal_prompt
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "BudgetExceededError",
     "CompiledGrammar",
     "Grammar",
+    "GrammarCompiler",
     "GrammarError",
     "LeapgramError",
     "Limits",
     "Matcher",
     "Tag",
-    "TokenTrie",
+    "TokenizerError",
     "UnsupportedError",
     "Vocabulary",
     "allocate_token_bitmask",
     "allowed_tokens",
     "apply_token_bitmask",
     "fill_next_token_bitmasks",
-    "clear_cache",
-    "compile",
     "heal_prompt",
     "unpack_bitmask",
 ]
+
+_DEPRECATED = {
+    "compile": ("leapgram.compiler", "compile", None),  # warns when called
+    "clear_cache": ("leapgram.compiler", "clear_cache", None),
+    "TokenTrie": ("leapgram.vocab.trie", "TokenTrie", "it is internal (leapgram.vocab.trie.TokenTrie)"),
+}
+
+
+def __getattr__(name: str):
+    """The names of 0.1 that are kept for one release, with a DeprecationWarning."""
+    if name not in _DEPRECATED:
+        raise AttributeError(f"module 'leapgram' has no attribute {name!r}")
+    module, attribute, advice = _DEPRECATED[name]
+    if advice:
+        _warnings.warn(f"leapgram.{name} is deprecated and will be removed in 0.3: {advice}", DeprecationWarning,
+                       stacklevel=2)
+    import importlib
+
+    return getattr(importlib.import_module(module), attribute)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -49,15 +49,15 @@ def show_token(vocab, token_id: int) -> str:
 def run_demo(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from . import Grammar, Matcher, allocate_token_bitmask, allowed_tokens, compile
+    from . import GrammarCompiler, Matcher, allocate_token_bitmask, allowed_tokens
 
     start = time.perf_counter()
     vocab = load_vocabulary(args.tokenizer)
     print(f"vocabulary: {vocab.size:,} tokens, loaded in {time.perf_counter() - start:.2f} s")
     start = time.perf_counter()
-    compiled = compile(Grammar.from_regex(args.regex), vocab)
+    compiled = GrammarCompiler(vocab).compile_regex(args.regex)
     matcher = Matcher(compiled)
-    print(f"regex: {args.regex}\ncompiled (trie of {compiled.trie.num_nodes:,} nodes) in {time.perf_counter() - start:.2f} s\n")
+    print(f"regex: {args.regex}\ncompiled for {vocab.size:,} tokens in {time.perf_counter() - start:.2f} s\n")
     bitmask = allocate_token_bitmask(1, vocab.size)
     tokens = vocab.encode(args.text.encode()) + [vocab.eos_token_ids[0]]
     print(f"{'step':>4} {'allowed':>8} {'mask µs':>8}  next token     examples of allowed tokens")

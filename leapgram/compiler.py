@@ -1,13 +1,16 @@
-"""``compile()``: a grammar bound to a vocabulary, ready for matchers."""
+"""``GrammarCompiler``: grammars bound to one vocabulary, ready for matchers."""
 
 from __future__ import annotations
 
 import threading
+import warnings
 import weakref
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 
+from .bitmask import bitmask_words
 from .grammars import Grammar
 from .limits import DEFAULT_LIMITS, Limits
 from .mask.engines import CfgEngine, RegexEngine
@@ -15,21 +18,17 @@ from .mask.forced import ForcedBytes
 from .mask.prefix import PrefixMasks
 from .mask.slicer import SlicedVocabulary
 from .mask.special import SpecialTokens
-from .regex.dfa import LazyDfa
 from .vocab.trie import TokenTrie
 from .vocab.vocabulary import Vocabulary
-from .bitmask import bitmask_words
 
+_DERIVED_LOCK = threading.Lock()
 _TRIES: weakref.WeakKeyDictionary[Vocabulary, TokenTrie] = weakref.WeakKeyDictionary()
-_TRIES_LOCK = threading.Lock()
 _SLICED: weakref.WeakKeyDictionary[Vocabulary, SlicedVocabulary] = weakref.WeakKeyDictionary()
-_COMPILED: OrderedDict[tuple, CompiledGrammar] = OrderedDict()
-_COMPILED_MAX = 64
 
 
 def token_trie(vocab: Vocabulary) -> TokenTrie:
     """The trie of ``vocab``, built on first use and kept while the vocabulary lives."""
-    with _TRIES_LOCK:
+    with _DERIVED_LOCK:
         trie = _TRIES.get(vocab)
         if trie is None:
             trie = TokenTrie(vocab)
@@ -38,22 +37,22 @@ def token_trie(vocab: Vocabulary) -> TokenTrie:
 
 
 def sliced_vocabulary(vocab: Vocabulary) -> SlicedVocabulary:
-    """The slices of ``vocab`` (see :mod:`leapgram.mask.slicer`), built on first use."""
-    with _TRIES_LOCK:
+    """The slices of ``vocab`` (``docs/design/slicer.md``), built on first use."""
+    with _DERIVED_LOCK:
         found = _SLICED.get(vocab)
     if found is None:
         found = SlicedVocabulary(vocab, token_trie(vocab))
-        with _TRIES_LOCK:
+        with _DERIVED_LOCK:
             found = _SLICED.setdefault(vocab, found)
     return found
 
 
 class CompiledGrammar:
-    """A grammar bound to a vocabulary: immutable from outside and shareable across threads.
+    """A grammar bound to a vocabulary, made by :meth:`GrammarCompiler.compile`.
 
-    Internal tables (the lazy lexer DFA, parser charts, a bounded cache of masks) grow under a
-    lock as matchers explore new states. ``engine`` is a :class:`RegexEngine` for a grammar that
-    is one regular expression and a :class:`CfgEngine` otherwise.
+    Immutable from outside and shareable across threads: create a :class:`leapgram.Matcher`
+    per request from it. Its internal tables (the lazy lexer DFA, parser charts, a bounded
+    cache of masks) grow under a lock as matchers explore new states.
     """
 
     def __init__(self, grammar: Grammar, vocab: Vocabulary, limits: Limits, *, use_slicer: bool = True,
@@ -61,81 +60,75 @@ class CompiledGrammar:
         self.grammar = grammar
         self.vocab = vocab
         self.limits = limits
-        self.trie = token_trie(vocab)
-        self.words = bitmask_words(vocab.size)
+        self._trie = token_trie(vocab)
+        self._words = bitmask_words(vocab.size)
         slicer_source = (lambda: sliced_vocabulary(vocab)) if use_slicer else None
         if grammar.ir.is_regex:
-            self.engine: RegexEngine | CfgEngine = RegexEngine(grammar.ir, self.trie, limits, slicer_source)
+            self._engine: RegexEngine | CfgEngine = RegexEngine(grammar.ir, self._trie, limits, slicer_source)
         else:
-            self.engine = CfgEngine(grammar.ir, self.trie, limits, slicer_source, use_leo=use_leo)
-        self.eos_token_ids = np.array(vocab.eos_token_ids, dtype=np.int64)
-        eos_words = np.zeros(self.words, dtype=np.uint32)
+            self._engine = CfgEngine(grammar.ir, self._trie, limits, slicer_source, use_leo=use_leo)
+        eos_words = np.zeros(self._words, dtype=np.uint32)
         for eos in vocab.eos_token_ids:
             eos_words[eos >> 5] |= np.uint32(1 << (eos & 31))
-        self.eos_row = eos_words.view(np.int32)  # the row after EOS and in the error state
-        self.eos_row.flags.writeable = False
+        self._eos_row = eos_words.view(np.int32)  # the row after EOS and in the error state
+        self._eos_row.flags.writeable = False
         self._masks: OrderedDict[object, tuple[np.ndarray, bool]] = OrderedDict()
         self._lock = threading.Lock()
         self._special_tokens = SpecialTokens(grammar.ir, vocab)  # control tokens the grammar spells out
 
     @property
-    def dfa(self) -> LazyDfa:
-        """The lexer DFA of a regex grammar (for tests and benchmarks)."""
-        if not isinstance(self.engine, RegexEngine):
-            raise AttributeError("only regex grammars have a single DFA")
-        return self.engine.dfa
+    def vocab_size(self) -> int:
+        """Token ids this grammar's masks cover (a bitmask row has ``ceil(vocab_size / 32)`` words)."""
+        return self.vocab.size
 
     @property
-    def slicer(self):
-        return self.engine.slicer
-
-    @property
-    def forced(self) -> ForcedBytes:
-        """Forced bytes per state (:mod:`leapgram.mask.forced`), made on first use."""
-        found = self.__dict__.get("_forced")
+    def _forced(self) -> ForcedBytes:
+        """Forced bytes per state (``docs/design/fast-forward.md``), made on first use."""
+        found = self.__dict__.get("_forced_bytes")
         if found is None:
             with self._lock:
-                found = self.__dict__.setdefault("_forced", ForcedBytes(self.engine, self.limits.max_forced_bytes))
+                found = self.__dict__.setdefault("_forced_bytes",
+                                                 ForcedBytes(self._engine, self.limits.max_forced_bytes))
         return found
 
     @property
-    def prefix_masks(self) -> PrefixMasks:
-        """Masks with a required prefix pending (:mod:`leapgram.mask.prefix`), made on first use."""
-        found = self.__dict__.get("_prefix_masks")
+    def _prefix_masks(self) -> PrefixMasks:
+        """Masks with a required prefix pending, made on first use."""
+        found = self.__dict__.get("_prefix_masks_table")
         if found is None:
             with self._lock:
-                found = self.__dict__.setdefault("_prefix_masks", PrefixMasks(self.engine, self.trie, self.words))
+                found = self.__dict__.setdefault("_prefix_masks_table",
+                                                 PrefixMasks(self._engine, self._trie, self._words))
         return found
 
-    def state_mask(self, state) -> np.ndarray:
+    def _state_mask(self, state) -> np.ndarray:
         """uint32 words of the tokens (EOS excluded) allowed in ``state``; do not modify."""
-        return self.state_mask_and_accepting(state)[0]
+        return self._state_mask_and_accepting(state)[0]
 
-    def state_mask_and_accepting(self, state) -> tuple[np.ndarray, bool]:
-        """The mask of ``state`` (do not modify) and whether the output is complete there (EOS
-        allowed); both cached together, under ``Limits.max_cached_masks``."""
-        row, accepting = self.state_row(state)
+    def _state_mask_and_accepting(self, state) -> tuple[np.ndarray, bool]:
+        """The mask of ``state`` (EOS excluded; do not modify) and whether the output is complete there."""
+        row, accepting = self._state_row(state)
         if accepting:  # EOS ids are special tokens, never in a walked mask
-            return row.view(np.uint32) & ~self.eos_row.view(np.uint32), True
+            return row.view(np.uint32) & ~self._eos_row.view(np.uint32), True
         return row.view(np.uint32), False
 
-    def state_row(self, state) -> tuple[np.ndarray, bool]:
-        """What a bitmask row gets in ``state``: int32 words of the allowed tokens, EOS included
-        exactly when the output is complete there (do not modify), and whether it is. Cached
-        by ``engine.mask_key``, the ``Limits.max_cached_masks`` most recently used."""
-        key = self.engine.mask_key(state)
+    def _state_row(self, state) -> tuple[np.ndarray, bool]:
+        """What a bitmask row gets in ``state`` (int32 words, EOS included exactly when the output
+        is complete; do not modify) and whether it is complete. The ``Limits.max_cached_masks``
+        most recently used rows are kept, keyed by the engine's ``mask_key``."""
+        key = self._engine.mask_key(state)
         masks = self._masks
         with self._lock:
             entry = masks.get(key)
             if entry is not None:
                 masks.move_to_end(key)
                 return entry
-        mask = self.engine.new_mask(state, key)
+        mask = self._engine.new_mask(state, key)
         if self._special_tokens:
-            self._special_tokens.fill(self.engine, state, mask)
-        accepting = self.engine.is_accepting(state)
+            self._special_tokens.fill(self._engine, state, mask)
+        accepting = self._engine.is_accepting(state)
         if accepting:
-            mask |= self.eos_row.view(np.uint32)
+            mask |= self._eos_row.view(np.uint32)
         entry = (mask.view(np.int32), accepting)
         with self._lock:
             masks[key] = entry
@@ -147,35 +140,101 @@ class CompiledGrammar:
         return f"CompiledGrammar({self.grammar!r}, vocab_size={self.vocab.size})"
 
 
-def compile(grammar: Grammar, vocab: Vocabulary, *, limits: Limits | None = None,
-            use_slicer: bool = True, use_leo: bool = True) -> CompiledGrammar:
-    """Bind ``grammar`` to ``vocab``.
+class GrammarCompiler:
+    """Compiles grammars for one vocabulary: owns the vocabulary, the limits and a bounded cache.
 
-    ``use_slicer=False`` walks the whole trie for every mask and ``use_leo=False`` turns off Leo's
-    optimization of right recursion in the Earley parser (both for comparison and tests).
-    Cached: a grammar with the same source and options, the same vocabulary object and the same
-    limits give the same object back (the 64 most recent are kept; :func:`clear_cache` empties it).
+    ``cache_size``: compiled grammars kept, most recently used first (a grammar with the same
+    source and options gives the same :class:`CompiledGrammar` back). ``use_slicer=False`` walks
+    the whole trie for every mask and ``use_leo=False`` turns off Leo's optimization of right
+    recursion in the Earley parser: both for comparisons and tests. Thread-safe.
     """
-    if not isinstance(grammar, Grammar):
-        raise ValueError(f"grammar must be a leapgram.Grammar, not {type(grammar).__name__}")
+
+    def __init__(self, vocab: Vocabulary, *, limits: Limits | None = None, cache_size: int = 64,
+                 use_slicer: bool = True, use_leo: bool = True) -> None:
+        if not isinstance(vocab, Vocabulary):
+            raise TypeError(f"vocab must be a leapgram.Vocabulary, not {type(vocab).__name__}")
+        if limits is not None and not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a leapgram.Limits, not {type(limits).__name__}")
+        if isinstance(cache_size, bool) or not isinstance(cache_size, int):
+            raise TypeError(f"cache_size must be an int, not {type(cache_size).__name__}")
+        if cache_size < 0:
+            raise ValueError(f"cache_size must be >= 0, not {cache_size}")
+        self.vocab = vocab
+        self.limits = limits or DEFAULT_LIMITS
+        self.cache_size = cache_size
+        self._options = (bool(use_slicer), bool(use_leo))
+        self._cache: OrderedDict[tuple, CompiledGrammar] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def compile(self, grammar: Grammar) -> CompiledGrammar:
+        """Bind ``grammar`` to this compiler's vocabulary (cached)."""
+        if not isinstance(grammar, Grammar):
+            raise TypeError(f"grammar must be a leapgram.Grammar, not {type(grammar).__name__}; "
+                            "build one with Grammar.from_regex / from_json_schema / from_lark / from_gbnf")
+        key = grammar.key
+        with self._lock:
+            found = self._cache.get(key)
+            if found is not None:
+                self._cache.move_to_end(key)
+                return found
+        use_slicer, use_leo = self._options
+        compiled = CompiledGrammar(grammar, self.vocab, self.limits, use_slicer=use_slicer, use_leo=use_leo)
+        if self.cache_size:
+            with self._lock:
+                compiled = self._cache.setdefault(key, compiled)
+                self._cache.move_to_end(key)
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        return compiled
+
+    def compile_regex(self, pattern: str, **options: Any) -> CompiledGrammar:
+        """``compile(Grammar.from_regex(pattern, **options))`` under this compiler's limits."""
+        return self.compile(Grammar.from_regex(pattern, limits=self.limits, **options))
+
+    def compile_json_schema(self, schema: Any, **options: Any) -> CompiledGrammar:
+        """``compile(Grammar.from_json_schema(schema, **options))`` under this compiler's limits."""
+        return self.compile(Grammar.from_json_schema(schema, limits=self.limits, **options))
+
+    def compile_lark(self, text: str, **options: Any) -> CompiledGrammar:
+        """``compile(Grammar.from_lark(text, **options))`` under this compiler's limits."""
+        return self.compile(Grammar.from_lark(text, limits=self.limits, **options))
+
+    def compile_gbnf(self, text: str, **options: Any) -> CompiledGrammar:
+        """``compile(Grammar.from_gbnf(text, **options))`` under this compiler's limits."""
+        return self.compile(Grammar.from_gbnf(text, limits=self.limits, **options))
+
+    def clear_cache(self) -> None:
+        """Forget every cached compiled grammar."""
+        with self._lock:
+            self._cache.clear()
+
+    def __repr__(self) -> str:
+        return f"GrammarCompiler(vocab_size={self.vocab.size}, cached={len(self._cache)}/{self.cache_size})"
+
+
+_DEFAULT_COMPILERS: weakref.WeakKeyDictionary[Vocabulary, dict[tuple, GrammarCompiler]] = weakref.WeakKeyDictionary()
+
+
+def compile(grammar: Grammar, vocab: Vocabulary, *, limits: Limits | None = None,  # noqa: A001
+            use_slicer: bool = True, use_leo: bool = True) -> CompiledGrammar:
+    """Deprecated: use ``GrammarCompiler(vocab, limits=...).compile(grammar)``."""
+    warnings.warn("leapgram.compile(grammar, vocab) is deprecated and will be removed in 0.3; "
+                  "use leapgram.GrammarCompiler(vocab).compile(grammar)", DeprecationWarning, stacklevel=2)
     if not isinstance(vocab, Vocabulary):
-        raise ValueError(f"vocab must be a leapgram.Vocabulary, not {type(vocab).__name__}")
-    limits = limits or DEFAULT_LIMITS
-    key = (grammar.key, id(vocab), limits, use_slicer, use_leo)
-    with _TRIES_LOCK:
-        found = _COMPILED.get(key)
-        if found is not None and found.vocab is vocab:
-            _COMPILED.move_to_end(key)
-            return found
-    compiled = CompiledGrammar(grammar, vocab, limits, use_slicer=use_slicer, use_leo=use_leo)
-    with _TRIES_LOCK:
-        _COMPILED[key] = compiled
-        while len(_COMPILED) > _COMPILED_MAX:
-            _COMPILED.popitem(last=False)
-    return compiled
+        raise TypeError(f"vocab must be a leapgram.Vocabulary, not {type(vocab).__name__}")
+    options = (limits or DEFAULT_LIMITS, use_slicer, use_leo)
+    with _DERIVED_LOCK:
+        compilers = _DEFAULT_COMPILERS.setdefault(vocab, {})
+        compiler = compilers.get(options)
+        if compiler is None:
+            compiler = compilers[options] = GrammarCompiler(vocab, limits=options[0], use_slicer=use_slicer,
+                                                            use_leo=use_leo)
+    return compiler.compile(grammar)
 
 
 def clear_cache() -> None:
-    """Forget every cached compiled grammar (tries stay cached per vocabulary)."""
-    with _TRIES_LOCK:
-        _COMPILED.clear()
+    """Deprecated: each :class:`GrammarCompiler` owns its cache (``GrammarCompiler.clear_cache``)."""
+    warnings.warn("leapgram.clear_cache() is deprecated; use GrammarCompiler.clear_cache()", DeprecationWarning,
+                  stacklevel=2)
+    with _DERIVED_LOCK:
+        _DEFAULT_COMPILERS.clear()

@@ -8,10 +8,14 @@ Every exception is a :class:`LeapgramError`.
   is a :class:`GrammarError` (so one ``except`` catches every bad input) and names the
   ``feature`` and what to do instead.
 * :class:`BudgetExceededError`: a named limit of :class:`leapgram.limits.Limits` ran out.
+* :class:`TokenizerError`: a tokenizer (file, rank table or object) that cannot be read into a
+  vocabulary; it is also a :class:`ValueError`.
 
 A :class:`leapgram.Matcher` never raises these for what happens while matching: a bad token or an
 exhausted budget puts it in an error state instead (see ``Matcher.error()``). Misuse of the API
-(wrong bitmask shape or dtype, token id out of range) raises :class:`ValueError`.
+raises :class:`TypeError` for an argument of the wrong type (a bitmask that is not int32, a token
+id that is not an int) and :class:`ValueError` for a wrong value (a bitmask of the wrong shape, a
+token id out of range).
 """
 
 from __future__ import annotations
@@ -103,3 +107,7 @@ class BudgetExceededError(LeapgramError):
         self.limit = limit
         self.value = value
         super().__init__(f"{what}: budget {limit}={value} exhausted; raise it in Limits or simplify the input")
+
+
+class TokenizerError(LeapgramError, ValueError):
+    """A tokenizer (file, rank table or object) that cannot be read into a vocabulary; says why."""

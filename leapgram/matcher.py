@@ -4,8 +4,9 @@ Error model: a matcher never raises for what the model does. A token the grammar
 a token after termination or an exhausted budget puts the matcher in an error state:
 ``is_error()`` turns true, ``error()`` says why, ``consume_token`` returns ``False``, and masks
 allow only EOS so generation can stop. ``rollback`` or ``reset`` leave the error state (the
-rejected token was never consumed). Misuse of the API itself (a token id out of range, a bitmask
-of the wrong dtype or shape) raises :class:`ValueError`.
+rejected token was never consumed). Misuse of the API itself raises :class:`TypeError` for an
+argument of the wrong type (a token id that is not an int, a bitmask that is not int32) and
+:class:`ValueError` for a wrong value (a token id out of range, a bitmask of the wrong shape).
 
 Fast-forward tokens, token healing, draft masks and forks: ``docs/design/fast-forward.md``.
 """
@@ -42,9 +43,9 @@ class Matcher:
     def __init__(self, compiled: CompiledGrammar, *, required_prefix: bytes = b"",
                  ff_backoff: int = DEFAULT_FF_BACKOFF, recent_tokens: Iterable[int] = ()) -> None:
         if not isinstance(compiled, CompiledGrammar):
-            raise ValueError(f"Matcher needs a CompiledGrammar (from leapgram.compile), not {type(compiled).__name__}")
+            raise TypeError(f"Matcher needs a CompiledGrammar (from GrammarCompiler.compile), not {type(compiled).__name__}")
         if not isinstance(required_prefix, (bytes, bytearray)):
-            raise ValueError(f"required_prefix must be bytes, not {type(required_prefix).__name__}")
+            raise TypeError(f"required_prefix must be bytes, not {type(required_prefix).__name__}")
         self.compiled = compiled
         self._vocab_size = compiled.vocab.size
         self._eos = frozenset(compiled.vocab.eos_token_ids)
@@ -57,7 +58,7 @@ class Matcher:
 
     def reset(self) -> None:
         """Back to the start, as if no token had been consumed."""
-        state, self._lease = self.compiled.engine.start()  # the lease recycles a chart arena
+        state, self._lease = self.compiled._engine.start()  # the lease recycles a chart arena
         self._states: list[object] = [state]
         self._pending: list[bytes] = [self.required_prefix]
         self._tokens: list[int] = []
@@ -83,7 +84,7 @@ class Matcher:
     def is_accepting(self) -> bool:
         """Whether the output so far is complete (EOS would be allowed)."""
         return (self._error is None and not self._terminated and not self._pending[-1]
-                and self.compiled.engine.is_accepting(self._states[-1]))
+                and self.compiled._engine.is_accepting(self._states[-1]))
 
     # ----- consuming ----------------------------------------------------------------------
 
@@ -109,7 +110,7 @@ class Matcher:
         count = 0
         cursor = (self._pending[-1], self._states[-1])
         terminated = self._terminated
-        engine = self.compiled.engine
+        engine = self.compiled._engine
         for token_id in token_ids:
             token_id = self._check_token(token_id)
             if terminated:
@@ -147,7 +148,7 @@ class Matcher:
             if token_id in self._eos:
                 if cursor[0]:
                     return f"EOS token {token_id} before the required prefix {cursor[0]!r}"
-                if not self.compiled.engine.is_accepting(cursor[1]):
+                if not self.compiled._engine.is_accepting(cursor[1]):
                     return f"EOS token {token_id} before the output is complete"
                 self._push(token_id, (b"", _TERMINATED))
                 self._terminated = True
@@ -168,9 +169,9 @@ class Matcher:
     def _next_cursor(self, cursor: tuple[bytes, object], token_id: int) -> tuple[bytes, object] | None:
         """``(pending prefix, engine state)`` after ``token_id``, or ``None`` if it is not allowed."""
         if self.compiled.vocab.is_special(token_id):  # allowed only where the grammar spells its text
-            state = None if cursor[0] else self.compiled._special_tokens.advance(self.compiled.engine, cursor[1], token_id)
+            state = None if cursor[0] else self.compiled._special_tokens.advance(self.compiled._engine, cursor[1], token_id)
             return None if state is None else (b"", state)
-        return advance_cursor(self.compiled.engine, cursor, self.compiled.vocab.token_bytes(token_id))
+        return advance_cursor(self.compiled._engine, cursor, self.compiled.vocab.token_bytes(token_id))
 
     def _describe(self, token_id: int) -> str:
         data = self.compiled.vocab.token_bytes(token_id)
@@ -179,7 +180,7 @@ class Matcher:
 
     def _check_token(self, token_id: int) -> int:
         if not isinstance(token_id, (int, np.integer)) or isinstance(token_id, bool):
-            raise ValueError(f"token id must be an int, not {type(token_id).__name__}")
+            raise TypeError(f"token id must be an int, not {type(token_id).__name__}")
         token_id = int(token_id)
         if not 0 <= token_id < self._vocab_size:
             raise ValueError(f"token id {token_id} out of range for a vocabulary of {self._vocab_size}")
@@ -193,26 +194,26 @@ class Matcher:
         row = self._bitmask_row(bitmask, index)
         compiled = self.compiled
         if self._terminated or self._error is not None:
-            allowed = compiled.eos_row
+            allowed = compiled._eos_row
         else:
             try:
                 pending = self._pending[-1]
                 if pending:
-                    allowed = compiled.prefix_masks.mask(self._states[-1], pending).view(np.int32)
+                    allowed = compiled._prefix_masks.mask(self._states[-1], pending).view(np.int32)
                 else:
-                    allowed = compiled.state_row(self._states[-1])[0]
+                    allowed = compiled._state_row(self._states[-1])[0]
             except LeapgramError as exc:
                 self._error = str(exc)
-                allowed = compiled.eos_row
-        if row.shape[0] == compiled.words:
+                allowed = compiled._eos_row
+        if row.shape[0] == compiled._words:
             row[:] = allowed
         else:
-            row[: compiled.words] = allowed
-            row[compiled.words :] = 0
+            row[: compiled._words] = allowed
+            row[compiled._words :] = 0
 
     def compute_mask(self) -> np.ndarray:
         """The next-token mask as a fresh ``(ceil(vocab_size / 32),)`` int32 array."""
-        out = np.zeros((1, self.compiled.words), dtype=np.int32)
+        out = np.zeros((1, self.compiled._words), dtype=np.int32)
         self.fill_next_token_bitmask(out, 0)
         return out[0]
 
@@ -225,7 +226,7 @@ class Matcher:
         if self._error is not None or self._terminated:
             return b""
         try:
-            return self._pending[-1] + self.compiled.forced.of(self._states[-1])
+            return self._pending[-1] + self.compiled._forced.of(self._states[-1])
         except LeapgramError as exc:
             self._error = str(exc)
             return b""
@@ -244,7 +245,7 @@ class Matcher:
         recent = (self._recent + self._tokens)[-CONTEXT_TOKENS:]
         cursor = (self._pending[-1], self._states[-1])
         try:
-            return fast_forward(compiled.engine, compiled.trie, compiled.vocab, compiled.limits, cursor, forced,
+            return fast_forward(compiled._engine, compiled._trie, compiled.vocab, compiled.limits, cursor, forced,
                                 recent, depth)
         except LeapgramError as exc:
             self._error = str(exc)
@@ -257,7 +258,7 @@ class Matcher:
         rows after ``j`` are zero; compare with :meth:`validate_tokens`. The matcher's state
         does not change."""
         ids = [self._check_token(t) for t in token_ids]
-        out = np.zeros((len(ids) + 1, self.compiled.words), dtype=np.int32)
+        out = np.zeros((len(ids) + 1, self.compiled._words), dtype=np.int32)
         error = self._error
         consumed = 0
         for index in range(len(ids) + 1):
@@ -292,16 +293,16 @@ class Matcher:
 
     def _bitmask_row(self, bitmask: np.ndarray, index: int) -> np.ndarray:
         if not isinstance(bitmask, np.ndarray):
-            raise ValueError(f"bitmask must be a numpy int32 array, not {type(bitmask).__name__}; "
+            raise TypeError(f"bitmask must be a numpy int32 array, not {type(bitmask).__name__}; "
                              "allocate one with leapgram.allocate_token_bitmask")
         if bitmask.dtype is not _INT32 and bitmask.dtype != _INT32:
-            raise ValueError(f"bitmask dtype must be int32, got {bitmask.dtype}")
+            raise TypeError(f"bitmask dtype must be int32, got {bitmask.dtype}")
         shape = bitmask.shape
         if len(shape) == 1:
             bitmask = bitmask.reshape(1, -1)
             shape = bitmask.shape
-        if len(shape) != 2 or shape[1] < self.compiled.words:
-            raise ValueError(f"bitmask must have shape (batch, >= {self.compiled.words}), got {shape}")
+        if len(shape) != 2 or shape[1] < self.compiled._words:
+            raise ValueError(f"bitmask must have shape (batch, >= {self.compiled._words}), got {shape}")
         if not 0 <= index < shape[0]:
             raise ValueError(f"index {index} out of range for a bitmask of {shape[0]} rows")
         row = bitmask[index]

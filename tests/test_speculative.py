@@ -3,19 +3,17 @@ tests/mask/test_fast_forward.py)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leapgram import Grammar, Matcher, compile
+from leapgram import Grammar, Matcher
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "mask"))
-from cfg_grammars import GRAMMARS  # noqa: E402
-from mask_helpers import REGEXES, walk_to  # noqa: E402
+from tests.helpers.cfg_grammars import GRAMMARS
+from tests.helpers.masks import REGEXES, walk_to
+from tests.helpers.compiling import compile_for
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 grammars = st.one_of(st.tuples(st.just("regex"), st.sampled_from(REGEXES)),
@@ -25,7 +23,7 @@ grammars = st.one_of(st.tuples(st.just("regex"), st.sampled_from(REGEXES)),
 def make_matcher(vocab, grammar, prefix=b"") -> Matcher:
     kind, name = grammar
     made = Grammar.from_regex(name) if kind == "regex" else GRAMMARS[name]()
-    return Matcher(compile(made, vocab), required_prefix=prefix)
+    return Matcher(compile_for(made, vocab), required_prefix=prefix)
 
 
 def draft(matcher: Matcher, vocab, rng: np.random.Generator, size: int) -> list[int]:
@@ -69,7 +67,7 @@ def test_draft_masks_equal_step_by_step(small_vocab, grammar, seed):
     ids = draft(matcher, small_vocab, rng, 5)
     start = matcher.num_tokens
     masks = matcher.draft_masks(ids)
-    assert masks.shape == (len(ids) + 1, matcher.compiled.words) and masks.dtype == np.int32
+    assert masks.shape == (len(ids) + 1, matcher.compiled._words) and masks.dtype == np.int32
     assert matcher.num_tokens == start and not matcher.is_error()
     valid = matcher.validate_tokens(ids)
     for row in range(len(ids) + 1):
@@ -98,7 +96,7 @@ def test_forks_go_their_own_way(small_vocab, grammar, seed, share):
 
 
 def test_draft_masks_after_eos_and_misuse(byte_vocab):
-    matcher = Matcher(compile(Grammar.from_regex("ab"), byte_vocab))
+    matcher = Matcher(compile_for(Grammar.from_regex("ab"), byte_vocab))
     masks = matcher.draft_masks([ord("a"), ord("b"), 256, ord("a")])
     assert [np.flatnonzero(np.unpackbits(m.view(np.uint8), bitorder="little")).tolist() for m in masks] == [
         [ord("a")], [ord("b")], [256], [256], []]

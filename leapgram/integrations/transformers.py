@@ -63,7 +63,7 @@ def compile_for(grammar: Grammar | CompiledGrammar | dict, vocab: Vocabulary) ->
     if not isinstance(grammar, Grammar):
         raise ValueError(f"grammar must be a leapgram.Grammar, CompiledGrammar or JSON Schema dict, "
                          f"not {type(grammar).__name__}")
-    return leapgram.compile(grammar, vocab)
+    return leapgram.GrammarCompiler(vocab).compile(grammar)
 
 
 # ----- logits processor ------------------------------------------------------------------------
@@ -517,7 +517,7 @@ class _Decoder:
             if choice != token:
                 for kind in kinds[j:]:
                     row.stats.count_draft(kind, False)
-                self.attention[row.index, self.attention.shape[1] - (len(draft) - j):] = 0
+                self._drop(row, len(draft) - j)
                 self._commit(row, choice)
                 return
             row.stats.count_draft(kinds[j], True)
@@ -525,6 +525,16 @@ class _Decoder:
             row.took(token)
             row.stats.fast_forwarded_tokens += 1
         row.logits = logits
+
+    def _drop(self, row: _Row, count: int) -> None:
+        """Take the last ``count`` positions of the row's sequence out of the model's sight: a
+        single row crops them off the cache, a batch masks them out of attention."""
+        layers = getattr(self.cache, "layers", None)
+        if self.attention.shape[0] == 1 and layers and all(getattr(layer, "is_croppable", False) for layer in layers):
+            self.cache.crop(-count)  # a negative length removes that many positions
+            self.attention = self.attention[:, :-count]
+            return
+        self.attention[row.index, self.attention.shape[1] - count:] = 0
 
     def _commit(self, row: _Row, token: int) -> None:
         if token in self.eos:

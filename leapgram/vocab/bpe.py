@@ -12,6 +12,8 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any
 
+from ..errors import TokenizerError
+
 _NO_RANK = 1 << 62
 
 
@@ -57,7 +59,7 @@ class RankBPE:
     def _rank_of(self, token: bytes) -> int:
         rank = self._ranks.get(token)
         if rank is None:
-            raise ValueError(f"the rank file has no token for {token!r}; it must rank every single byte")
+            raise TokenizerError(f"the rank file has no token for {token!r}; it must rank every single byte")
         return rank
 
     def _compiled(self) -> Any:

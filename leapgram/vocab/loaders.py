@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import TokenizerError
+
 if TYPE_CHECKING:
     from .vocabulary import Vocabulary
 
@@ -66,11 +68,11 @@ def byte_level_bytes(text: str) -> bytes:
 
 
 def utf8_text(data: bytes) -> str:
-    """``data`` decoded as strict UTF-8; :class:`ValueError` naming the bad byte otherwise."""
+    """``data`` decoded as strict UTF-8; :class:`leapgram.TokenizerError` naming the bad byte otherwise."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ValueError(
+        raise TokenizerError(
             f"encode takes UTF-8 text; byte 0x{data[err.start]:02x} at offset {err.start} is not valid UTF-8"
         ) from None
 
@@ -97,7 +99,7 @@ def load_huggingface(
     """``Vocabulary.from_huggingface``: see there."""
     backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
     if not callable(getattr(backend, "to_str", None)):
-        raise ValueError(
+        raise TokenizerError(
             f"from_huggingface takes a tokenizers.Tokenizer or a transformers fast tokenizer, not "
             f"{type(tokenizer).__name__}; load it with use_fast=True or use from_tokenizer_json"
         )
@@ -124,18 +126,18 @@ def load_tiktoken(
 ) -> Vocabulary:
     """``Vocabulary.from_tiktoken``: see there."""
     if not isinstance(pattern, str) or not pattern:
-        raise ValueError(
+        raise TokenizerError(
             "from_tiktoken needs pattern=, the encoding's pre-tokenizer regex (tiktoken's pat_str)"
         )
     ranks = read_tiktoken_ranks(path)
     by_id = {rank: token for token, rank in ranks.items()}
     if len(set(special_tokens.values())) != len(special_tokens):
-        raise ValueError(f"special_tokens gives two tokens the same id: {special_tokens}")
+        raise TokenizerError(f"special_tokens gives two tokens the same id: {special_tokens}")
     for text, token_id in special_tokens.items():
         if not isinstance(token_id, int) or token_id < 0:
-            raise ValueError(f"special token {text!r} needs a non-negative int id, not {token_id!r}")
+            raise TokenizerError(f"special token {text!r} needs a non-negative int id, not {token_id!r}")
         if token_id in by_id:
-            raise ValueError(f"special token {text!r} has id {token_id}, which the rank file already uses")
+            raise TokenizerError(f"special token {text!r} has id {token_id}, which the rank file already uses")
     size = max([*by_id, *special_tokens.values()]) + 1
     tokens = [by_id.get(i, b"") for i in range(size)]
     for text, token_id in special_tokens.items():
@@ -153,7 +155,7 @@ def load_tiktoken(
 
 
 def read_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
-    """The ``{token bytes: rank}`` of a tiktoken file; :class:`ValueError` naming a bad line."""
+    """The ``{token bytes: rank}`` of a tiktoken file; :class:`leapgram.TokenizerError` naming a bad line."""
     ranks: dict[bytes, int] = {}
     seen: set[int] = set()
     with open(path, "rb") as f:
@@ -162,11 +164,11 @@ def read_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
                 continue
             token, rank = _parse_rank_line(line, number, path)
             if token in ranks or rank in seen:
-                raise ValueError(f"{path}:{number}: token {token!r} or rank {rank} appears twice")
+                raise TokenizerError(f"{path}:{number}: token {token!r} or rank {rank} appears twice")
             ranks[token] = rank
             seen.add(rank)
     if not ranks:
-        raise ValueError(f"{path} holds no ranks; expected lines of 'base64-token rank'")
+        raise TokenizerError(f"{path} holds no ranks; expected lines of 'base64-token rank'")
     return ranks
 
 
@@ -174,12 +176,12 @@ def _parse_rank_line(line: bytes, number: int, path: object) -> tuple[bytes, int
     parts = line.split()
     try:
         if len(parts) != 2:
-            raise ValueError
+            raise TokenizerError
         token, rank = base64.b64decode(parts[0], validate=True), int(parts[1])
     except (ValueError, binascii.Error):
-        raise ValueError(f"{path}:{number}: expected 'base64-token rank', got {line[:80]!r}") from None
+        raise TokenizerError(f"{path}:{number}: expected 'base64-token rank', got {line[:80]!r}") from None
     if rank < 0 or not token:
-        raise ValueError(f"{path}:{number}: rank must be >= 0 and the token non-empty, got {line[:80]!r}")
+        raise TokenizerError(f"{path}:{number}: rank must be >= 0 and the token non-empty, got {line[:80]!r}")
     return token, rank
 
 
@@ -192,7 +194,7 @@ def parse_tokenizer_spec(
     added = spec.get("added_tokens") or []
     size = max([-1, *model_vocab.values(), *(a["id"] for a in added)]) + 1
     if size == 0:
-        raise ValueError(f"{source}: the tokenizer has no tokens")
+        raise TokenizerError(f"{source}: the tokenizer has no tokens")
     tokens: list[bytes | None] = [None] * size
     for text, token_id in model_vocab.items():
         tokens[token_id] = to_bytes(text)
@@ -215,7 +217,7 @@ def _model_vocab(model: dict[str, Any], source: str) -> dict[str, int]:
         return model["vocab"]
     if kind == "Unigram":
         return {piece: i for i, (piece, _score) in enumerate(model["vocab"])}
-    raise ValueError(
+    raise TokenizerError(
         f"{source}: unsupported tokenizer model {kind!r}; leapgram reads BPE, WordLevel and Unigram"
     )
 
@@ -225,19 +227,19 @@ def token_bytes_function(
 ) -> Callable[[str], bytes]:
     """The function from a token string to its bytes that the ``decoder`` of a tokenizer implies."""
     if not decoder:
-        raise ValueError(f"{source} has no decoder, so the bytes of its tokens are unknown")
+        raise TokenizerError(f"{source} has no decoder, so the bytes of its tokens are unknown")
     steps = decoder["decoders"] if decoder.get("type") == "Sequence" else [decoder]
     kinds = [step.get("type") for step in steps]
     _check_strip(kinds, source)
     if "ByteLevel" in kinds:
         if set(kinds) - {"ByteLevel", "Fuse", "Strip"}:
-            raise ValueError(
+            raise TokenizerError(
                 f"{source}: unsupported decoder sequence {kinds}; ByteLevel mixes only with Fuse"
             )
         return byte_level_bytes
     unsupported = [kind for kind in kinds if kind not in _SP_STEPS]
     if unsupported:
-        raise ValueError(
+        raise TokenizerError(
             f"{source}: unsupported decoder {unsupported[0]!r}; leapgram reads ByteLevel and "
             "SentencePiece-style decoders (Replace, ByteFallback, Fuse, Strip, Metaspace)"
         )
@@ -247,7 +249,7 @@ def token_bytes_function(
 def _check_strip(kinds: list[str | None], source: str) -> None:
     for i, kind in enumerate(kinds):
         if kind == "Strip" and "Fuse" not in kinds[:i]:
-            raise ValueError(f"{source}: a Strip decoder before Fuse cuts every token; this is not supported")
+            raise TokenizerError(f"{source}: a Strip decoder before Fuse cuts every token; this is not supported")
 
 
 def _sentencepiece_function(steps: list[dict[str, Any]], source: str) -> Callable[[str], bytes]:
@@ -275,7 +277,7 @@ def _replacement(step: dict[str, Any], source: str) -> tuple[str, str]:
         return step.get("replacement", "▁"), " "
     pattern = step.get("pattern") or {}
     if "String" not in pattern:
-        raise ValueError(
+        raise TokenizerError(
             f"{source}: a Replace decoder with pattern {pattern!r} is not supported (only String)"
         )
     return pattern["String"], step["content"]
@@ -284,7 +286,7 @@ def _replacement(step: dict[str, Any], source: str) -> tuple[str, str]:
 def _tokenizer_json_file(path: Path) -> Path:
     file = path / "tokenizer.json" if path.is_dir() else path
     if not file.is_file():
-        raise ValueError(f"no tokenizer.json at {path}")
+        raise TokenizerError(f"no tokenizer.json at {path}")
     return file
 
 
@@ -294,7 +296,7 @@ def _config_eos_ids(folder: Path, ids_by_text: dict[str, int]) -> tuple[int, ...
         if eos is None:
             continue
         if eos not in ids_by_text:
-            raise ValueError(
+            raise TokenizerError(
                 f"{config_file}: eos_token {eos!r} is not in the vocabulary; pass eos_token_ids="
             )
         return (ids_by_text[eos],)

@@ -40,7 +40,7 @@ class Vocabulary:
         special = set(self._checked_ids(special_token_ids, "special_token_ids"))
         self._special = frozenset(special.union(self._eos))
         if encoder is not None and not callable(encoder):
-            raise ValueError(f"encoder must be callable or None, not {type(encoder).__name__}")
+            raise TypeError(f"encoder must be callable or None, not {type(encoder).__name__}")
         self._encoder = encoder
         self.name = str(name)
 
@@ -88,7 +88,7 @@ class Vocabulary:
         given invalid UTF-8 (the byte vocabulary encodes any bytes).
         """
         if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise ValueError(f"encode takes bytes, not {type(data).__name__}; use text.encode()")
+            raise TypeError(f"encode takes bytes, not {type(data).__name__}; use text.encode()")
         if self._encoder is None:
             raise ValueError(
                 f"{self!r} has no encoder; load it with Vocabulary.from_tokenizer_json, "
@@ -114,7 +114,7 @@ class Vocabulary:
         the end over. Without an encoder the tokenization is greedy longest match. See ``docs/design/fast-forward.md``.
         """
         if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise ValueError(f"tokenize_partial takes bytes, not {type(data).__name__}")
+            raise TypeError(f"tokenize_partial takes bytes, not {type(data).__name__}")
         if isinstance(max_backoff, bool) or not isinstance(max_backoff, int) or max_backoff < 0:
             raise ValueError(f"max_backoff must be an int >= 0, not {max_backoff!r}")
         from .partial import tokenize_partial
@@ -194,7 +194,7 @@ class Vocabulary:
 
     def _checked_ids(self, ids: Iterable[int], what: str) -> list[int]:
         if isinstance(ids, (str, bytes)):
-            raise ValueError(f"{what} must be an iterable of ints, not {type(ids).__name__}")
+            raise TypeError(f"{what} must be an iterable of ints, not {type(ids).__name__}")
         checked = []
         for i in ids:
             if isinstance(i, bool) or not isinstance(i, int):

@@ -12,6 +12,7 @@ import pytest
 from leapgram import Grammar, GrammarError, UnsupportedError
 from leapgram.frontends.gbnf import gbnf_to_ir
 from leapgram.limits import Limits
+from tests.helpers.compiling import compile_for
 
 
 @dataclass(frozen=True)
@@ -122,9 +123,9 @@ GOOD_SYNTAX = [
 
 @pytest.mark.parametrize("grammar, good, bad", GOOD_SYNTAX)
 def test_syntax_accepted(grammar, good, bad):
-    from leapgram import Matcher, Vocabulary, compile
+    from leapgram import Matcher, Vocabulary
 
-    compiled = compile(Grammar.from_gbnf(grammar), Vocabulary.byte_vocabulary())
+    compiled = compile_for(Grammar.from_gbnf(grammar), Vocabulary.byte_vocabulary())
     for text, expected in [(t, True) for t in good] + [(t, False) for t in bad]:
         matcher = Matcher(compiled)
         assert (matcher.consume_tokens(list(text.encode())) and matcher.is_accepting()) == expected, text

@@ -3,26 +3,24 @@
 from __future__ import annotations
 
 import random
-import sys
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
-from gbnf_grammars import ALPHABETS, ARITHMETIC_LARK, CHESS_RE, GRAMMARS, JSON_LARK, LIST_RE
+from tests.helpers.gbnf_grammars import ALPHABETS, ARITHMETIC_LARK, CHESS_RE, GRAMMARS, JSON_LARK, LIST_RE
 
-from leapgram import Grammar, GrammarError, Matcher, Vocabulary, compile
+from leapgram import Grammar, GrammarError, Matcher, Vocabulary
 from leapgram.frontends.gbnf import gbnf_to_ir, greedy_conflicts
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mask"))
-from mask_helpers import brute_force_allowed, mask_set, walk_to
+from tests.helpers.masks import brute_force_allowed, mask_set, walk_to
+from tests.helpers.compiling import compile_for
 
 lark = pytest.importorskip("lark")
 
 
 @cache
 def compiled(name: str, vocab: Vocabulary):
-    return compile(Grammar.from_gbnf(GRAMMARS[name][0]), vocab)
+    return compile_for(Grammar.from_gbnf(GRAMMARS[name][0]), vocab)
 
 
 def accepts(name: str, vocab: Vocabulary, text: str) -> bool:
@@ -143,7 +141,7 @@ TRICKY = [
 
 @pytest.mark.parametrize("grammar, good, bad", TRICKY)
 def test_languages_a_greedy_lexer_would_change(byte_vocab, grammar, good, bad):
-    compiled_grammar = compile(Grammar.from_gbnf(grammar), byte_vocab)
+    compiled_grammar = compile_for(Grammar.from_gbnf(grammar), byte_vocab)
     for text, expected in [(t, True) for t in good] + [(t, False) for t in bad]:
         matcher = Matcher(compiled_grammar)
         assert (matcher.consume_tokens(list(text.encode())) and matcher.is_accepting()) == expected, text
@@ -223,7 +221,7 @@ def check_random_grammar(seed: int, vocab: Vocabulary, max_length: int) -> None:
         assert "derives no string" in err.message, err
         return
     parser = lark.Lark(lark_text, start="r0", parser="earley", lexer="dynamic_complete")
-    compiled_grammar = compile(grammar, vocab)
+    compiled_grammar = compile_for(grammar, vocab)
     for text in all_strings(ALPHABET, max_length):
         try:
             parser.parse(text)
@@ -260,7 +258,7 @@ def test_nested_contexts_keep_strings_whole(byte_vocab):
     breaking ``string`` into characters."""
     grammar = Grammar.from_gbnf(nested_objects_grammar(6))
     assert "string" in {lexeme.name for lexeme in grammar.ir.lexemes}
-    compiled_grammar = compile(grammar, byte_vocab)
+    compiled_grammar = compile_for(grammar, byte_vocab)
     good = '{"k0": {"k1": {"k2": {"k3": {"k4": {"k5": [1, "a", {"k0":{"k1":{"k2":{"k3":{"k4":{"k5":2}}}}}}]}}}}, "x1": "s"}}'
     for text, expected in [(good, True), (good[:-1], False), (good.replace('"x1"', '"x2"'), False)]:
         matcher = Matcher(compiled_grammar)

@@ -30,6 +30,7 @@ from leapgram import Grammar, Matcher, UnsupportedError, Vocabulary
 from leapgram.frontends.lark import lark_to_ir
 from leapgram.frontends.lark_common import COMMON_TERMINALS
 from leapgram.regex import fullmatch
+from tests.helpers.compiling import compile_for
 
 lark = pytest.importorskip("lark")
 
@@ -249,7 +250,7 @@ def compiled_or_skip(text: str) -> leapgram.CompiledGrammar:
     """The grammar compiled for the byte vocabulary, or a skip while CFG matching is missing."""
     grammar = Grammar.from_lark(text)  # front-end errors must fail the test, not skip it
     try:
-        return leapgram.compile(grammar, byte_vocabulary())
+        return compile_for(grammar, byte_vocabulary())
     except UnsupportedError as err:
         pytest.skip(f"CFG matching not available yet: {err.message}")
 
@@ -665,7 +666,7 @@ def test_masks_at_random_positions_equal_brute_force(name):
 
     case = CASES[name]
     vocab = mixed_vocabulary()
-    compiled = leapgram.compile(Grammar.from_lark(case.text), vocab)
+    compiled = compile_for(Grammar.from_lark(case.text), vocab)
     shape = lark_shape(case.text, case.parser, case.lexer)
 
     @settings(max_examples=10, deadline=None, database=None,

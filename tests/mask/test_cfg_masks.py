@@ -9,16 +9,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leapgram import Grammar, Limits, Matcher, Vocabulary, allowed_tokens, compile
+from leapgram import Grammar, Limits, Matcher, Vocabulary, allowed_tokens
 from leapgram._kernels.cfg_walk import walk_cfg_twin
 from leapgram.compiler import token_trie
 
-from cfg_grammars import GRAMMARS, SENTENCES
-from mask_helpers import brute_force_allowed, mask_set, walk_to
+from tests.helpers.cfg_grammars import GRAMMARS, SENTENCES
+from tests.helpers.masks import brute_force_allowed, mask_set, walk_to
+from tests.helpers.compiling import compile_for
 
 
 def byte_matcher(name: str, vocab: Vocabulary) -> Matcher:
-    return Matcher(compile(GRAMMARS[name](), vocab))
+    return Matcher(compile_for(GRAMMARS[name](), vocab))
 
 
 @pytest.mark.parametrize("name", sorted(GRAMMARS))
@@ -64,21 +65,21 @@ def test_small_vocab_random_walks_equal_brute_force(small_vocab, name, seed):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(sorted(GRAMMARS)), seed=st.integers(0, 10_000))
 def test_kernel_agrees_with_twin(small_vocab, name, seed):
-    compiled = compile(GRAMMARS[name](), small_vocab, use_slicer=False)
+    compiled = compile_for(GRAMMARS[name](), small_vocab, use_slicer=False)
     matcher = Matcher(compiled)
     walk_to(matcher, small_vocab, np.random.default_rng(seed), 4)
     arena, chart, lex = state = matcher._states[-1]
-    engine = compiled.engine
-    expected = np.zeros(compiled.words, dtype=np.uint32)
+    engine = compiled._engine
+    expected = np.zeros(compiled._words, dtype=np.uint32)
     walk_cfg_twin(token_trie(small_vocab), engine.lexer.step, arena.boundary, chart, lex, expected)
-    assert np.array_equal(compiled.state_mask(state), expected)
+    assert np.array_equal(compiled._state_mask(state), expected)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(sorted(GRAMMARS)), seed=st.integers(0, 10_000))
 def test_leo_does_not_change_masks(small_vocab, name, seed):
-    with_leo = Matcher(compile(GRAMMARS[name](), small_vocab, use_slicer=False))
-    without = Matcher(compile(GRAMMARS[name](), small_vocab, use_slicer=False, use_leo=False))
+    with_leo = Matcher(compile_for(GRAMMARS[name](), small_vocab, use_slicer=False))
+    without = Matcher(compile_for(GRAMMARS[name](), small_vocab, use_slicer=False, use_leo=False))
     rng = np.random.default_rng(seed)
     for _ in range(10):
         mask = with_leo.compute_mask().copy()
@@ -108,7 +109,7 @@ def test_llama3_masks_agree_with_consuming(llama3_vocab, name):
     vocab = llama3_vocab
     rng = np.random.default_rng(11)
     for sentence in SENTENCES[name][:2]:
-        matcher = Matcher(compile(GRAMMARS[name](), vocab))
+        matcher = Matcher(compile_for(GRAMMARS[name](), vocab))
         for token in vocab.encode(sentence.encode()):
             allowed = set(allowed_tokens(matcher.compute_mask(), vocab.size).tolist())
             assert token in allowed
@@ -124,15 +125,15 @@ def test_llama3_masks_agree_with_consuming(llama3_vocab, name):
 @pytest.mark.parametrize("name", sorted(GRAMMARS))
 def test_slicer_does_not_change_cfg_masks(llama3_vocab, name):
     sentence = SENTENCES[name][0]
-    sliced = Matcher(compile(GRAMMARS[name](), llama3_vocab))
-    plain = Matcher(compile(GRAMMARS[name](), llama3_vocab, use_slicer=False))
+    sliced = Matcher(compile_for(GRAMMARS[name](), llama3_vocab))
+    plain = Matcher(compile_for(GRAMMARS[name](), llama3_vocab, use_slicer=False))
     for token in llama3_vocab.encode(sentence.encode()):
         assert np.array_equal(sliced.compute_mask(), plain.compute_mask())
         assert sliced.consume_token(token) and plain.consume_token(token)
 
 
 def test_charts_with_the_same_future_share_fingerprints(byte_vocab):
-    compiled = compile(GRAMMARS["json"](), byte_vocab)
+    compiled = compile_for(GRAMMARS["json"](), byte_vocab)
 
     def state_after(text: str):
         matcher = Matcher(compiled)
@@ -140,7 +141,7 @@ def test_charts_with_the_same_future_share_fingerprints(byte_vocab):
         return matcher._states[-1]
 
     def key(text: str):
-        return compiled.engine.mask_key(state_after(text))
+        return compiled._engine.mask_key(state_after(text))
 
     assert key('{"a": 1, "b":') == key('{"c": [2], "d":')  # a later member, any earlier ones
     assert key('{"e":') == key('{"ff":')  # the first member (other dotted rules: not merged)
@@ -155,15 +156,15 @@ def test_charts_with_the_same_future_share_fingerprints(byte_vocab):
 def test_shared_mask_cache_equals_fresh_walks(small_vocab, name, seed):
     """Masks served from the cache shared by all matchers (keyed by chart fingerprints) equal a
     walk computed for the state itself."""
-    compiled = compile(GRAMMARS[name](), small_vocab)
+    compiled = compile_for(GRAMMARS[name](), small_vocab)
     rng = np.random.default_rng(seed)
     for _ in range(3):
         matcher = Matcher(compiled)
         for _ in range(8):
             state = matcher._states[-1]
-            expected = np.zeros(compiled.words, dtype=np.uint32)
-            compiled.engine.fill_mask(state, expected)
-            assert np.array_equal(compiled.state_mask(state), expected)
+            expected = np.zeros(compiled._words, dtype=np.uint32)
+            compiled._engine.fill_mask(state, expected)
+            assert np.array_equal(compiled._state_mask(state), expected)
             if not walk_to(matcher, small_vocab, rng, 1):
                 break
 
@@ -180,8 +181,8 @@ def test_matchers_on_several_threads_share_one_bounded_mask_cache(byte_vocab):
         return out
 
     sentences = [s.encode() for s in SENTENCES["json"]] * 4
-    alone = {s: masks(compile(GRAMMARS["json"](), byte_vocab), s) for s in set(sentences)}
-    shared = compile(GRAMMARS["json"](), byte_vocab, limits=Limits(max_cached_masks=4))
+    alone = {s: masks(compile_for(GRAMMARS["json"](), byte_vocab), s) for s in set(sentences)}
+    shared = compile_for(GRAMMARS["json"](), byte_vocab, limits=Limits(max_cached_masks=4))
     with ThreadPoolExecutor(4) as pool:
         found = list(pool.map(lambda s: masks(shared, s), sentences))
     for sentence, rows in zip(sentences, found):
@@ -197,7 +198,7 @@ def test_masks_inside_long_counted_repeats_equal_brute_force(small_vocab, seed, 
     from leapgram import Grammar
 
     grammar = Grammar.from_lark(f'start: "{{" ITEM ("," ITEM)* "}}"\nITEM: /"[a-c1 ]{{{low},{low + extra}}}"/')
-    matcher = Matcher(compile(grammar, small_vocab))
+    matcher = Matcher(compile_for(grammar, small_vocab))
     rng = np.random.default_rng(seed)
     for _ in range(25):
         assert mask_set(matcher, small_vocab) == brute_force_allowed(matcher, small_vocab), matcher.num_tokens
@@ -208,7 +209,7 @@ def test_masks_inside_long_counted_repeats_equal_brute_force(small_vocab, seed, 
 def test_a_finished_matcher_gives_its_charts_to_the_next(small_vocab):
     """The chart arena of a dropped matcher (and all its forks) is reused by the next matcher of
     the same compiled grammar; a live fork keeps it; masks stay exact on a reused arena."""
-    compiled = compile(GRAMMARS["json"](), small_vocab)
+    compiled = compile_for(GRAMMARS["json"](), small_vocab)
     first = Matcher(compiled)
     rng = np.random.default_rng(5)
     assert walk_to(first, small_vocab, rng, 2)
@@ -233,10 +234,10 @@ def test_row_emptiness_budget_is_an_error_state_naming_the_limit(small_vocab):
     schema = {"anyOf": [{"type": "string", "pattern": p, "minLength": 3, "maxLength": 9}
                         for p in ("a.*b", "b.*c", "c.*a", "ab", "ca")]}
     grammar = Grammar.from_json_schema(schema)
-    tight = Matcher(compile(grammar, small_vocab, limits=Limits(max_row_emptiness_steps=1)))
+    tight = Matcher(compile_for(grammar, small_vocab, limits=Limits(max_row_emptiness_steps=1)))
     tight.compute_mask()
     assert tight.is_error() and "max_row_emptiness_steps" in tight.error()
-    matcher = Matcher(compile(grammar, small_vocab))
+    matcher = Matcher(compile_for(grammar, small_vocab))
     assert not matcher.is_error()
     for _ in range(3):
         mask = mask_set(matcher, small_vocab)

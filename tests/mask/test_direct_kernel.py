@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from numba import config, njit
 
-from leapgram import Grammar, Matcher, allocate_token_bitmask, compile
+from leapgram import Grammar, GrammarCompiler, Matcher, allocate_token_bitmask
 from leapgram._kernels.entry import DirectKernel
-from leapgram.compiler import clear_cache
+from tests.helpers.compiling import compile_for
 
 
 @njit(cache=False)
@@ -50,16 +50,16 @@ def test_masks_through_the_entry_point_equal_the_dispatcher(small_vocab):
     from leapgram.mask import engines
 
     grammar = Grammar.from_lark('start: "{" ITEM ("," ITEM)* "}"\nITEM: /[a-z]{1,3}/')
-    compiled = compile(grammar, small_vocab)
+    compiled = compile_for(grammar, small_vocab)
     matcher = Matcher(compiled)
     direct = allocate_token_bitmask(1, small_vocab.size)
     matcher.fill_next_token_bitmask(direct)
     state = matcher._states[-1]
-    through_dispatcher = compiled.engine.new_mask(state, compiled.engine.mask_key(state))
+    through_dispatcher = compiled._engine.new_mask(state, compiled._engine.mask_key(state))
     saved = engines._WALK_KERNEL.call
     try:
         engines._WALK_KERNEL.call = engines.walk_cfg_kernel
-        again = compiled.engine.new_mask(state, compiled.engine.mask_key(state))
+        again = compiled._engine.new_mask(state, compiled._engine.mask_key(state))
     finally:
         engines._WALK_KERNEL.call = saved
     assert np.array_equal(through_dispatcher, again)
@@ -72,15 +72,16 @@ def test_masks_through_the_entry_point_equal_the_dispatcher(small_vocab):
 def test_a_dropped_grammar_is_freed_without_a_collection(small_vocab, grammar):
     """No reference cycle through the engine (the slicer's closure once made one): a grammar
     and its lexer go as soon as the last reference does, not at the next full collection."""
-    compiled = compile(grammar, small_vocab)
+    compiler = GrammarCompiler(small_vocab)
+    compiled = compiler.compile(grammar)
     matcher = Matcher(compiled)
     matcher.fill_next_token_bitmask(allocate_token_bitmask(1, small_vocab.size))
-    refs = [weakref.ref(compiled), weakref.ref(compiled.engine), weakref.ref(compiled.engine.slicer or compiled)]
+    refs = [weakref.ref(compiled), weakref.ref(compiled._engine), weakref.ref(compiled._engine.slicer or compiled)]
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         del compiled, matcher
-        clear_cache()  # the last reference
+        compiler.clear_cache()  # the last reference
         assert [ref() for ref in refs] == [None, None, None]
     finally:
         if was_enabled:

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cfg_grammars import GRAMMARS
+from tests.helpers.cfg_grammars import GRAMMARS
 from conftest import SMALL_TOKENS, tokenizer_path
-from leapgram import Grammar, Matcher, Vocabulary, allowed_tokens, compile
-from mask_helpers import REGEXES, brute_force_allowed, mask_set, walk_to
+from leapgram import Grammar, Matcher, Vocabulary, allowed_tokens
+from tests.helpers.masks import REGEXES, brute_force_allowed, mask_set, walk_to
+from tests.helpers.compiling import compile_for
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 FORCING_REGEXES = [*REGEXES, r'\{"(orderId|orderName)": [0-9]+\}', r"(true|false|null)(, (true|null))*", r"é[ab]x"]
@@ -46,7 +47,7 @@ def forced_by_masks(matcher: Matcher, vocab: Vocabulary) -> bytes:
 @SETTINGS
 @given(grammar=grammars, seed=st.integers(0, 10_000), steps=st.integers(0, 6))
 def test_forced_bytes_follow_the_masks(byte_vocab, grammar, seed, steps):
-    matcher = Matcher(compile(make_grammar(*grammar), byte_vocab))
+    matcher = Matcher(compile_for(make_grammar(*grammar), byte_vocab))
     walk_to(matcher, byte_vocab, np.random.default_rng(seed), steps)
     assert matcher.forced_bytes() == forced_by_masks(matcher, byte_vocab)
 
@@ -56,7 +57,7 @@ def test_forced_bytes_follow_the_masks(byte_vocab, grammar, seed, steps):
 @given(grammar=grammars, seed=st.integers(0, 10_000), steps=st.integers(0, 5), depth=st.integers(0, 3))
 def test_fast_forward_tokens_are_consumable(request, vocab_name, grammar, seed, steps, depth):
     vocab = request.getfixturevalue(vocab_name)
-    matcher = Matcher(compile(make_grammar(*grammar), vocab), ff_backoff=depth)
+    matcher = Matcher(compile_for(make_grammar(*grammar), vocab), ff_backoff=depth)
     walk_to(matcher, vocab, np.random.default_rng(seed), steps)
     forced = matcher.forced_bytes()
     run = matcher.fast_forward_tokens()
@@ -71,7 +72,7 @@ def test_fast_forward_tokens_are_consumable(request, vocab_name, grammar, seed, 
 @given(grammar=grammars, seed=st.integers(0, 10_000), steps=st.integers(1, 6))
 def test_rollback_restores_mask_and_forced_bytes(request, vocab_name, grammar, seed, steps):
     vocab = request.getfixturevalue(vocab_name)
-    matcher = Matcher(compile(make_grammar(*grammar), vocab))
+    matcher = Matcher(compile_for(make_grammar(*grammar), vocab))
     rng = np.random.default_rng(seed)
     seen = [(matcher.compute_mask().copy(), matcher.forced_bytes(), matcher.fast_forward_tokens())]
     for _ in range(steps):
@@ -88,7 +89,7 @@ def test_rollback_restores_mask_and_forced_bytes(request, vocab_name, grammar, s
 
 
 def test_forced_bytes_stop_where_eos_is_allowed(byte_vocab):
-    matcher = Matcher(compile(Grammar.from_regex(r"ab(cd)?"), byte_vocab))
+    matcher = Matcher(compile_for(Grammar.from_regex(r"ab(cd)?"), byte_vocab))
     assert matcher.forced_bytes() == b"ab"
     assert matcher.consume_tokens(b"ab") and matcher.forced_bytes() == b""
     assert matcher.consume_token(ord("c")) and matcher.forced_bytes() == b"d"
@@ -98,7 +99,7 @@ def test_forced_bytes_stop_where_eos_is_allowed(byte_vocab):
 def test_forced_bytes_are_capped_by_the_limit(byte_vocab):
     from leapgram import Limits
 
-    compiled = compile(Grammar.from_regex("abcdefghij(k|l)"), byte_vocab, limits=Limits(max_forced_bytes=4))
+    compiled = compile_for(Grammar.from_regex("abcdefghij(k|l)"), byte_vocab, limits=Limits(max_forced_bytes=4))
     matcher = Matcher(compiled)
     assert matcher.forced_bytes() == b"abcd"
     assert matcher.fast_forward_tokens() == list(b"ab")  # the last half of a capped run waits
@@ -106,7 +107,7 @@ def test_forced_bytes_are_capped_by_the_limit(byte_vocab):
 
 
 def test_cfg_forced_bytes_cross_lexeme_boundaries(byte_vocab):
-    matcher = Matcher(compile(GRAMMARS["json"](with_ws=False), byte_vocab))
+    matcher = Matcher(compile_for(GRAMMARS["json"](with_ws=False), byte_vocab))
     assert matcher.consume_tokens(b'{"a":t')
     assert matcher.forced_bytes() == b"rue"
     assert matcher.consume_tokens(b"rue,") and matcher.forced_bytes() == b'"'
@@ -120,14 +121,14 @@ def test_extension_check_equals_brute_force(small_vocab, grammar, seed, steps, s
     rest allowed from the state, exactly when one of the tokens, tried one by one, is."""
     from leapgram.mask.forced import advance_cursor, has_allowed_extension, trie_node
 
-    matcher = Matcher(compile(make_grammar(*grammar), small_vocab))
+    matcher = Matcher(compile_for(make_grammar(*grammar), small_vocab))
     walk_to(matcher, small_vocab, np.random.default_rng(seed), steps)
     compiled = matcher.compiled
     cursor = (b"", matcher._states[-1])
-    expected = any(advance_cursor(compiled.engine, cursor, t[len(stem):]) is not None
+    expected = any(advance_cursor(compiled._engine, cursor, t[len(stem):]) is not None
                    for t in SMALL_TOKENS if t.startswith(stem) and len(t) > len(stem))
-    node = trie_node(compiled.trie, stem)
-    assert has_allowed_extension(compiled.engine, compiled.trie, node, cursor, 10_000) == expected
+    node = trie_node(compiled._trie, stem)
+    assert has_allowed_extension(compiled._engine, compiled._trie, node, cursor, 10_000) == expected
 
 
 # ---------------------------------------------------------------- required prefix (healing)
@@ -139,7 +140,7 @@ def test_extension_check_equals_brute_force(small_vocab, grammar, seed, steps, s
        seed=st.integers(0, 10_000), steps=st.integers(0, 3))
 def test_required_prefix_masks_equal_brute_force(request, vocab_name, grammar, prefix, seed, steps):
     vocab = request.getfixturevalue(vocab_name)
-    matcher = Matcher(compile(make_grammar(*grammar), vocab), required_prefix=prefix)
+    matcher = Matcher(compile_for(make_grammar(*grammar), vocab), required_prefix=prefix)
     rng = np.random.default_rng(seed)
     for _ in range(steps + 1):
         assert mask_set(matcher, vocab) == brute_force_allowed(matcher, vocab)
@@ -148,7 +149,7 @@ def test_required_prefix_masks_equal_brute_force(request, vocab_name, grammar, p
 
 
 def test_required_prefix_then_grammar(small_vocab):
-    matcher = Matcher(compile(Grammar.from_regex(r"bc[0-9]"), small_vocab), required_prefix=b" a")
+    matcher = Matcher(compile_for(Grammar.from_regex(r"bc[0-9]"), small_vocab), required_prefix=b" a")
     ids = {small_vocab.token_bytes(t): t for t in range(small_vocab.size)}
     allowed = {small_vocab.token_bytes(t) for t in mask_set(matcher, small_vocab)}
     assert allowed == {b" ", b" a", b" ab"}
@@ -165,7 +166,7 @@ def test_required_prefix_then_grammar(small_vocab):
 
 @pytest.mark.tokenizers
 def test_llama3_order_is_not_forced_alone(llama3_vocab):
-    compiled = compile(Grammar.from_regex(r'\{"(orderId|orderName)": [0-9]+\}'), llama3_vocab)
+    compiled = compile_for(Grammar.from_regex(r'\{"(orderId|orderName)": [0-9]+\}'), llama3_vocab)
     matcher = Matcher(compiled)
     assert matcher.forced_bytes() == b'{"order'
     show = lambda ids: [llama3_vocab.token_bytes(t) for t in ids]  # noqa: E731
@@ -178,7 +179,7 @@ def test_llama3_order_is_not_forced_alone(llama3_vocab):
 @pytest.mark.tokenizers
 def test_llama3_long_forced_run_is_canonical_across_the_cap(llama3_vocab):
     text = "analytics_identifier " * 20  # forced runs longer than max_forced_bytes, cut mid-word
-    matcher = Matcher(compile(Grammar.from_regex(re.escape(text)), llama3_vocab), ff_backoff=1)
+    matcher = Matcher(compile_for(Grammar.from_regex(re.escape(text)), llama3_vocab), ff_backoff=1)
     forwarded = []
     while run := matcher.fast_forward_tokens():
         forwarded += run
@@ -192,7 +193,7 @@ def test_llama3_back_off_settles_where_the_freed_bytes_merge_leftwards(llama3_vo
     ``[]``; ``],"`` may start at ``]``, so ``[]`` is backed off, and with ``,"`` after it the
     tokenizer writes ``":[`` ``],"``: ``":`` is not canonical either and must go too."""
     grammar = Grammar.from_regex(r'\{"aggregationOptions":\[\](,"child":[0-9]+)?\}')
-    matcher = Matcher(compile(grammar, llama3_vocab))
+    matcher = Matcher(compile_for(grammar, llama3_vocab))
     show = lambda ids: [llama3_vocab.token_bytes(t) for t in ids]
     whole = llama3_vocab.encode(b'{"aggregationOptions":[],"child":1}')
     for depth in (1, 2, 4):
@@ -230,7 +231,7 @@ def test_fast_forward_tokens_are_canonical(name):
     forwarded = total = 0
     for document in DOCUMENTS:
         tokens = document_tokens(vocab, document)
-        matcher = Matcher(compile(Grammar.from_regex(skeleton_regex(document)), vocab), ff_backoff=2)
+        matcher = Matcher(compile_for(Grammar.from_regex(skeleton_regex(document)), vocab), ff_backoff=2)
         forwarded += walk_fast_forwarding(matcher, tokens)
         total += len(tokens)
     assert forwarded >= total // 4
@@ -267,7 +268,7 @@ def test_healed_prompt_and_generation_decode_to_prompt_and_output(small_vocab, p
     from leapgram import heal_prompt
 
     kept, prefix = heal_prompt(small_vocab, prompt, max_backoff=2)
-    matcher = Matcher(compile(Grammar.from_regex(pattern), small_vocab), required_prefix=prefix)
+    matcher = Matcher(compile_for(Grammar.from_regex(pattern), small_vocab), required_prefix=prefix)
     generated = walk_to(matcher, small_vocab, np.random.default_rng(seed), 8)
     text = small_vocab.decode(kept + generated)
     whole_prompt = small_vocab.decode(prompt)
@@ -294,7 +295,7 @@ PEOPLE = [{"name_of_the_person": "Ann", "orderId": 12, "orderName": "x y", "tags
 def test_cfg_fast_forward_tokens_are_canonical(name):
     """The same on a Lark grammar: keys forced across lexeme boundaries, an optional member."""
     vocab = Vocabulary.from_tokenizer_json(tokenizer_path(name))
-    compiled = compile(Grammar.from_lark(PERSON_LARK), vocab)
+    compiled = compile_for(Grammar.from_lark(PERSON_LARK), vocab)
     forwarded = 0
     for person in PEOPLE:
         matcher = Matcher(compiled, ff_backoff=1)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from leapgram import Grammar, Matcher, Vocabulary, allowed_tokens, compile
+from leapgram import Grammar, Matcher, Vocabulary, allowed_tokens
 
-from mask_helpers import REGEXES, check_against_brute_force, walk_to
+from tests.helpers.masks import REGEXES, check_against_brute_force, walk_to
+from tests.helpers.compiling import compile_for
 
 REAL_REGEXES = REGEXES + [r"\d{4}-\d{2}-\d{2}", r"[A-Za-z ]{1,12}", r"(true|false|null)", r"\s*\{\s*\"id\"\s*:\s*-?\d+\s*\}"]
 
@@ -25,7 +26,7 @@ def sample_vocab(vocab: Vocabulary, size: int, seed: int) -> Vocabulary:
 def test_sampled_llama3_masks_equal_brute_force(llama3_vocab, pattern):
     vocab = sample_vocab(llama3_vocab, 600, seed=len(pattern))
     rng = np.random.default_rng(3)
-    matcher = Matcher(compile(Grammar.from_regex(pattern), vocab))
+    matcher = Matcher(compile_for(Grammar.from_regex(pattern), vocab))
     check_against_brute_force(vocab, pattern, walk_to(matcher, vocab, rng, 4))
 
 
@@ -33,7 +34,7 @@ def test_sampled_llama3_masks_equal_brute_force(llama3_vocab, pattern):
 def test_full_llama3_mask_bits_agree_with_consuming(llama3_vocab, pattern):
     rng = np.random.default_rng(4)
     vocab = llama3_vocab
-    matcher = Matcher(compile(Grammar.from_regex(pattern), vocab))
+    matcher = Matcher(compile_for(Grammar.from_regex(pattern), vocab))
     walk_to(matcher, vocab, rng, 3)
     allowed = set(allowed_tokens(matcher.compute_mask(), vocab.size).tolist())
     probes = set(rng.choice(vocab.size, size=1500, replace=False).tolist()) | set(list(allowed)[:500])

@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from leapgram import Grammar, Matcher, Vocabulary, compile
+from leapgram import Grammar, Matcher, Vocabulary
 from leapgram.compiler import sliced_vocabulary, token_trie
 from leapgram.mask.slicer import DEFAULT_SLICES, JSON_STRING_CHAR, contained_slices, slice_class
 from leapgram.regex import ExprPool, parse_regex
 from leapgram.regex.expr import INF, K_OR
 
-from mask_helpers import walk_to
+from tests.helpers.masks import walk_to
+from tests.helpers.compiling import compile_for
 
 SLICES = tuple(slice_class(char, count) for char, count in DEFAULT_SLICES)
 STRINGY = [
@@ -38,12 +39,12 @@ def contained(pattern: str, prefix: bytes = b"") -> tuple[bool, ...]:
 def slices_met(vocab, schema, text: str) -> list[tuple[bool, ...]]:
     """Walk ``text`` under ``schema`` with and without the slicer, asserting equal masks at every
     token; per token, which slices were contained."""
-    sliced = Matcher(compile(Grammar.from_json_schema(schema), vocab))
-    plain = Matcher(compile(Grammar.from_json_schema(schema), vocab, use_slicer=False))
+    sliced = Matcher(compile_for(Grammar.from_json_schema(schema), vocab))
+    plain = Matcher(compile_for(Grammar.from_json_schema(schema), vocab, use_slicer=False))
     met = []
     for token in vocab.encode(text.encode()):
         assert np.array_equal(sliced.compute_mask(), plain.compute_mask())
-        met.append(sliced.compiled.slicer.contained(sliced._states[-1][2]))
+        met.append(sliced.compiled._engine.slicer.contained(sliced._states[-1][2]))
         assert sliced.consume_token(token) and plain.consume_token(token)
     return met
 
@@ -91,8 +92,8 @@ def test_slices_partition_the_vocabulary(llama3_vocab):
 
 
 def masks_with_and_without_slicer(vocab: Vocabulary, pattern: str, seed: int, steps: int):
-    sliced = Matcher(compile(Grammar.from_regex(pattern), vocab, use_slicer=True))
-    plain = Matcher(compile(Grammar.from_regex(pattern), vocab, use_slicer=False))
+    sliced = Matcher(compile_for(Grammar.from_regex(pattern), vocab, use_slicer=True))
+    plain = Matcher(compile_for(Grammar.from_regex(pattern), vocab, use_slicer=False))
     rng = np.random.default_rng(seed)
     for _ in range(steps):
         yield sliced.compute_mask(), plain.compute_mask()
@@ -115,11 +116,11 @@ def test_slicer_masks_equal_plain_masks_small(small_vocab, pattern):
 
 
 def test_bounded_string_uses_only_short_slice(llama3_vocab):
-    compiled = compile(Grammar.from_regex(r'"[^"\\]{0,15}"'), llama3_vocab)
+    compiled = compile_for(Grammar.from_regex(r'"[^"\\]{0,15}"'), llama3_vocab)
     matcher = Matcher(compiled)
     assert matcher.consume_token(llama3_vocab.encode(b'"')[0])
     state = matcher._states[-1]
-    assert compiled.slicer.contained(state) == (True, False, False)
+    assert compiled._engine.slicer.contained(state) == (True, False, False)
     assert INF == SLICES[2].max_count
 
 
@@ -182,10 +183,10 @@ def test_bounded_string_contains_slices_as_long_as_their_tokens(llama3_vocab, bo
     """No Llama-3 token is longer than 128 bytes, so once the slices exist a string of at most
     128 characters contains the unbounded slice too (its tokens are prefixes of ``Y{1,128}``)."""
     assert sliced_vocabulary(llama3_vocab).slices[2].longest == 128
-    compiled = compile(Grammar.from_regex(f'"[^"\\\\]{{0,{bound}}}"'), llama3_vocab)
+    compiled = compile_for(Grammar.from_regex(f'"[^"\\\\]{{0,{bound}}}"'), llama3_vocab)
     matcher = Matcher(compiled)
     assert matcher.consume_token(llama3_vocab.encode(b'"')[0])
-    assert compiled.slicer.contained(matcher._states[-1]) == expected
+    assert compiled._engine.slicer.contained(matcher._states[-1]) == expected
 
 
 @pytest.mark.parametrize("inner, expected", [

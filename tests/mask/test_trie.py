@@ -3,7 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from leapgram import TokenTrie, Vocabulary
+from leapgram import Vocabulary
+from leapgram.vocab.trie import TokenTrie
 
 
 def tokens_under(trie: TokenTrie, node: int, prefix: bytes, out: dict[int, bytes]) -> None:

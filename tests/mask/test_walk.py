@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from leapgram import Grammar, Vocabulary, compile
+from leapgram import Grammar, Vocabulary
 from leapgram._kernels.trie_walk import walk_trie_twin
 from leapgram.mask.walk import fill_dfa_mask, fill_rows_down
 from leapgram.regex import UNKNOWN, ExprPool, LazyDfa, parse_regex
 from leapgram.vocab.trie import TokenTrie
+from tests.helpers.compiling import compile_for
 
 LONG = b"abcdefgh"
 
@@ -37,10 +38,10 @@ def test_rows_are_filled_down_the_first_child_chain():
 def test_masks_equal_the_twin_with_rows_filled_down():
     vocab, trie = long_token_trie()
     for pattern in ("[a-h]{0,6}x?", "[a-z]*", "ab(cdefgh|x)"):
-        compiled = compile(Grammar.from_regex(pattern), vocab)
-        dfa = compiled.dfa
-        mask = np.zeros(compiled.words, dtype=np.uint32)
+        compiled = compile_for(Grammar.from_regex(pattern), vocab)
+        dfa = compiled._engine.dfa
+        mask = np.zeros(compiled._words, dtype=np.uint32)
         fill_dfa_mask(trie, dfa, dfa.initial, mask, np.zeros(trie.max_depth + 1, dtype=np.int32))
-        expected = np.zeros(compiled.words, dtype=np.uint32)
+        expected = np.zeros(compiled._words, dtype=np.uint32)
         walk_trie_twin(trie, dfa.step, dfa.initial, expected)
         assert np.array_equal(mask, expected), pattern

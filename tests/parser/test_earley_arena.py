@@ -3,8 +3,6 @@ right recursion, budgets."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +15,7 @@ from leapgram.limits import Limits
 from leapgram.parser import EarleyParser, Lexer
 from leapgram.parser.arena import ChartArena, ParserTables
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mask"))
-from cfg_grammars import GRAMMARS  # noqa: E402
+from tests.helpers.cfg_grammars import GRAMMARS
 
 
 def right_recursive_list():

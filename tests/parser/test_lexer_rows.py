@@ -6,9 +6,7 @@ its live items must be exactly those."""
 
 from __future__ import annotations
 
-import sys
 from collections import deque
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +16,7 @@ from leapgram.parser import Lexer
 from leapgram.regex.dfa import DEAD
 from leapgram.regex.expr import EMPTY
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mask"))
-from cfg_grammars import GRAMMARS
+from tests.helpers.cfg_grammars import GRAMMARS
 
 SCHEMA = {  # declared keys next to the pattern of other keys, enums, numbers, whitespace
     "type": "object",

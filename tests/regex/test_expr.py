@@ -9,7 +9,7 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from regex_ast import MAX_LENGTH, mutations, patterns
+from tests.helpers.regex_ast import MAX_LENGTH, mutations, patterns
 
 from leapgram.errors import BudgetExceededError
 from leapgram.limits import Limits

@@ -12,7 +12,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
-from regex_ast import pattern_and_strings
+from tests.helpers.regex_ast import pattern_and_strings
 
 from leapgram.errors import UnsupportedError
 from leapgram.regex import DEAD, ExprPool, LazyDfa, fullmatch, parse_regex

@@ -44,7 +44,7 @@ def test_backoff_drops_tokens_ending_after_the_first_extendable_position():
 
 
 def test_misuse_raises(small_vocab):
-    with pytest.raises(ValueError, match="bytes"):
+    with pytest.raises(TypeError, match="bytes"):
         small_vocab.tokenize_partial("abc")
     with pytest.raises(ValueError, match="max_backoff"):
         small_vocab.tokenize_partial(b"abc", max_backoff=-1)

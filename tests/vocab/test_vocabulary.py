@@ -121,7 +121,8 @@ def test_tokens_may_be_bytearrays() -> None:
 )
 def test_constructor_rejects_misuse(kwargs: dict, message: str) -> None:
     tokens = kwargs.pop("tokens")
-    with pytest.raises(ValueError, match=message):
+    expected = TypeError if "callable" in message else ValueError  # a wrong type, or a wrong value
+    with pytest.raises(expected, match=message):
         Vocabulary(tokens, **kwargs)
 
 
@@ -140,7 +141,7 @@ def test_encode_without_encoder_or_with_text_raises() -> None:
     vocab = Vocabulary([b"a"], name="tiny")
     with pytest.raises(ValueError, match="has no encoder"):
         vocab.encode(b"a")
-    with pytest.raises(ValueError, match=r"encode takes bytes, not str; use text.encode\(\)"):
+    with pytest.raises(TypeError, match=r"encode takes bytes, not str; use text.encode\(\)"):
         Vocabulary.byte_vocabulary().encode("a")  # type: ignore[arg-type]
 
 

@@ -9,7 +9,7 @@ import leapgram
 
 def accepts(compiled: leapgram.CompiledGrammar, text: str) -> bool:
     """Whether the grammar accepts all of ``text`` and may end there."""
-    engine = compiled.engine
+    engine = compiled._engine
     state = engine.advance(engine.initial, text.encode("utf-8"))
     return state is not None and engine.is_accepting(state)
 

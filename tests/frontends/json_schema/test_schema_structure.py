@@ -13,6 +13,7 @@ from schema_helpers import accepts, texts
 
 import leapgram
 from leapgram import Grammar, GrammarError, UnsupportedError, Vocabulary
+from tests.helpers.compiling import compile_for
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -161,7 +162,7 @@ def test_keyword_table(vocab, name, schema, valid, invalid):
     validator = jsonschema.validators.validator_for(schema if isinstance(schema, dict) else {})(schema)
     oracle = name != "nullable"  # OpenAPI's keyword, which jsonschema ignores
     for order in (False, True):
-        compiled = leapgram.compile(Grammar.from_json_schema(schema, any_order=order), vocab)
+        compiled = compile_for(Grammar.from_json_schema(schema, any_order=order), vocab)
         for value in valid:
             assert validator.is_valid(value) or not oracle, (name, value)
             for text in texts(value):
@@ -174,15 +175,15 @@ def test_keyword_table(vocab, name, schema, valid, invalid):
 
 
 def test_declared_order_and_extra_keys(vocab):
-    compiled = leapgram.compile(Grammar.from_json_schema({**OBJ, "additionalProperties": False}), vocab)
+    compiled = compile_for(Grammar.from_json_schema({**OBJ, "additionalProperties": False}), vocab)
     assert accepts(compiled, '{"a": 1, "b": "x"}')
     assert not accepts(compiled, '{"b": "x", "a": 1}')  # declared order by default
-    extras = leapgram.compile(Grammar.from_json_schema(OBJ), vocab)
+    extras = compile_for(Grammar.from_json_schema(OBJ), vocab)
     assert accepts(extras, '{"a": 1, "b": "s", "z": {}, "y": []}')  # undeclared keys after the declared
     assert accepts(extras, '{"a": 1, "z": {}}') and not accepts(extras, '{"z": {}}')  # "a" is required
     assert not accepts(extras, '{"x": 0, "a": 1, "b": "s"}')
     assert not accepts(extras, '{"a": 1, "y": [], "b": "s"}')
-    anywhere = leapgram.compile(Grammar.from_json_schema(OBJ, any_order=True), vocab)
+    anywhere = compile_for(Grammar.from_json_schema(OBJ, any_order=True), vocab)
     assert accepts(anywhere, '{"x": 0, "a": 1, "y": [], "b": "s", "z": {}}')
     assert accepts(anywhere, '{"b": "s", "x": 0, "a": 1}') and not accepts(anywhere, '{"b": "s"}')
 
@@ -194,13 +195,13 @@ def test_repeated_members_share_one_mask(vocab, order):
     after the second, third... key are one cached mask (one mask key)."""
     schema = {"type": "object", "properties": {k: {"type": "integer"} for k in "abcdefgh"},
               "additionalProperties": {"type": "integer"}}
-    compiled = leapgram.compile(Grammar.from_json_schema(schema, any_order=order), vocab)
+    compiled = compile_for(Grammar.from_json_schema(schema, any_order=order), vocab)
     matcher = leapgram.Matcher(compiled)
     keys = []
     text = '{"x": 1, "y": 2, "z": 3, "w": 4}'
     for n, byte in enumerate(text.encode()):
         if text[:n].endswith('": '):
-            keys.append(compiled.engine.mask_key(matcher._states[-1]))
+            keys.append(compiled._engine.mask_key(matcher._states[-1]))
         assert matcher.consume_token(byte)
     assert len(keys) == 4 and len(set(keys[1:])) == 1
 
@@ -214,7 +215,7 @@ def test_auto_order_keeps_only_untracked_objects_in_declared_order(vocab):
         Grammar.from_json_schema(schema, any_order=True)
     grammar = Grammar.from_json_schema(schema, any_order="auto")
     assert any("/properties/big" in w and "declared order" in w for w in grammar.warnings)
-    compiled = leapgram.compile(grammar, vocab)
+    compiled = compile_for(grammar, vocab)
     big = dict(zip("abcdefg", range(7)))
     assert accepts(compiled, json.dumps({"small": {"b": "s", "a": 1}, "big": big}))
     assert accepts(compiled, json.dumps({"big": big, "small": {"a": 1}}))
@@ -226,7 +227,7 @@ def test_auto_order_keeps_only_untracked_objects_in_declared_order(vocab):
 
 def test_required_first_key_is_forced(vocab):
     """Declared keys come before undeclared ones, so a required first key is forced."""
-    compiled = leapgram.compile(Grammar.from_json_schema({**OBJ, "required": ["a"]}, whitespace="compact"), vocab)
+    compiled = compile_for(Grammar.from_json_schema({**OBJ, "required": ["a"]}, whitespace="compact"), vocab)
     matcher = leapgram.Matcher(compiled)
     assert matcher.forced_bytes() == b'{"a":'
 
@@ -235,7 +236,7 @@ def test_required_first_key_is_forced(vocab):
 def test_fixed_separators_are_the_only_layout(vocab, separators):
     schema = {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}},
                                                "b": {"const": {"k": [1, 2]}}}, "required": ["a", "b"]}
-    compiled = leapgram.compile(Grammar.from_json_schema(schema, whitespace=separators), vocab)
+    compiled = compile_for(Grammar.from_json_schema(schema, whitespace=separators), vocab)
     value = {"a": [1, 2, 3], "b": {"k": [1, 2]}}
     assert accepts(compiled, json.dumps(value, separators=separators))
     for other in [(", ", ": "), (",", ":"), (", ", ":")]:
@@ -248,7 +249,7 @@ def test_fixed_separators_are_the_only_layout(vocab, separators):
 def test_dumps_layout_forces_separators(vocab):
     schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
               "required": ["a", "b"], "additionalProperties": False}
-    compiled = leapgram.compile(Grammar.from_json_schema(schema, whitespace="dumps"), vocab)
+    compiled = compile_for(Grammar.from_json_schema(schema, whitespace="dumps"), vocab)
     matcher = leapgram.Matcher(compiled)
     assert matcher.forced_bytes() == b'{"a": '
     assert matcher.consume_tokens(list(b'{"a": 12,'))
@@ -262,11 +263,11 @@ def test_bad_separators_are_refused(bad):
 
 
 def test_whitespace_is_bounded(vocab):
-    compiled = leapgram.compile(Grammar.from_json_schema({"type": "array"}), vocab)
+    compiled = compile_for(Grammar.from_json_schema({"type": "array"}), vocab)
     assert accepts(compiled, "[" + " " * 20 + "1]")
     assert not accepts(compiled, "[" + " " * 21 + "1]")
     assert not accepts(compiled, " [1]")
-    compact = leapgram.compile(Grammar.from_json_schema({"type": "array"}, whitespace="compact"), vocab)
+    compact = compile_for(Grammar.from_json_schema({"type": "array"}, whitespace="compact"), vocab)
     assert accepts(compact, "[1,[2]]") and not accepts(compact, "[1, 2]")
 
 
@@ -282,12 +283,12 @@ def test_pydantic_model_and_json_text(vocab):
         wand: Wand
         alive: bool = True
 
-    compiled = leapgram.compile(Grammar.from_json_schema(Character), vocab)
+    compiled = compile_for(Grammar.from_json_schema(Character), vocab)
     good = Character(name="Harry", wand=Wand(wood="holly", length=11.0))
     assert accepts(compiled, good.model_dump_json())
     assert accepts(compiled, json.dumps(good.model_dump()))
     assert not accepts(compiled, '{"name": "Harry"}')
-    text = leapgram.compile(Grammar.from_json_schema('{"type": "integer"}'), vocab)
+    text = compile_for(Grammar.from_json_schema('{"type": "integer"}'), vocab)
     assert accepts(text, "12")
 
 
@@ -348,7 +349,7 @@ def test_jsonschemabench_sample_is_exact(vocab):
     for path in sample:
         case = json.loads(path.read_text())
         try:
-            compiled = leapgram.compile(Grammar.from_json_schema(case["schema"], any_order=True), vocab)
+            compiled = compile_for(Grammar.from_json_schema(case["schema"], any_order=True), vocab)
         except UnsupportedError:
             continue
         compiled_cases += 1
@@ -365,13 +366,13 @@ def test_ref_siblings_follow_the_draft(vocab):
                                  ("https://json-schema.org/draft/2020-12/schema", False)):
         schema = {"$schema": draft, **defs,
                   "$ref": "#/definitions/file", "properties": {"b": {}}, "additionalProperties": False}
-        compiled = leapgram.compile(Grammar.from_json_schema(schema), vocab)
+        compiled = compile_for(Grammar.from_json_schema(schema), vocab)
         assert accepts(compiled, '{"a": 1}') == extra_allowed
 
 
 def test_equal_contains_in_all_of_merge(vocab):
     schema = {"type": "array", "allOf": [{"contains": {"const": 1}}, {"contains": {"const": 1}}]}
-    compiled = leapgram.compile(Grammar.from_json_schema(schema), vocab)
+    compiled = compile_for(Grammar.from_json_schema(schema), vocab)
     assert accepts(compiled, "[2, 1]") and not accepts(compiled, "[2]")
 
 
@@ -380,5 +381,5 @@ def test_property_order_is_part_of_the_grammar_key(vocab):
     ab = Grammar.from_json_schema({"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a", "b"]})
     ba = Grammar.from_json_schema({"type": "object", "properties": {"b": {}, "a": {}}, "required": ["a", "b"]})
     assert ab.key != ba.key
-    assert accepts(leapgram.compile(ab, vocab), '{"a": 1, "b": 2}')
-    assert accepts(leapgram.compile(ba, vocab), '{"b": 2, "a": 1}')
+    assert accepts(compile_for(ab, vocab), '{"a": 1, "b": 2}')
+    assert accepts(compile_for(ba, vocab), '{"b": 2, "a": 1}')

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from leapgram import Grammar, Matcher, Vocabulary, allowed_tokens, compile
+from leapgram import Grammar, Matcher, Vocabulary, allowed_tokens
+from tests.helpers.compiling import compile_for
 
 REGEXES = [
     r"[0-9]+",
@@ -36,7 +37,7 @@ def mask_set(matcher: Matcher, vocab: Vocabulary) -> set[int]:
 
 
 def check_against_brute_force(vocab: Vocabulary, pattern: str, tokens: list[int]) -> None:
-    matcher = Matcher(compile(Grammar.from_regex(pattern), vocab))
+    matcher = Matcher(compile_for(Grammar.from_regex(pattern), vocab))
     for token in tokens:
         expected = brute_force_allowed(matcher, vocab)
         assert mask_set(matcher, vocab) == expected, (pattern, matcher.num_tokens)
