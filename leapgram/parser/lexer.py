@@ -22,11 +22,12 @@ import numpy as np
 from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
-from ..regex.dfa import DEAD, UNKNOWN, grown_table, publish_row
-from ..regex.expr import ALL_BYTES, EMPTY, K_AND, K_BYTES, K_CONCAT, K_NOT, bits_of, refine_partition
+from ..regex.dfa import DEAD, UNKNOWN, class_index, grown_table, publish_row
+from ..regex.expr import ALL_BYTES, EMPTY, K_AND, K_BYTES, K_CONCAT, K_NOT, ExprPool, bits_of, refine_partition
 
 Items = tuple[tuple[int, int], ...]
 MINUS_BYTES = 24  # see Lexer._fill_minus_some: past this many bytes, one derivative per byte class
+MAX_TEMPLATE_STATES = 64  # see row_template: a larger closure is filled row by row, as reached
 
 
 class Lexer:
@@ -228,6 +229,8 @@ class Lexer:
         (inside a key or an enum member, or at the end of a lexeme) the row is written without
         byte classes."""
         pool = self.pool
+        if pool.family is not None and self._fill_from_template(state, lex, expr):
+            return
         first = pool.first_bytes(expr)
         while first & (first - 1) == 0:  # along a literal, state after state, while rows are new
             byte = first.bit_length() - 1
@@ -259,6 +262,44 @@ class Lexer:
             found = ids.get((False, items))
             targets.append(self._new_state(False, items) if found is None else found)
         publish_row(self.trans, state, parts, targets)
+
+    def _fill_from_template(self, state: int, lex: int, expr: int) -> bool:
+        """The rows of ``state`` and of every state its lexeme reaches from ``expr`` (the JSON
+        whitespace's counted run, a string's escapes and UTF-8 sequences, a number), written
+        together from the row template their pool family keeps (:func:`row_template`): those
+        rows are the same in every schema, so their derivatives and byte classes are worked out
+        once per process, and each grammar only numbers its states and copies the rows (one
+        numpy write instead of a row at a time as the walks reach them). ``False`` when
+        ``expr`` has no template or the states would not fit in ``Limits.max_dfa_states``."""
+        template = row_template(self.pool, expr)
+        if template is None:
+            return False
+        exprs, table, root_reached = template
+        if len(self._items) + len(exprs) > self.limits.max_dfa_states:
+            return False
+        ids = self._ids
+        local = np.empty(len(exprs) + 1, dtype=np.int32)
+        local[0] = DEAD
+        fresh = self._fresh[state]
+        for index, e in enumerate(exprs, 1):
+            if index == 1 and not (fresh and root_reached):
+                local[1] = state  # itself (or, fresh, a twin no byte reaches: not made)
+                continue
+            items = ((lex, e),)
+            found = ids.get((False, items))
+            local[index] = self._new_state(False, items) if found is None else found
+        rows = local[table]
+        trans = self.trans  # read after the new states: one may grow (replace) the table
+        order = {int(state): 0}
+        for index in range(len(exprs)):
+            target = int(local[index + 1])
+            if target not in order and trans[target, 0] == UNKNOWN:
+                order[target] = index
+        states = np.fromiter(order, dtype=np.intp, count=len(order))
+        sources = np.fromiter(order.values(), dtype=np.intp, count=len(order))
+        trans[states, 1:] = rows[sources, 1:]  # each entry written once, with its final value (walks run unlocked)
+        trans[states, 0] = rows[sources, 0]
+        return True
 
     def _fill_minus_some(self, state: int, lex: int, expr: int) -> bool:
         """The row of ``P ∩ ¬Q1 ∩ ¬Q2 ...`` (one item; a key that is none of an object's declared
@@ -395,6 +436,55 @@ class Lexer:
             self.fill_row(state)
             target = self.trans[state, byte]
         return int(target)
+
+
+def row_template(pool: ExprPool, expr: int) -> tuple[tuple[int, ...], np.ndarray, bool] | None:
+    """The rows of the single-lexeme states that ``expr`` reaches, in terms of expressions
+    only: ``(exprs, table, root_reached)`` where ``exprs[0]`` is ``expr``, ``table[i, b]`` is
+    ``1 + j`` for the state of ``exprs[j]`` after byte ``b`` from ``exprs[i]`` (0: dead), and
+    ``root_reached`` says whether some byte leads back to ``expr``. Kept in the pool family's
+    shared memo, so only for expressions of the family whose derivatives are all of the family
+    too (the JSON Schema base pool warms its lexemes' derivatives), with no intersection or
+    complement (a dead target is then exactly an empty derivative) and at most
+    ``MAX_TEMPLATE_STATES`` states; ``None`` otherwise."""
+    memo = pool.shared_memo(expr)
+    if memo is None:
+        return None
+    key = ("lexer row template", expr)
+    found = memo.get(key, False)
+    if found is False:
+        found = memo[key] = _row_template(pool, expr, pool.family.size)
+    return found
+
+
+def _row_template(pool: ExprPool, expr: int, size: int) -> tuple[tuple[int, ...], np.ndarray, bool] | None:
+    if pool.has_bool[expr]:
+        return None
+    index = {expr: 0}
+    exprs = [expr]
+    rows = []
+    root_reached = False
+    for e in exprs:  # grows while walked
+        parts = pool.byte_classes(e)
+        targets = []
+        for part in parts:
+            d = pool.derivative(e, (part & -part).bit_length() - 1)
+            if d == EMPTY:
+                targets.append(0)
+                continue
+            if d >= size or pool.has_bool[d]:
+                return None
+            if d not in index:
+                if len(exprs) == MAX_TEMPLATE_STATES:
+                    return None
+                index[d] = len(exprs)
+                exprs.append(d)
+            root_reached = root_reached or d == expr
+            targets.append(1 + index[d])
+        rows.append(np.array(targets, dtype=np.int32)[class_index(parts)])
+    table = np.stack(rows)
+    table.flags.writeable = False
+    return tuple(exprs), table, root_reached
 
 
 def _split_off(parts: tuple[int, ...], singles: int) -> tuple[int, ...]:

@@ -36,6 +36,19 @@ def bits_of(mask: int) -> list[int]:
     return out
 
 
+class PoolFamily:
+    """What a pool and all its copies share: their first ``size`` expressions have the same ids
+    in each of them, so whatever depends on those expressions only (a lexer row template, a slice
+    check) is computed once per family, in ``memo``, instead of once per grammar. Made by
+    :meth:`ExprPool.warm_caches` (the JSON Schema base pool: every schema's pool is its copy)."""
+
+    __slots__ = ("memo", "size")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.memo: dict[tuple, object] = {}
+
+
 class ExprPool:
     """Interned expressions plus the caches that make derivatives cheap.
 
@@ -70,6 +83,7 @@ class ExprPool:
         self._widened: dict[tuple[int, int], int] = {}
         self.memo: dict[tuple, int] = {}
         self._single_bytes: list[int | None] = [None] * 256
+        self.family: PoolFamily | None = None  # shared with copies (see PoolFamily)
         self._intern(K_EMPTY, (), False, False)
         self._intern(K_EPS, (), True, False)
         any_byte = self._intern(K_BYTES, (ALL_BYTES,), False, False)
@@ -98,7 +112,8 @@ class ExprPool:
         classes, count bounds, estimated and, without intersection or complement, longest
         lengths), so that :meth:`copy` hands them to every copy: a pool copied per grammar
         otherwise works them out again, bottom-up over hundreds of shared nodes, inside the
-        first masks that meet them."""
+        first masks that meet them. The pool and its later copies then form a
+        :class:`PoolFamily` (:meth:`shared_memo`)."""
         for e in range(len(self.kind)):
             self.first_bytes(e)
             self.byte_classes(e)
@@ -106,6 +121,13 @@ class ExprPool:
             self._estimated_length(e)
             if not self.has_bool[e]:
                 self._max_length(e)
+        self.family = PoolFamily(len(self.kind))
+
+    def shared_memo(self, e: int) -> dict[tuple, object] | None:
+        """The memo this pool shares with every pool of its family, for a result that depends
+        on expression ``e`` only; ``None`` when ``e`` is not one of the family's expressions."""
+        family = self.family
+        return family.memo if family is not None and e < family.size else None
 
     def _intern(self, kind: int, args: tuple, nullable: bool, has_bool: bool) -> int:
         key = (kind, args)
@@ -165,9 +187,15 @@ class ExprPool:
             return b
         if b == EPSILON:
             return a
-        if self.kind[a] == K_CONCAT:
-            head, tail = self.args[a]
-            return self.concat(head, self.concat(tail, b))
+        if self.kind[a] == K_CONCAT:  # (h t) b = h (t b), with a loop: a long literal nests deep
+            heads = []
+            while self.kind[a] == K_CONCAT:
+                head, a = self.args[a]
+                heads.append(head)
+            out = self.concat(a, b)
+            for head in reversed(heads):
+                out = self.concat(head, out)
+            return out
         return self._intern(K_CONCAT, (a, b), self.nullable[a] and self.nullable[b],
                             self.has_bool[a] or self.has_bool[b])
 

@@ -1,0 +1,83 @@
+"""Row templates (``leapgram.parser.lexer.row_template``): the rows a JSON Schema lexer copies
+from its pool family's template equal the rows it builds one at a time, and the template is
+made once per family, not per grammar."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import leapgram as lg
+import leapgram.parser.lexer as lexer_module
+from leapgram.limits import Limits
+from leapgram.parser import Lexer
+from leapgram.regex.dfa import DEAD
+
+SCHEMA = {"type": "object", "properties": {"s": {"type": "string"}, "n": {"type": "number"},
+                                           "e": {"enum": ["x", 1.5]}, "a": {"type": "array"}},
+          "required": ["s"]}
+
+
+def rows_by_items(ir, fresh_sets) -> dict:
+    """Every row reachable from the start states, keyed and valued by items (state ids differ
+    between the two ways of filling)."""
+    lexer = Lexer(ir, Limits())
+    starts = [lexer.start_state(lexemes) for lexemes in fresh_sets]
+    seen, queue, out = set(starts), deque(starts), {}
+    while queue:
+        state = queue.popleft()
+        lexer.fill_row(state)
+        targets = []
+        for byte in range(256):
+            target = int(lexer.trans[state, byte])
+            targets.append(None if target == DEAD else (lexer.is_fresh(target), lexer.items(target)))
+            if target != DEAD and target not in seen:
+                seen.add(target)
+                queue.append(target)
+        out[(lexer.is_fresh(state), lexer.items(state))] = targets
+    return out
+
+
+def test_rows_from_templates_equal_rows_built_one_by_one(monkeypatch):
+    ir = lg.Grammar.from_json_schema(SCHEMA).ir
+    everything = frozenset(range(len(ir.lexemes)))
+    fresh_sets = [everything] + [frozenset([lex]) for lex in everything]
+    used = []
+    original = Lexer._fill_from_template
+
+    def counted(self, state, lex, expr):
+        done = original(self, state, lex, expr)
+        used.append(done)
+        return done
+
+    monkeypatch.setattr(Lexer, "_fill_from_template", counted)
+    with_templates = rows_by_items(ir, fresh_sets)
+    assert sum(used) >= 3  # whitespace, strings, numbers
+    monkeypatch.setattr(lexer_module, "row_template", lambda pool, expr: None)
+    assert with_templates == rows_by_items(ir, fresh_sets)
+
+
+def test_a_template_is_made_once_per_family(monkeypatch):
+    made = []
+    original = lexer_module._row_template
+    monkeypatch.setattr(lexer_module, "_row_template", lambda *args: made.append(args[1]) or original(*args))
+    for name in ("p", "q"):  # two schemas, two pools of one family
+        ir = lg.Grammar.from_json_schema({"type": "object", "properties": {name: {"type": "string"}}}).ir
+        lexer = Lexer(ir, Limits())
+        state = lexer.start_state(frozenset(range(len(ir.lexemes))))
+        for byte in b'"ab\\n \xc3\xa9':  # the string value's lexeme (the key's dies at a)
+            state = lexer.step(state, byte)
+            assert state != DEAD
+    assert len(made) == len(set(made))
+
+
+def test_no_template_outside_a_family_or_past_the_state_budget():
+    ir = lg.Grammar.from_regex("[a-z]{0,60}").ir  # a regex pool has no family
+    assert ir.pool.family is None
+    assert lexer_module.row_template(ir.pool, ir.lexemes[0].expr) is None
+    ir = lg.Grammar.from_json_schema({"type": "string"}).ir
+    lex = next(i for i, lexeme in enumerate(ir.lexemes) if lexeme.name != "WS")  # the string
+    lexeme = ir.lexemes[lex]
+    exprs, _, _ = lexer_module.row_template(ir.pool, lexeme.expr)
+    lexer = Lexer(ir, Limits(max_dfa_states=len(exprs)))  # dead and the start state are there already
+    state = lexer.start_state(frozenset([lex]))
+    assert not lexer._fill_from_template(state, lex, lexeme.expr)
