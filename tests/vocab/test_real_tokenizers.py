@@ -1,4 +1,4 @@
-"""Vocabularies of the six real tokenizers in ../shared/tokenizers, checked against ``tokenizers``.
+"""Vocabularies of the six real tokenizers (``tests/data/tokenizers``), checked against ``tokenizers``.
 
 The oracle for token bytes is the tokenizer's own decoder, not our byte tables: each token is
 decoded after a marker token and inside a minimal valid UTF-8 context built from single-byte
@@ -15,20 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import tokenizer_path
 from leapgram.vocab.vocabulary import Vocabulary
 
 tokenizers = pytest.importorskip(
     "tokenizers", reason="needs the tokenizers package: pip install leapgram[hf]"
 )
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-TOKENIZER_DIR = SHARED / "tokenizers"
-
-pytestmark = pytest.mark.skipif(
-    not TOKENIZER_DIR.is_dir(), reason=f"real tokenizers absent: put them in {TOKENIZER_DIR}"
-)
-
-EXPECTED = {  # size, "Hello world" ids, EOS ids: from ../shared/tokenizers/SOURCE.md
+EXPECTED = {  # size, "Hello world" ids, EOS ids: from tests/data/tokenizers/README.md
     "llama3": (128256, [9906, 1917], (128001,)),
     "qwen3": (151669, [9707, 1879], (151645,)),
     "gpt2": (50257, [15496, 995], (50256,)),
@@ -55,7 +49,7 @@ TEXTS = [
 
 @functools.cache
 def _load_once(name: str) -> tuple[str, Vocabulary, object]:
-    folder = TOKENIZER_DIR / name
+    folder = tokenizer_path(name)
     vocab = Vocabulary.from_tokenizer_json(folder)
     tok = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
     return name, vocab, tok
@@ -63,8 +57,6 @@ def _load_once(name: str) -> tuple[str, Vocabulary, object]:
 
 def load(name: str) -> tuple[str, Vocabulary, object]:
     """``(name, vocabulary, tokenizers.Tokenizer)``, loaded once per session."""
-    if not (TOKENIZER_DIR / name / "tokenizer.json").is_file():
-        pytest.skip(f"{TOKENIZER_DIR / name}/tokenizer.json absent")
     return _load_once(name)
 
 
@@ -248,7 +240,7 @@ def test_from_tiktoken_rebuilds_llama3(tmp_path: Path) -> None:
     """Llama-3 is a tiktoken encoding: its ranks and pattern give the same encodings."""
     pytest.importorskip("regex", reason="tiktoken encoding needs regex: pip install regex")
     _, vocab, _ = load("llama3")
-    with open(TOKENIZER_DIR / "llama3" / "tokenizer.json", encoding="utf-8") as f:
+    with open(tokenizer_path("llama3") / "tokenizer.json", encoding="utf-8") as f:
         llama3_spec = json.load(f)
     ranks = tmp_path / "llama3.tiktoken"
     lines = (f"{base64.b64encode(data).decode()} {i}" for i, data in enumerate(vocab.tokens()) if i < 128000)
