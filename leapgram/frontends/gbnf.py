@@ -141,6 +141,9 @@ _HEX_WIDTH = {"x": 2, "u": 4, "U": 8}
 ANY_CHAR = ((0, MAX_CODE_POINT),)
 
 
+MAX_GROUP_DEPTH = 100
+
+
 class _Parser:
     """GBNF text → rule definitions (``name → RuleDef``), in order."""
 
@@ -149,6 +152,7 @@ class _Parser:
         self.pos = 0
         self.limits = limits
         self.rule = ""
+        self.depth = 0
 
     def fail(self, message: str, offset: int) -> GrammarError:
         where = f" in rule {self.rule}" if self.rule else ""
@@ -230,7 +234,13 @@ class _Parser:
             return CharClass(ANY_CHAR, ".", at)
         if ch == "(":
             self.pos += 1
+            self.depth += 1
+            if self.depth > MAX_GROUP_DEPTH:  # the parser and the lowering recurse per group
+                raise UnsupportedError(f"nesting deeper than {MAX_GROUP_DEPTH} groups",
+                                       f"groups nest deeper than {MAX_GROUP_DEPTH} levels; flatten the rule "
+                                       "(name inner groups as rules)", source=self.src, offset=at)
             body = self.parse_alternatives(at)
+            self.depth -= 1
             if not self.src.startswith(")", self.pos):
                 raise self.fail("'(' is never closed", at)
             self.pos += 1
@@ -346,7 +356,7 @@ class _Compiler:
         self.rules = rules
         self.limits = limits
         self.recursive = self.recursive_rules()
-        self.regular = {name for name in rules if not self.reaches_recursion(name)}
+        self.regular = set(rules) - self.reaching_recursion()
         self.pool = ExprPool(limits)
         self.exprs = _Exprs(self, self.pool)
         self.overlap_memo: dict[tuple[int, int], bool] = {}
@@ -371,21 +381,56 @@ class _Compiler:
         return {ref.name for ref in refs(self.rules[name].body) if ref.name in self.rules}
 
     def recursive_rules(self) -> set[str]:
-        """Rules that can reach themselves."""
-        reach = {name: self.callees(name) for name in self.rules}
-        changed = True
-        while changed:
-            changed = False
-            for name, seen in reach.items():
-                grown = seen.union(*(reach[c] for c in seen))
-                if len(grown) > len(seen):
-                    reach[name] = grown
-                    changed = True
-        self.reach = reach
-        return {name for name, seen in reach.items() if name in seen}
+        """Rules that can reach themselves: those in a cycle of the call graph (Tarjan's strongly
+        connected components, with a stack of work instead of recursion, so linear in the rules
+        even for a chain of thousands)."""
+        self.calls = calls = {name: sorted(self.callees(name)) for name in self.rules}
+        index: dict[str, int] = {}
+        low: dict[str, int] = {}
+        path: list[str] = []
+        on_path: set[str] = set()
+        recursive: set[str] = set()
+        for root in self.rules:
+            work = [] if root in index else [(root, 0)]
+            while work:
+                name, i = work.pop()
+                if i == 0:
+                    index[name] = low[name] = len(index)
+                    path.append(name)
+                    on_path.add(name)
+                if i < len(calls[name]):
+                    work.append((name, i + 1))
+                    callee = calls[name][i]
+                    if callee not in index:
+                        work.append((callee, 0))
+                    elif callee in on_path:
+                        low[name] = min(low[name], index[callee])
+                    continue
+                if low[name] == index[name]:
+                    component = path[path.index(name):]
+                    del path[path.index(name):]
+                    on_path.difference_update(component)
+                    if len(component) > 1 or name in calls[name]:
+                        recursive.update(component)
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[name])
+        return recursive
 
-    def reaches_recursion(self, name: str) -> bool:
-        return name in self.recursive or bool(self.reach[name] & self.recursive)
+    def reaching_recursion(self) -> set[str]:
+        """Rules that are recursive or call one, directly or not."""
+        callers: dict[str, list[str]] = {name: [] for name in self.rules}
+        for name, called in self.calls.items():
+            for callee in called:
+                callers[callee].append(name)
+        found = set(self.recursive)
+        pending = list(found)
+        while pending:
+            for caller in callers[pending.pop()]:
+                if caller not in found:
+                    found.add(caller)
+                    pending.append(caller)
+        return found
 
     def is_regular(self, node: Node) -> bool:
         found = self.regular_nodes.get(id(node))
@@ -441,17 +486,30 @@ class _Exprs:
         if isinstance(node, CharClass):
             return ranges_to_expr(pool, node.ranges)
         if isinstance(node, Ref):
-            found = self.rule_exprs.get(node.name)
-            if found is None:
-                found = self.of(self.compiler.rules[node.name].body)
-                self.rule_exprs[node.name] = found
-            return found
+            if node.name not in self.rule_exprs:
+                self._fill_rule(node.name)
+            return self.rule_exprs[node.name]
         if isinstance(node, Rep):
             return pool.repeat(self.of(node.item), node.low, node.high)
         return pool.alt([self.sequence(option) for option in node.options])
 
     def sequence(self, items: tuple[Node, ...]) -> int:
         return self.pool.concat_all([self.of(item) for item in items])
+
+    def _fill_rule(self, name: str) -> None:
+        """The expression of regular rule ``name`` after those of the rules it calls, innermost
+        first with a stack (inlining a chain of thousands of rules by recursion overflowed)."""
+        pending, opened = [name], set()
+        while pending:
+            top = pending[-1]
+            if top in self.rule_exprs:
+                pending.pop()
+            elif top in opened:  # its callees are done
+                self.rule_exprs[top] = self.of(self.compiler.rules[top].body)
+                pending.pop()
+            else:
+                opened.add(top)
+                pending += [ref.name for ref in refs(self.compiler.rules[top].body) if ref.name not in self.rule_exprs]
 
 
 class _Translation:

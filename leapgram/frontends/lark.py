@@ -350,6 +350,7 @@ class _Scanner:
 _SEQUENCE_END = {"VBAR", "NL", "EOF", ")", "]", "}", ",", "ARROW"}
 _OPERATORS = {"?": (0, 1), "*": (0, INF), "+": (1, INF)}
 _CLOSER = {"(": ")", "[": "]"}
+MAX_GROUP_DEPTH = 100
 
 
 def _describe(token: Token) -> str:
@@ -369,6 +370,7 @@ class _Parser:
         self.index = 0
         self.statements: list[tuple[str, object]] = []
         self.aliases: list[Token] = []
+        self.depth = 0
 
     def fail(self, message: str, offset: int) -> GrammarError:
         return GrammarError(message, source=self.src, offset=offset)
@@ -584,7 +586,13 @@ class _Parser:
         if token.kind not in _CLOSER:
             return self.parse_value()
         self.take()
+        self.depth += 1
+        if self.depth > MAX_GROUP_DEPTH:  # the parser and the lowering recurse per group
+            raise UnsupportedError(f"nesting deeper than {MAX_GROUP_DEPTH} groups",
+                                   f"groups nest deeper than {MAX_GROUP_DEPTH} levels; flatten the rule "
+                                   "(name inner groups as rules)", source=self.src, offset=token.offset)
         body = self.parse_alternatives(token)
+        self.depth -= 1
         return body if token.kind == "(" else Repeat(body, 0, 1, token.offset)
 
     def parse_value(self) -> Node:
@@ -673,7 +681,12 @@ class _Compiler:
         start_def = self.start_definition(start)
         for name in self.defs:
             if is_terminal_name(name):
-                self.terminal_expr(name, self.defs[name].offset)
+                try:
+                    self.terminal_expr(name, self.defs[name].offset)
+                except RecursionError:  # each terminal inlines the ones it names
+                    raise UnsupportedError("nesting", f"terminal {name} inlines a chain of terminals deeper than "
+                                           "Python's recursion allows; make part of the chain rules (lowercase)",
+                                           source=self.src, offset=self.defs[name].offset) from None
         self.compile_literals()
         start_symbol = self.rule_symbol(start)
         self.drain()
