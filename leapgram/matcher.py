@@ -244,6 +244,10 @@ class Matcher:
         compiled = self.compiled
         recent = (self._recent + self._tokens)[-CONTEXT_TOKENS:]
         cursor = (self._pending[-1], self._states[-1])
+        if compiled._special_tokens and not cursor[0]:  # a tag the vocabulary holds as one special token
+            special, forced = compiled._special_tokens.split_forced(compiled._engine, cursor[1], forced)
+            if special is not None or not forced:
+                return [special] if special is not None else []
         try:
             return fast_forward(compiled._engine, compiled._trie, compiled.vocab, compiled.limits, cursor, forced,
                                 recent, depth)

@@ -53,3 +53,16 @@ class SpecialTokens:
         for token_id in self.tokens:
             if self.advance(engine, state, token_id) is not None:
                 mask[token_id >> 5] |= np.uint32(1 << (token_id & 31))
+
+    def split_forced(self, engine, state, forced: bytes) -> tuple[int | None, bytes]:
+        """Fast-forward through these tokens: ``(token, b"")`` when ``forced`` starts with the
+        text of one the grammar allows in ``state`` (the model writes the token, not its text in
+        ordinary tokens), else ``(None, forced cut before the first such text)``."""
+        cut = len(forced)
+        for token_id, (data, _) in self.tokens.items():
+            at = forced.find(data)
+            if at == 0 and self.advance(engine, state, token_id) is not None:
+                return token_id, b""
+            if at > 0:
+                cut = min(cut, at)
+        return None, forced[:cut]

@@ -347,3 +347,14 @@ def test_qwen_tool_call_tokens():
     text = b"".join(vocab.token_bytes(t) for t in matcher._tokens).decode()
     arguments = text.split('"arguments": ', 1)[1].rsplit("}\n</tool_call>", 1)[0]
     jsonschema.validate(json.loads(arguments), WEATHER)
+
+
+def test_fast_forward_writes_a_special_token_where_the_tag_is_one():
+    vocab = special_vocab()
+    matcher = Matcher(compile_for(Grammar.from_structural_tag(QWEN_LIKE), vocab))
+    assert matcher.consume_tokens([vocab.size - 3] + [95 if b == 10 else b - 32 for b in
+                                                      b'\n{"name": "get_weather", "arguments": {"city": "a", "unit": "c"}'])
+    assert matcher.forced_bytes() == b"}\n</tool_call>"
+    tokens = matcher.fast_forward_tokens()
+    assert b"".join(vocab.token_bytes(t) for t in tokens) == b"}\n"
+    assert matcher.consume_tokens(tokens) and matcher.fast_forward_tokens() == [vocab.size - 2]
