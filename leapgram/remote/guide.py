@@ -15,6 +15,11 @@ from .protocol import Piece, Token, chat_body, completion_body, native_constrain
 from .result import Cost, GrammarCompletion, RemoteResult
 
 
+RESYNC_BYTES = 6  # the model's text must fit this many bytes after a repair to be kept
+MAX_RESYNC_SKIP = 16  # bytes of the model's text a resync may skip (the rest of a wrong token or key)
+MAX_STREAM_REPAIRS = 16  # repairs inside one stream before it is closed anyway
+
+
 @dataclass
 class Options:
     """Budgets and sampling for one request (see :func:`leapgram.remote.generate`)."""
@@ -58,8 +63,13 @@ class Stream:
     usage: dict | None = None
     finish: str | None = None
     done: bool = False
-    cut: int | None = None
-    outcome: str | None = None  # break (refused, not accepting), end (refused, accepting), grammar_end
+    fed: int = 0  # bytes of ``received`` consumed (or skipped over by a resync)
+    cut: int | None = None  # where reading stopped, in ``received``: tokens past it are discarded
+    waiting: bool = False  # after an in-stream repair: looking for where the model's text fits again
+    max_skip: int = 0  # how much of the model's text that resync may skip
+    repairs: int = 0
+    outcome: str | None = None  # break (refused, not accepting), end (refused, accepting), grammar_end,
+    # repaired (mended in the stream, but the model's text did not fit again)
 
 
 class Run:
@@ -79,9 +89,8 @@ class Run:
         self.finish: str | None = None
         self.completion: GrammarCompletion | None = None
         self.error: str | None = None
-        self.mechanism = ""
+        self.mechanism = self.continuation = ""
         self.kind = "generic"
-        self.after_break = False
         self.retries_in_row = 0
 
     # ----- the loop ------------------------------------------------------------------------
@@ -111,10 +120,12 @@ class Run:
         self.kind = await self.ep.server_kind()
         self._choose_mechanism()
         native = native_constraint(self.grammar, self.opt.native) if self.opt.native else None
+        self.continuation = self.mechanism
         if native:
             self.mechanism = f"native:{self.opt.native}+{self.mechanism}"
         while self.finish is None:
-            self._append_forced()
+            if not native:  # the server's constraint starts where the completion starts
+                self._append_forced()
             if self.bytes.is_accepting() and not self.bytes.can_continue():
                 self.finish = "grammar_end"
                 return
@@ -156,14 +167,12 @@ class Run:
         if forced:
             self.bytes.feed(forced)
             self.cost.forced_bytes += len(forced)
-            if self.after_break:
-                self.cost.repairs["forced"] += 1
-                self._note(f"forced {forced[:40]!r}")
-        self.after_break = False
 
     async def _after(self, stream: Stream) -> None:
         if stream.outcome in ("end", "grammar_end"):
             self.finish = "stop" if stream.outcome == "end" else "grammar_end"
+            return
+        if stream.outcome == "repaired":
             return
         if stream.outcome is None and stream.finish is None and not stream.done:
             self.retries_in_row += 1
@@ -179,8 +188,7 @@ class Run:
             if self.bytes.is_accepting():
                 self.finish = "stop"
                 return
-            stream.cut = len(self.bytes.text)  # the model ended (EOS) where the grammar cannot
-        self._note(f"cut at byte {stream.cut} after {bytes(self.bytes.text[-30:])!r}")
+            stream.cut = stream.fed  # the model ended (EOS) where the grammar cannot
         await self._repair(stream)
 
     # ----- one streamed call ------------------------------------------------------------
@@ -192,7 +200,7 @@ class Run:
         vllm = self.kind == "vllm"
         common = {"max_tokens": max_tokens, "temperature": self.opt.temperature, "top_logprobs": top_logprobs,
                   "stream": stream, "vllm": vllm, "seed": self.opt.seed, "extra": fields}
-        if self.mechanism.endswith("completions") or self.mechanism.endswith("completions-raw"):
+        if self.continuation.startswith("completions"):
             if vllm and self.ep.vocab is not None and top_logprobs:
                 fields["return_tokens_as_token_ids"] = True
             return "/completions", completion_body(self.ep.model, self.base + text, **common), False
@@ -232,19 +240,57 @@ class Run:
         stream.tokens += piece.tokens
         if piece.usage:
             stream.usage = piece.usage
-        data = piece.text.encode("utf-8", "surrogatepass")
-        stream.received += data
-        taken = self.bytes.feed(data)
-        if taken < len(data):
-            stream.cut = stream.start + len(stream.received) - len(data) + taken
-            stream.outcome = "end" if self.bytes.is_accepting() else "break"
-            return True
+        stream.received += piece.text.encode("utf-8", "surrogatepass")
         if piece.finish:
             stream.finish = piece.finish
-        elif data and self.bytes.is_accepting() and not self.bytes.can_continue():
-            stream.outcome = "grammar_end"
-            return True
-        return False
+        return self._advance(stream, final=piece.finish is not None)
+
+    def _advance(self, stream: Stream, *, final: bool) -> bool:
+        """Feed what the stream brought; at a refused byte, mend it without a call where that is
+        free (forced bytes, streamed logprobs) and go on with the model's text where it fits the
+        grammar again (a resync); else stop reading. ``True`` to stop."""
+        while True:
+            if stream.waiting:
+                tail = bytes(stream.received[stream.fed:])
+                if len(tail) < RESYNC_BYTES and not final:
+                    return False
+                stream.waiting = False
+                skip = self._resync(tail, stream.max_skip)
+                if skip is None:
+                    return self._stop(stream, "repaired")
+                stream.fed += skip
+                self.cost.resyncs += 1
+                self._note(f"resync: the model's text goes on after skipping {tail[:skip]!r}")
+            data = bytes(stream.received[stream.fed:])
+            taken = self.bytes.feed(data)
+            stream.fed += taken
+            if taken == len(data):
+                if data and not final and self.bytes.is_accepting() and not self.bytes.can_continue():
+                    return self._stop(stream, "grammar_end")
+                return False
+            if self.bytes.is_accepting():
+                return self._stop(stream, "end")
+            self._note(f"cut at byte {len(self.bytes.text)} after {bytes(self.bytes.text[-30:])!r}")
+            stream.repairs += 1
+            resume = self._free_repair(stream) if stream.repairs <= MAX_STREAM_REPAIRS else None
+            if self.finish is not None:
+                return self._stop(stream, "end")
+            if resume is None:
+                return self._stop(stream, "break")
+            stream.fed, stream.waiting = resume, True
+
+    def _stop(self, stream: Stream, outcome: str) -> bool:
+        stream.outcome, stream.cut = outcome, stream.fed
+        return True
+
+    def _resync(self, tail: bytes, max_skip: int) -> int | None:
+        """The fewest leading bytes (at most ``max_skip``) of the model's ``tail`` to skip so that
+        what follows fits the grammar for ``RESYNC_BYTES`` bytes (or to its end)."""
+        for skip in range(min(max_skip, len(tail) - 1) + 1):
+            probe = tail[skip: skip + RESYNC_BYTES]
+            if self.bytes.accepts(probe):
+                return skip
+        return None
 
     def _bill(self, stream: Stream, prompt_text: str) -> None:
         usage = stream.usage or {}
@@ -264,8 +310,7 @@ class Run:
         spans = _spans(stream)
         if spans is not None:
             return sum(1 for start, end, _ in spans if end > stream.cut)
-        kept = stream.cut - stream.start
-        return max(1, round(completion * (len(stream.received) - kept) / max(len(stream.received), 1)))
+        return max(1, round(completion * (len(stream.received) - stream.cut) / max(len(stream.received), 1)))
 
     def _count_tokens(self, text: str) -> int:
         vocab = self.ep.vocab
@@ -283,11 +328,9 @@ class Run:
     # ----- repairs, cheapest first ------------------------------------------------------
 
     async def _repair(self, stream: Stream) -> None:
-        self.after_break = True
+        """Mend the break at the end of the text after the stream has closed, cheapest first."""
         self.bytes.truncate(_utf8_boundary(self.bytes.text))
-        if self.bytes.forced():
-            return  # the loop appends them
-        if self._repair_from_logprobs(stream):
+        if self._free_repair(stream) is not None:
             return
         if await self._repair_restricted():
             return
@@ -295,18 +338,35 @@ class Run:
             return
         self._repair_by_grammar()
 
-    def _repair_from_logprobs(self, stream: Stream) -> bool:
+    def _free_repair(self, stream: Stream) -> int | None:
+        """Forced bytes, else the best streamed alternative the grammar allows for the token at the
+        break; returns where the model's own text resumes in ``stream.received``, or ``None``."""
+        self.bytes.truncate(_utf8_boundary(self.bytes.text))
+        forced = _utf8_whole(bytes(self.bytes.text), self.bytes.forced())
+        if forced:
+            self.bytes.feed(forced)
+            self.cost.forced_bytes += len(forced)
+            self._repaired("forced", repr(forced[:40]))
+            stream.max_skip = MAX_RESYNC_SKIP  # the forced text stands for what the model misspelled
+            return stream.fed
+        return self._repair_from_logprobs(stream)
+
+    def _repair_from_logprobs(self, stream: Stream) -> int | None:
         spans = _spans(stream)
         if not spans:
-            return False
-        found = next(((s, e, t) for s, e, t in spans if e > stream.cut or (s == stream.cut and t.data == b"")), None)
+            return None
+        cut = stream.fed
+        found = next(((a, b, t) for a, b, t in spans if a <= cut < b or (a == cut and t.data == b"")), None)
         if found is None or not found[2].top:
-            return False
-        start, _, token = found
-        if start < stream.start or start > len(self.bytes.text):
-            return False
-        saved = bytes(self.bytes.text[start:])
-        self.bytes.truncate(start)
+            return None
+        start, end, token = found
+        done = cut - start  # the token's bytes already in the text
+        if done > len(self.bytes.text) or bytes(self.bytes.text[len(self.bytes.text) - done:]) != \
+                bytes(stream.received[start:cut]):
+            return None
+        base = len(self.bytes.text) - done
+        saved = bytes(self.bytes.text[base:])
+        self.bytes.truncate(base)
         for data, logprob in sorted(token.top, key=lambda alt: -alt[1]):
             if data is None or data == token.data:
                 continue
@@ -314,14 +374,15 @@ class Run:
                 if self.bytes.is_accepting():
                     self._repaired("logprobs", f"end of text (logprob {logprob:.2f})")
                     self.finish = "stop"
-                    return True
+                    return end
                 continue
             if _utf8_whole(bytes(self.bytes.text), data) == data and self.bytes.accepts(data):
                 self.bytes.feed(data)
-                self._repaired("logprobs", f"{data!r} (logprob {logprob:.2f})")
-                return True
+                self._repaired("logprobs", f"{data!r} instead of {token.data!r} (logprob {logprob:.2f})")
+                stream.max_skip = 0  # what the model wrote after its own token must fit as it is
+                return end
         self.bytes.feed(saved)
-        return False
+        return None
 
     async def _repair_restricted(self) -> bool:
         """One token from the model among the tokens the grammar allows (``allowed_token_ids`` on
@@ -346,7 +407,7 @@ class Run:
     async def _repair_scored(self) -> bool:
         """The model's own log-probability of each allowed next piece (one ``echo`` call on the
         completions endpoint of vLLM), the best one taken."""
-        if self.kind != "vllm" or not self.mechanism.startswith("completions") or self._exhausted():
+        if self.kind != "vllm" or not self.continuation.startswith("completions") or self._exhausted():
             return False
         candidates = self._candidates(self.opt.score_candidates)
         if len(candidates) <= 1:
@@ -450,9 +511,9 @@ class Run:
 
 
 def _spans(stream: Stream) -> list[tuple[int, int, Token]] | None:
-    """Absolute byte spans of the stream's tokens, or ``None`` when their bytes are unknown or do
-    not spell the streamed text."""
-    spans, position = [], stream.start
+    """Byte spans of the stream's tokens in ``stream.received``, or ``None`` when their bytes are
+    unknown or do not spell the streamed text."""
+    spans, position = [], 0
     joined = bytearray()
     for token in stream.tokens:
         if token.data is None:

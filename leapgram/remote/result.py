@@ -18,7 +18,8 @@ class Cost:
     the grammar refused); tokens the server generated after the connection was closed are not
     seen and not counted. ``repairs``: how each break was mended, by kind (``forced``,
     ``logprobs``, ``restricted``, ``scored``, ``grammar``). ``retries``: streams that broke
-    off and were continued. ``forced_bytes``: bytes the grammar forced, appended without a
+    off and were continued. ``resyncs``: repairs after which the model's own streamed text fit
+    the grammar again and was kept (no new call). ``forced_bytes``: bytes the grammar forced, appended without a
     call. ``seconds``: wall time.
     """
 
@@ -28,6 +29,7 @@ class Cost:
     discarded_tokens: int = 0
     repairs: Counter = field(default_factory=Counter)
     retries: int = 0
+    resyncs: int = 0
     forced_bytes: int = 0
     seconds: float = 0.0
     estimated: bool = False
@@ -39,7 +41,7 @@ class Cost:
     def as_dict(self) -> dict:
         return {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "discarded_tokens": self.discarded_tokens,
-                "repairs": dict(self.repairs), "retries": self.retries, "forced_bytes": self.forced_bytes, "seconds": round(self.seconds, 4),
+                "repairs": dict(self.repairs), "retries": self.retries, "resyncs": self.resyncs, "forced_bytes": self.forced_bytes, "seconds": round(self.seconds, 4),
                 "estimated": self.estimated}
 
     def __str__(self) -> str:
@@ -47,7 +49,7 @@ class Cost:
         approx = " (estimated)" if self.estimated else ""
         return (f"calls {self.calls}, tokens billed {self.billed_tokens}{approx} (prompt {self.prompt_tokens}, "
                 f"completion {self.completion_tokens}, discarded {self.discarded_tokens}), repairs: {repairs}, "
-                f"retries {self.retries}, {self.seconds:.2f} s")
+                f"resyncs {self.resyncs}, retries {self.retries}, {self.seconds:.2f} s")
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,7 @@ def test_repair_from_streamed_top_logprobs():
         result = run(server, AGE)
     assert result.text == '{"age":17}' and result.valid
     assert result.cost.repairs == {"logprobs": 1} and result.cost.calls == 2
-    assert result.cost.discarded_tokens == 1
+    assert result.cost.discarded_tokens == 2 and result.cost.resyncs == 0  # '17"}' does not fit after '1'
     assert server.requests[1]["prompt"].endswith('{"age":1')
 
 
@@ -229,3 +229,14 @@ def test_import_leapgram_does_not_import_openai():
     code = "import sys, leapgram, leapgram.remote; print('openai' in sys.modules, 'httpx' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_resync_keeps_the_models_text_after_forced_bytes_without_a_call():
+    grammar = Grammar.from_json_schema({"type": "object", "properties": {"name": {"type": "string"},
+                                                                          "blood status": {"type": "string"}},
+                                        "required": ["name", "blood status"], "additionalProperties": False},
+                                       whitespace="compact")
+    with ScriptedServer([stream("Harry", '","', "blood", '":"', "Pure", '-blood"}')]) as server:
+        result = run(server, grammar)
+    assert result.text == '{"name":"Harry","blood status":"Pure-blood"}'
+    assert result.cost.calls == 1 and result.cost.resyncs == 1 and result.cost.repairs == {"forced": 1}
