@@ -68,7 +68,7 @@ class GrammarIR:
         """The nonterminals that derive the empty sequence (the builder's, else computed)."""
         if self.nullable is not None:
             return self.nullable
-        from .builder import nullable_nonterminals
+        from .analysis import nullable_nonterminals
 
         return frozenset(nullable_nonterminals(self.rules))
 

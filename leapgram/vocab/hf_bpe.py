@@ -23,7 +23,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
-from .loaders import gpt2_unicode_to_bytes, utf8_text
+from .byte_level import gpt2_unicode_to_bytes, utf8_text
 
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 _BYTE_CHARS = {byte: char for char, byte in gpt2_unicode_to_bytes().items()}

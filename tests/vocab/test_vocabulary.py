@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leapgram.vocab.loaders import byte_level_bytes, gpt2_unicode_to_bytes, token_bytes_function
+from leapgram.vocab.byte_level import byte_level_bytes, gpt2_unicode_to_bytes
+from leapgram.vocab.loaders import token_bytes_function
 from leapgram.vocab.vocabulary import Vocabulary
 
 REPO = Path(__file__).resolve().parents[2]

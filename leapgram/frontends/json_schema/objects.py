@@ -22,7 +22,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ...errors import BudgetExceededError, GrammarError
-from ...grammar.builder import productive_nonterminals
+from ...grammar.analysis import productive_nonterminals
 from .strings import STRING_KEYWORDS, literal_string, string_universe
 from .values import count_keyword
 

@@ -1,0 +1,125 @@
+"""Reads the imports of every module under leapgram/ and fails on an import cycle.
+
+Every import counts, those inside functions too (a lazy import that closes a circle still
+makes two modules depend on each other); only ``if TYPE_CHECKING:`` blocks are left out.
+``--load-time`` counts module-level imports only. Usage: ``python scripts/check_imports.py``
+(exit 1 and the cycles printed when there is one).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "leapgram"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def imports_of(tree: ast.Module, name: str, is_package: bool, load_time: bool) -> set[str]:
+    """The leapgram modules ``name`` imports (when it loads, with ``load_time``)."""
+    found: set[str] = set()
+    base = name.split(".") if is_package else name.split(".")[:-1]
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.If) and is_type_checking(node):
+                continue
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names if alias.name.split(".")[0] == PACKAGE)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    anchor = base[: len(base) - node.level + 1]
+                    target = ".".join(anchor + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                if target.split(".")[0] != PACKAGE:
+                    continue
+                found.add(target)
+                found.update(f"{target}.{alias.name}" for alias in node.names)
+            elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)) or (
+                    not load_time and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))):
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    for child in getattr(node, field, []):
+                        visit(child.body if isinstance(child, ast.ExceptHandler) else [child])
+            elif load_time and isinstance(node, ast.ClassDef):
+                visit(node.body)
+    visit(tree.body)
+    return found
+
+
+def import_graph(load_time: bool) -> dict[str, set[str]]:
+    modules = {module_name(p): p for p in sorted((ROOT / PACKAGE).rglob("*.py"))}
+    graph = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        targets = imports_of(tree, name, path.name == "__init__.py", load_time)
+        graph[name] = {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for succ in graph[node]:
+            if succ not in index:
+                connect(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    sys.setrecursionlimit(10_000)
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return found
+
+
+def main() -> int:
+    load_time = "--load-time" in sys.argv[1:]
+    graph = import_graph(load_time)
+    # a package's __init__ re-exporting its submodules is how packages work, not a dependency
+    for name in graph:
+        graph[name] = {t for t in graph[name] if not (t.startswith(name + ".") and name in graph)}
+        graph[name] = {t for t in graph[name] if not name.startswith(t + ".")}
+    found = cycles(graph)
+    for component in found:
+        print("import cycle:", " <-> ".join(component))
+    print(f"{len(graph)} modules, {sum(map(len, graph.values()))} {'load-time ' if load_time else ''}imports, {len(found)} cycles")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
