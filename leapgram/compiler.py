@@ -84,21 +84,20 @@ class CompiledGrammar:
     @property
     def _forced(self) -> ForcedBytes:
         """Forced bytes per state (``docs/design/fast-forward.md``), made on first use."""
-        found = self.__dict__.get("_forced_bytes")
-        if found is None:
-            with self._lock:
-                found = self.__dict__.setdefault("_forced_bytes",
-                                                 ForcedBytes(self._engine, self.limits.max_forced_bytes))
-        return found
+        return self._made_once("_forced_bytes", lambda: ForcedBytes(self._engine, self.limits.max_forced_bytes))
 
     @property
     def _prefix_masks(self) -> PrefixMasks:
         """Masks with a required prefix pending, made on first use."""
-        found = self.__dict__.get("_prefix_masks_table")
+        return self._made_once("_prefix_masks_table", lambda: PrefixMasks(self._engine, self._trie, self._words))
+
+    def _made_once(self, name: str, make):
+        found = self.__dict__.get(name)
         if found is None:
             with self._lock:
-                found = self.__dict__.setdefault("_prefix_masks_table",
-                                                 PrefixMasks(self._engine, self._trie, self._words))
+                found = self.__dict__.get(name)
+                if found is None:
+                    found = self.__dict__[name] = make()
         return found
 
     def _state_mask(self, state) -> np.ndarray:
