@@ -1,37 +1,10 @@
 """The Earley parser over lexemes, as numba kernels over flat arrays.
 
-Static grammar tables (built once per grammar by :class:`leapgram.parser.arena.ParserTables`):
-
-* a *dotted rule* ``dr`` is a rule with a dot; ``dr_next[dr]`` is the symbol after the dot
-  (nonterminal ``k >= 0``, lexeme ``~j < 0``, or ``END`` when the dot is at the end),
-  ``dr_lhs[dr]`` the rule's left-hand side and ``dr + 1`` the same rule with the dot one further;
-* ``first_ptr``/``first_drs``: the dotted rules with the dot at the start, per nonterminal;
-* ``nullable[k]``: whether nonterminal ``k`` derives the empty sequence;
-* ``dr_accept[dr]``: the dot is at the end of a rule of the start symbol.
-
-Charts live in an *arena* (one per matcher and its forks; see the arena module): chart ``c`` is the
-Earley row ``items[charts[c, START]:charts[c, END]]`` of items ``(dotted rule, origin chart)``.
-Origins name charts, not positions, so a chart's row reaches its ancestors' rows directly and any
-number of continuations of one chart can coexist (the trie walk explores many). Chart 0 is the
-root. A row holds its predicted items explicitly; empty rules are handled with the Aycock–Horspool
-rule (predicting a nullable nonterminal also steps over it), so completion never has to look at
-the row being built.
-
-Right recursion: completing ``A`` at origin ``o`` normally advances every item of ``o`` that
-waits for ``A``; on a right-recursive list the completed items chain through every earlier
-element and rows grow with the list. Leo's optimization replaces the chain by its topmost item
-when ``o`` has exactly one item waiting for ``A`` and ``A`` is the last symbol of its rule; the
-topmost item per ``(chart, A)`` is memoized in the ``leo`` table. Chains stop at rules of the
-start symbol, so acceptance is still seen.
-
-Each new chart's set of allowed lexemes is interned (``sets``) so the lexer's fresh state for it
-is computed once (by Python: ``set_fresh[set] < 0`` makes a kernel return ``NEED_FRESH``). Arrays
-never grow inside a kernel: a full array or table makes it return ``NEED_SPACE`` with nothing
-half-done, the caller grows it and calls again. A row past the item budget returns
-``OVER_BUDGET``.
-
-Under ``NUMBA_DISABLE_JIT=1`` the same functions run as plain Python: that is the twin the tests
-compare with the reference parser in :mod:`leapgram.parser.earley`.
+Charts live in an arena; items are ``(dotted rule, origin chart)``; empty rules follow
+Aycock–Horspool and right recursion uses Leo's items. A kernel never grows an array: it returns
+``NEED_SPACE``/``NEED_FRESH``/``OVER_BUDGET`` and the caller acts. The tables, charts and codes are
+described in ``docs/design/earley-walk.md``; under ``NUMBA_DISABLE_JIT=1`` these functions are the
+plain-Python twin the tests compare with :mod:`leapgram.parser.earley`.
 """
 
 from __future__ import annotations

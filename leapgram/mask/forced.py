@@ -1,24 +1,8 @@
-"""Forced bytes and fast-forward tokens (see ``docs/design/fast-forward.md``).
+"""Forced bytes (what every continuation starts with) and fast-forward tokens (the tokenizer's
+own tokens for a prefix of them, backed off where an allowed token could run past them).
 
-*Forced bytes* are the bytes every continuation of a state starts with. From a state, the set
-of possible next bytes is read off the lexer: bytes with a live transition, plus, when the
-lexeme in progress can end and the parser takes it, the live bytes of the next lexeme's fresh
-state (the greedy lexer's boundary). One possible byte is forced: the state advances by it and
-the search goes on; it stops at a branch, where EOS is allowed, or after
-``Limits.max_forced_bytes``.
-A regex grammar is the same with one DFA and no boundaries.
-
-*Fast-forward tokens* are the tokenizer's own tokens for a prefix of the forced bytes:
-:func:`leapgram.vocab.partial.encode_in_context` with the matcher's recent tokens as context,
-then the back-off of :func:`leapgram.vocab.partial.kept_tokens`, where a position counts only if
-a token starting there runs past the forced bytes *and the grammar allows it* (a walk of the
-token's sub-trie from the state after the forced bytes). Where the back-off dropped tokens, the
-piece followed by the extension that cut it is tokenized again, and only the kept tokens that
-tokenization starts with stay (bytes freed by the cut may merge leftwards: ``":`` ``[]`` →
-``":[`` ``],"``).
-
-A *cursor* is ``(pending, state)``: bytes of a required prefix still to come (token healing,
-:mod:`leapgram.mask.prefix`), then the engine state.
+A *cursor* is ``(pending, state)``: bytes of a required prefix still to come, then the engine
+state. Design and examples: ``docs/design/fast-forward.md``.
 """
 
 from __future__ import annotations
