@@ -17,6 +17,8 @@ Needs the ``torch`` extra (torch and transformers).
 
 from __future__ import annotations
 
+import functools
+
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -64,6 +66,19 @@ def compile_for(grammar: Grammar | CompiledGrammar | dict, vocab: Vocabulary) ->
         raise ValueError(f"grammar must be a leapgram.Grammar, CompiledGrammar or JSON Schema dict, "
                          f"not {type(grammar).__name__}")
     return leapgram.GrammarCompiler(vocab).compile(grammar)
+
+
+def _cache_argument(model: Any) -> str:
+    """The name under which the model's ``forward`` takes the KV cache: ``cache`` from transformers
+    5.x on (``past_key_values`` there is deprecated, with a warning per call), else ``past_key_values``."""
+    return _cache_argument_of(type(model))
+
+
+@functools.cache
+def _cache_argument_of(model_class: type) -> str:
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(model_class.forward).parameters else "past_key_values"
 
 
 # ----- logits processor ------------------------------------------------------------------------
@@ -563,8 +578,8 @@ class _Decoder:
         positions = (self.attention.cumsum(dim=1) - 1).clamp(min=0)[:, -width:]
         with torch.inference_mode():
             out = self.model(input_ids=ids, attention_mask=self.attention, position_ids=positions,
-                             past_key_values=self.cache, use_cache=True, logits_to_keep=keep)
-        self.cache = out.past_key_values
+                             use_cache=True, logits_to_keep=keep, **{_cache_argument(self.model): self.cache})
+        self.cache = out.cache if "cache" in out else out.past_key_values
         seconds = time.perf_counter() - began
         if all(row.fed for row in ready):
             self.policy.observe_pass(width, seconds)
