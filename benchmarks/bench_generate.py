@@ -66,10 +66,10 @@ def load_grammar(name: str, whitespace: str) -> tuple[leapgram.Grammar, str]:
     return grammar, f"JSON Schema {schema_file.name}, whitespace {whitespace}"
 
 
-def workload_prompts(name: str, tokenizer, count: int) -> list[str]:
+def workload_prompts(name: str, tokenizer, count: int, first: int = 0) -> list[str]:
     if name == "character":
-        return [chat_prompt(tokenizer, CHARACTER_PROMPT.format(name=n)) for n in CHARACTERS[:count]]
-    passages = sorted((DATA / "passages").glob("*.txt"))[:count]
+        return [chat_prompt(tokenizer, CHARACTER_PROMPT.format(name=n)) for n in CHARACTERS[first:first + count]]
+    passages = sorted((DATA / "passages").glob("*.txt"))[first:first + count]
     return [chat_prompt(tokenizer, CITY_PROMPT.format(passage=p.read_text().strip())) for p in passages]
 
 
@@ -92,7 +92,7 @@ def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int,
     batch_size, heal = args.batch_size, not args.no_heal
     grammar, grammar_source = load_grammar(name, args.whitespace)
     schema = json.loads((DATA / f"{name}.json").read_text())
-    prompts = workload_prompts(name, tokenizer, count)
+    prompts = workload_prompts(name, tokenizer, count, args.first)
     began = time.perf_counter()
     compiled = leapgram.GrammarCompiler(vocabulary_of(tokenizer)).compile(grammar)
     leapgram.Matcher(compiled).compute_mask()
@@ -103,6 +103,7 @@ def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int,
     modes = args.modes
     totals = {mode: GenerationStats() for mode in modes}
     wall = dict.fromkeys(modes, 0.0)
+    cpu = dict.fromkeys(modes, 0.0)
     valid = dict.fromkeys(modes, 0)
     identical = {mode: 0 for mode in COMPARED if mode in modes}
     lengths = []
@@ -112,10 +113,11 @@ def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int,
         turn = first // batch_size % len(modes)
         for mode in modes[turn:] + modes[:turn]:
             constraint = None if mode == "unconstrained" else compiled
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             outputs[mode] = generate(model, tokenizer, group, constraint, max_new_tokens=max_new_tokens,
                                      jump_forward=JUMP[mode], batch_size=batch_size, heal_prompt=heal)
             wall[mode] += time.perf_counter() - began
+            cpu[mode] += time.process_time() - began_cpu
             for result in outputs[mode]:
                 totals[mode] = totals[mode] + result.stats
                 valid[mode] += schema_valid(result.text, schema)
@@ -128,7 +130,7 @@ def run_workload(name: str, model, tokenizer, count: int, max_new_tokens: int,
     return {"workload": name, "grammar": grammar_source, "prompts": len(prompts), "ttfm_s": ttfm,
             "mean_prompt_tokens": sum(lengths) / len(lengths), "max_new_tokens": max_new_tokens,
             "batch_size": batch_size, "heal_prompt": heal, "identical_greedy": identical, "valid": valid,
-            "wall_s": wall,
+            "wall_s": wall, "cpu_s": cpu,
             "modes": list(modes), "stats": {mode: totals[mode].as_dict() for mode in modes}}
 
 
@@ -137,13 +139,14 @@ def report(result: dict) -> None:
     print(f"\n== {result['workload']}: {n} prompts, batch size {result['batch_size']} "
           f"(mean prompt {result['mean_prompt_tokens']:.0f} tokens), "
           f"{result['grammar']}, compile + first mask {result['ttfm_s'] * 1000:.0f} ms")
-    print(f"{'mode':<14}{'wall s':>8}{'prefill':>8}{'out tok':>9}{'tok/s':>7}{'fwd':>6}{'sampled':>8}"
+    print(f"{'mode':<14}{'wall s':>8}{'cpu s':>8}{'prefill':>8}{'out tok':>9}{'tok/s':>7}{'fwd':>6}{'sampled':>8}"
           f"{'ff':>6}{'mask ms':>9}{'model s':>9}{'valid':>8}")
     modes = result["modes"]
+    cpu = result.get("cpu_s", {})  # absent from runs before it was measured
     for mode in modes:
         s = stats[mode]
         rate = s["output_tokens"] / result["wall_s"][mode]
-        cells = (f"{result['wall_s'][mode]:>8.2f}{s['prefill_seconds']:>8.2f}",
+        cells = (f"{result['wall_s'][mode]:>8.2f}{cpu.get(mode, float('nan')):>8.2f}{s['prefill_seconds']:>8.2f}",
                  f"{s['output_tokens']:>9}{rate:>7.1f}",
                  f"{s['forward_passes']:>6}{s['sampled_tokens']:>8}{s['fast_forwarded_tokens']:>6}",
                  f"{s['mask_seconds'] * 1000:>9.0f}{s['model_seconds']:>9.2f}{result['valid'][mode]:>5}/{n}")
@@ -164,26 +167,63 @@ def report(result: dict) -> None:
     for mode in (m for m in COMPARED if m in modes):
         passes = stats["constrained"]["forward_passes"] / max(1, stats[mode]["forward_passes"])
         print(f"{mode}: forward passes no-JF / JF {passes:.2f}, wall no-JF / JF "
-              f"{wall['constrained'] / wall[mode]:.2f}, greedy output identical to no-JF "
+              f"{wall['constrained'] / wall[mode]:.2f}, CPU time no-JF / JF "
+              f"{cpu.get('constrained', float('nan')) / cpu.get(mode, 1.0):.2f}, greedy output identical to no-JF "
               f"{result['identical_greedy'][mode]}/{n}")
+
+
+def merge(runs: list[list[dict]]) -> list[dict]:
+    """The results of several runs summed workload by workload (counts, times, stats)."""
+    merged: dict[str, dict] = {}
+    for run in runs:
+        for result in run:
+            into = merged.get(result["workload"])
+            if into is None:
+                merged[result["workload"]] = json.loads(json.dumps(result))
+                continue
+            weight = into["prompts"]
+            into["mean_prompt_tokens"] = ((into["mean_prompt_tokens"] * weight + result["mean_prompt_tokens"]
+                                           * result["prompts"]) / (weight + result["prompts"]))
+            into["prompts"] += result["prompts"]
+            into["ttfm_s"] = max(into["ttfm_s"], result["ttfm_s"])
+            for key in ("identical_greedy", "valid", "wall_s", "cpu_s"):
+                for mode, value in result[key].items():
+                    into[key][mode] += value
+            for mode, stats in result["stats"].items():
+                for name, value in stats.items():
+                    if name == "draft_kinds":
+                        for kind, counts in value.items():
+                            old = into["stats"][mode]["draft_kinds"].setdefault(kind, [0, 0])
+                            old[0], old[1] = old[0] + counts[0], old[1] + counts[1]
+                    else:
+                        into["stats"][mode][name] += value
+    return list(merged.values())
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--characters", type=int, default=20, help="character prompts (default 20)")
     parser.add_argument("--cities", type=int, default=5, help="city passages (default 5)")
+    parser.add_argument("--first", type=int, default=0,
+                        help="skip this many prompts of each workload (to split a run among processes)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=1, help="prompts decoded together (default 1)")
     parser.add_argument("--no-heal", action="store_true", help="no prompt healing (where leapgram has it)")
     parser.add_argument("--whitespace", default="dumps", help="dumps (default: ', ' and ': '), flexible or compact")
     parser.add_argument("--modes", default=",".join(MODES),
                         help=f"comma-separated modes, 'constrained' among them (default {','.join(MODES)})")
+    parser.add_argument("--merge", nargs="+", metavar="JSON",
+                        help="only report the sum of earlier runs' --out files (a run split with --first)")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "out" / "generate.json"))
     args = parser.parse_args(argv)
     args.modes = tuple(dict.fromkeys(m.strip() for m in args.modes.split(",") if m.strip()))
     unknown = set(args.modes) - set(MODES)
     if unknown or "constrained" not in args.modes:
         parser.error(f"--modes: known modes are {', '.join(MODES)}, and 'constrained' must be one")
+    if args.merge:
+        for result in merge([json.loads(Path(name).read_text()) for name in args.merge]):
+            report(result)
+        return 0
     torch.set_num_threads(args.threads)
     model, tokenizer = load_default_model()
     print(f"model: SmolLM2-135M-Instruct (float32, CPU, {args.threads} thread(s)), leapgram has "

@@ -10,7 +10,10 @@ Two ways in:
   appended without sampling and fed to the model together with the token sampled before them,
   in one forward pass that extends the cache ("jump-forward" decoding). Prompts are decoded
   ``batch_size`` at a time (default one after another); rows of a batch that jump forward by
-  different lengths are left-padded within the step and the padding is masked out.
+  different lengths are left-padded within the step and the padding is masked out. By default
+  (``jump_forward="draft"``) the forced tokens, the document's own whitespace and text the
+  output repeats from the prompt or from itself are fed as a draft (:mod:`leapgram.drafts`) and
+  kept only while the model agrees, so the output is that of plain decoding, in fewer passes.
 
 Needs the ``torch`` extra (torch and transformers).
 """
@@ -236,7 +239,7 @@ def _top_p(probs: torch.Tensor, top_p: float) -> torch.Tensor:
 def generate(model: Any, tokenizer: Any, prompts: str | Sequence[str],
              grammar: Grammar | CompiledGrammar | dict | None, *, max_new_tokens: int,
              temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
-             jump_forward: bool | str = "verify", heal_prompt: bool = True,
+             jump_forward: bool | str = "draft", heal_prompt: bool = True,
              batch_size: int = 1) -> list[GenerationResult]:
     """Generate one output per prompt that follows ``grammar`` (``None``: unconstrained).
 
@@ -246,10 +249,10 @@ def generate(model: Any, tokenizer: Any, prompts: str | Sequence[str],
     the tokens the grammar forces are appended without sampling and fed in one forward pass;
     the output is the same as without when the model itself would choose those tokens — which a
     canonical tokenization does not guarantee: a small model under a grammar often spells words
-    in other tokens. ``jump_forward="verify"`` (the default) keeps exactly the output of ``False``
+    in other tokens. ``jump_forward="verify"`` keeps exactly the output of ``False``
     (greedy tokens, or the sampling distribution): forced tokens are fed as a draft in the same
     single forward pass, kept while the model agrees, and the rest is masked out of the cache.
-    ``jump_forward="draft"`` feeds a longer draft the same way: the forced tokens, the whitespace
+    ``jump_forward="draft"`` (the default) feeds a longer draft the same way, with the same output: the forced tokens, the whitespace
     this document wrote at the same separator and depth, and the tokens that followed the
     output's tail in the prompt or earlier in the output (:mod:`leapgram.drafts`), as many as the
     measured cost of a wider forward pass and the recent acceptance rate pay for.
@@ -564,7 +567,7 @@ class _Decoder:
         row.append(token)
 
     def _forward(self, rows: list[_Row], ready: list[_Row]) -> torch.Tensor:
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.process_time()
         width = max(len(row.pending) for row in ready)
         keep = 1 + max(len(row.draft) for row in ready)
         ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
@@ -581,8 +584,8 @@ class _Decoder:
                              use_cache=True, logits_to_keep=keep, **{_cache_argument(self.model): self.cache})
         self.cache = out.cache if "cache" in out else out.past_key_values
         seconds = time.perf_counter() - began
-        if all(row.fed for row in ready):
-            self.policy.observe_pass(width, seconds)
+        if all(row.fed for row in ready):  # CPU time: the pass's own cost, whatever else runs on the machine
+            self.policy.observe_pass(width, time.process_time() - began_cpu)
         share = seconds / len(ready)
         for row in ready:
             row.stats.forward_passes += 1

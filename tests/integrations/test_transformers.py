@@ -149,7 +149,7 @@ def test_multi_token_jumps_extend_the_cache_exactly(model_and_tokenizer, charact
     OracleMatcher.scripts = [result.tokens for result in greedy_plain]
     monkeypatch.setattr(lg_transformers, "Matcher", OracleMatcher)
     results = generate(model, tokenizer, prompts, character_grammar, max_new_tokens=MAX_NEW_TOKENS,
-                       batch_size=batch_size)
+                       batch_size=batch_size, jump_forward="verify")
     for result, plain in zip(results, greedy_plain):
         assert result.tokens == plain.tokens
         assert result.stats.fast_forwarded_tokens > 20
