@@ -252,7 +252,7 @@ class Run:
         while True:
             if stream.waiting:
                 tail = bytes(stream.received[stream.fed:])
-                if len(tail) < RESYNC_BYTES and not final:
+                if len(tail) < stream.max_skip + RESYNC_BYTES and not final:
                     return False
                 stream.waiting = False
                 skip = self._resync(tail, stream.max_skip)
@@ -367,7 +367,8 @@ class Run:
         base = len(self.bytes.text) - done
         saved = bytes(self.bytes.text[base:])
         self.bytes.truncate(base)
-        for data, logprob in sorted(token.top, key=lambda alt: -alt[1]):
+        # whitespace alone mends nothing the model will not repeat next: other alternatives first
+        for data, logprob in sorted(token.top, key=lambda alt: (bool(alt[0]) and alt[0].isspace(), -alt[1])):
             if data is None or data == token.data:
                 continue
             if data == b"":
@@ -380,6 +381,12 @@ class Run:
                 self.bytes.feed(data)
                 self._repaired("logprobs", f"{data!r} instead of {token.data!r} (logprob {logprob:.2f})")
                 stream.max_skip = 0  # what the model wrote after its own token must fit as it is
+                forced = _utf8_whole(bytes(self.bytes.text), self.bytes.forced())
+                if forced:  # the forced rest stands for the rest of the model's word: skip it
+                    self.bytes.feed(forced)
+                    self.cost.forced_bytes += len(forced)
+                    self._repaired("forced", repr(forced[:40]))
+                    stream.max_skip = MAX_RESYNC_SKIP
                 return end
         self.bytes.feed(saved)
         return None

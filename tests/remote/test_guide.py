@@ -240,3 +240,15 @@ def test_resync_keeps_the_models_text_after_forced_bytes_without_a_call():
         result = run(server, grammar)
     assert result.text == '{"name":"Harry","blood status":"Pure-blood"}'
     assert result.cost.calls == 1 and result.cost.resyncs == 1 and result.cost.repairs == {"forced": 1}
+
+
+def test_a_replaced_token_completed_by_forced_bytes_lets_the_stream_resync():
+    grammar = Grammar.from_json_schema({"type": "object", "properties": {"house": {"enum": ["Gryffindor", "Slytherin"]},
+                                                                          "age": {"type": "integer"}},
+                                        "required": ["house", "age"], "additionalProperties": False},
+                                       whitespace="compact")
+    script = [stream(("Hog", [("Hog", -0.1), ("Sly", -2.0)]), 'warts",', '"age":', "11}")]
+    with ScriptedServer(script) as server:
+        result = run(server, grammar)
+    assert result.text == '{"house":"Slytherin","age":11}'
+    assert result.cost.calls == 1 and result.cost.resyncs == 1 and result.cost.repairs == {"logprobs": 1, "forced": 1}
