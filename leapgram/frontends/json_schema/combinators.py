@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import BudgetExceededError, GrammarError
 from . import negation
+from .context import ANNOTATIONS
 from .values import json_equal, json_type
 
 if TYPE_CHECKING:
@@ -327,7 +328,6 @@ def union(t: SchemaTranslator, schema: dict, pointer: str) -> list[int]:
 
 
 def _has_keywords(schema: dict) -> bool:
-    from .translate import ANNOTATIONS
 
     return any(k not in ANNOTATIONS for k in schema)
 

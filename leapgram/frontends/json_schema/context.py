@@ -7,6 +7,13 @@ from dataclasses import dataclass, field
 from ...errors import UnsupportedError
 from ...regex.expr import ExprPool
 
+# Keywords without effect on which instances are valid (annotations, vocabularies, OpenAPI extras).
+ANNOTATIONS = frozenset({
+    "title", "description", "default", "examples", "example", "$comment", "deprecated", "readOnly",
+    "writeOnly", "$schema", "$id", "id", "$anchor", "$defs", "definitions", "$vocabulary",
+    "contentEncoding", "contentMediaType", "discriminator", "externalDocs", "xml", "markdownDescription",
+})
+
 
 @dataclass
 class SchemaContext:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import GrammarError
 from .numbers import NUMBER_KEYWORDS
 from .objects import _mapping
+from .context import ANNOTATIONS
 from .strings import STRING_KEYWORDS
 
 if TYPE_CHECKING:
@@ -53,9 +54,8 @@ _NUMBER = frozenset(NUMBER_KEYWORDS)
 
 def negate(t: SchemaTranslator, schema: Any, pointer: str) -> Any:
     """A schema valid exactly where ``schema`` is not (``True``/``False`` included), or ``None``."""
-    from .combinators import _resolved
 
-    resolved = _resolved(t, schema, pointer)
+    resolved = t.resolved(schema, pointer)
     if isinstance(resolved, bool):
         return not resolved
     if not isinstance(resolved, dict):
@@ -70,7 +70,6 @@ def negate(t: SchemaTranslator, schema: Any, pointer: str) -> Any:
 
 
 def _negate_dict(t: SchemaTranslator, schema: dict, pointer: str) -> Any:
-    from .translate import ANNOTATIONS
 
     types = t.types_of(schema, pointer)
     if "integer" in types:
@@ -109,13 +108,12 @@ def _negate_dict(t: SchemaTranslator, schema: dict, pointer: str) -> Any:
 def _negate_keyword(t: SchemaTranslator, key: str, value: Any, schema: dict, types: set[str],
                     pointer: str) -> list[Any] | None:
     """The schemas whose union is the negation of one keyword (within the schema's types)."""
-    from .combinators import _exclude
 
     if key in ("enum", "const"):
         values = [value] if key == "const" else value
         if not isinstance(values, list) or any(isinstance(v, (dict, list)) for v in values):
             return None
-        rest = _exclude(t, {"type": sorted(types)}, values, pointer)
+        rest = t.excluded({"type": sorted(types)}, values, pointer)
         return [] if rest is False else [rest]
     if key == "not":
         return [value]

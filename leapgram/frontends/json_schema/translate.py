@@ -27,20 +27,13 @@ from ...grammar.ir import GrammarIR
 from ...limits import Limits
 from . import arrays, combinators, negation, objects
 from .common import schema_pool, whitespace_expr
-from .context import SchemaContext
+from .context import ANNOTATIONS, SchemaContext
 from .numbers import NUMBER_KEYWORDS, number_expr
 from .refs import RefResolver
 from .strings import STRING_KEYWORDS, literal_string, string_expr, string_universe
 from .values import json_equal, json_type, scalar_spellings, unique_values
 
 TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
-
-# Keywords without effect on which instances are valid (annotations, vocabularies, OpenAPI extras).
-ANNOTATIONS = frozenset({
-    "title", "description", "default", "examples", "example", "$comment", "deprecated", "readOnly",
-    "writeOnly", "$schema", "$id", "id", "$anchor", "$defs", "definitions", "$vocabulary",
-    "contentEncoding", "contentMediaType", "discriminator", "externalDocs", "xml", "markdownDescription",
-})
 
 # Keywords with a validation meaning that this front end does not translate.
 REFUSED = {
@@ -286,6 +279,14 @@ class SchemaTranslator:
                             self.ctx.warnings.append(f"{pointer}/{branch}: ignored with 'if'")
 
     # ----- by type ------------------------------------------------------------------------
+
+    def resolved(self, schema: Any, pointer: str) -> Any:
+        """``schema`` with its ``$ref`` and combinators merged into one schema where exact."""
+        return combinators._resolved(self, schema, pointer)
+
+    def excluded(self, schema: dict, values: list[Any], pointer: str) -> dict | bool:
+        """``schema`` minus the scalar ``values``."""
+        return combinators._exclude(self, schema, values, pointer)
 
     def types_of(self, schema: dict, pointer: str) -> set[str]:
         """The JSON types ``schema`` allows (``integer`` only when ``number`` is absent)."""
