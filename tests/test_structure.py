@@ -1,0 +1,27 @@
+"""The package's shape: no import cycle, a public surface of a few names, no heavy imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import leapgram
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_no_import_cycle_inside_the_package():
+    run = subprocess.run([sys.executable, str(REPO / "scripts" / "check_imports.py")], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert " 0 cycles" in run.stdout
+
+
+def test_the_public_surface_is_small_and_named():
+    assert set(dir(leapgram)) == set(leapgram.__all__)
+    assert len(leapgram.__all__) <= 25
+    for name in leapgram.__all__:
+        assert not name.startswith("_") and getattr(leapgram, name).__doc__, name
+    compiled_public = {n for n in dir(leapgram.CompiledGrammar) if not n.startswith("_")}
+    assert compiled_public == {"vocab_size"}  # plus the grammar, vocab and limits attributes of an instance
