@@ -15,6 +15,7 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow
 pytest.importorskip("vllm", reason="needs vLLM: bash scripts/setup_vllm.sh, then run with .venv-vllm/bin/python")
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -23,18 +24,10 @@ from leapgram.integrations.smollm2 import CHATML_TEMPLATE  # noqa: E402
 from leapgram.remote import Endpoint  # noqa: E402
 from tests.helpers.vllm_server import VllmServer, model_folder  # noqa: E402
 
-pytestmark = pytest.mark.slow
-
-PERSON = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": 20},
-        "age": {"type": "integer", "minimum": 0, "maximum": 120},
-        "house": {"enum": ["Gryffindor", "Slytherin", "Ravenclaw", "Hufflepuff"]},
-    },
-    "required": ["name", "age", "house"],
-    "additionalProperties": False,
-}
+HOUSES = ["Gryffindor", "Slytherin", "Ravenclaw", "Hufflepuff"]
+PERSON = {"type": "object", "additionalProperties": False, "required": ["name", "age", "house"],
+          "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 20},
+                         "age": {"type": "integer", "minimum": 0, "maximum": 120}, "house": {"enum": HOUSES}}}
 ASK = [{"role": "user", "content": "Describe Harry Potter as JSON with his name, age and house."}]
 
 
