@@ -28,6 +28,7 @@ from ...limits import Limits
 from . import arrays, combinators, negation, objects
 from .common import schema_pool, whitespace_expr
 from .context import ANNOTATIONS, SchemaContext
+from .dialects import for_draft
 from .numbers import NUMBER_KEYWORDS, number_expr
 from .refs import RefResolver
 from .strings import STRING_KEYWORDS, literal_string, string_expr, string_universe
@@ -84,6 +85,9 @@ class SchemaTranslator:
         self.ctx = SchemaContext(builder.pool if builder else schema_pool(limits), lenient)
         self.pool = self.ctx.pool
         self.b = builder or GrammarBuilder(limits, pool=self.pool)
+        dialect = root.get("$schema", "") if isinstance(root, dict) else ""
+        self.draft = _draft(dialect)
+        self.root = root = for_draft(root, self.draft)
         self.refs = RefResolver(root)
         self.any_order = any_order
         self._memo: dict[Any, int | None] = {}  # by schema_key, which keeps composed schemas alive
@@ -96,8 +100,6 @@ class SchemaTranslator:
         self._any_string: int | None = None
         self._scalar_exprs: dict[tuple[str, str], int] = {}
         self._enum_symbols: dict[tuple[str, tuple[str, ...]], list[int]] = {}
-        dialect = root.get("$schema", "") if isinstance(root, dict) else ""
-        self.draft = _draft(dialect)
         self._ref_overrides = self.draft is not None and self.draft <= 7
         self.negations: dict[int, tuple[Any, Any]] = {}
         self._overflow: str | None = None
