@@ -1,8 +1,9 @@
 """leapgram.remote against grammar-guide on one OpenAI-compatible server (vLLM with SmolLM2-135M).
 
 Workloads: the character and city workloads of bench_generate.py (same schemas and prompts) and
-JSONSchemaBench schemas (``--schemas`` of them from ``--schema-dir``, each prompt "Generate a JSON
-object for this schema"). Methods, on the same server, prompts and chat template:
+JSONSchemaBench schemas (``--schemas`` of at most ``--max-schema-bytes`` from ``--schema-dir``,
+spread evenly over the sorted file names and so over its sources; the prompt asks for a JSON
+object that follows the schema). Methods, on the same server, prompts and chat template:
 
 * ``unconstrained``: one call, nothing checked (the baseline);
 * ``leapgram``: ``leapgram.remote`` with the completions endpoint and the chat rendered locally;
@@ -16,12 +17,19 @@ object for this schema"). Methods, on the same server, prompts and chat template
   declared order, all present; enums, consts, types, arrays, anyOf/oneOf, local $refs), and its
   outputs are judged by the schema like everyone's.
 
+Budgets: ``--max-tokens`` (160) completion tokens per output for every method (the unconstrained
+call's ``max_tokens``); leapgram's ``max_calls`` and grammar-guide's ``max_grammar_corrections``
+are both ``--max-calls`` (8); grammar-guide's ``token_lookahead`` is ``--gg-lookahead`` (64; its
+default is 20). leapgram gets no tokenizer here (no restricted calls): the black-box case.
+
 For each method and workload: share of outputs the schema accepts (jsonschema), API calls per
-output, prompt + completion tokens billed per output, wall time. Usage:
+output, prompt + completion tokens billed per output (the server's ``usage``), wall time, and how
+many outputs the grammar finished. ``--parallel`` runs the methods at the same time, each going
+through the tasks in order, so that all of them see the same load on a shared machine. Usage:
 
     .venv-vllm/bin/python -m vllm.entrypoints.openai.api_server --model DIR --served-model-name smollm2 ...
     PYTHONPATH=. .venv/bin/python benchmarks/bench_remote.py --base-url http://127.0.0.1:8000/v1 \\
-        --gg-python /work/bench-venvs/gg/bin/python [--characters 5] [--cities 3] [--schemas 50]
+        --gg-python /work/bench-venvs/gg/bin/python [--characters 5] [--cities 3] [--schemas 50] [--parallel]
 """
 
 from __future__ import annotations
@@ -68,32 +76,40 @@ def workloads(args) -> list[dict]:
 
 
 def schema_tasks(args) -> list[dict]:
-    """The first ``--schemas`` schemas (sorted by file name) of at most ``--max-schema-bytes`` that
-    leapgram compiles and that translate to Lark."""
+    """``--schemas`` schemas of at most ``--max-schema-bytes``, spread evenly over the sorted file
+    names (so over the benchmark's sources), each the first one from its place on that leapgram
+    compiles and that translates to Lark."""
     import leapgram
 
     folder = Path(args.schema_dir)
     if not folder.is_dir() or not args.schemas:
         return []
-    tasks = []
-    for path in sorted(folder.glob("*.json")):
-        if len(tasks) >= args.schemas:
-            break
-        text = path.read_text()
-        if len(text) > args.max_schema_bytes:
-            continue
-        try:
-            document = json.loads(text)
-            schema = document.get("schema", document) if isinstance(document, dict) else document
-            if not isinstance(schema, dict):
+    paths = [p for p in sorted(folder.glob("*.json")) if p.stat().st_size <= args.max_schema_bytes]
+    tasks, used = [], set()
+    for slot in range(args.schemas):
+        for path in paths[slot * len(paths) // args.schemas:]:
+            if path in used:
                 continue
-            leapgram.Grammar.from_json_schema(schema)
-            schema_to_lark(schema)
-        except Exception:  # noqa: BLE001 - a schema either side cannot take is skipped, for both
-            continue
-        tasks.append({"workload": "jsonschemabench", "schema": schema, "name": path.stem,
-                      "user": SCHEMA_PROMPT.format(schema=json.dumps(schema))})
+            used.add(path)
+            schema = _usable_schema(path, leapgram)
+            if schema is not None:
+                tasks.append({"workload": "jsonschemabench", "schema": schema, "name": path.stem,
+                              "user": SCHEMA_PROMPT.format(schema=json.dumps(schema))})
+                break
     return tasks
+
+
+def _usable_schema(path: Path, leapgram) -> dict | None:
+    try:
+        document = json.loads(path.read_text())
+        schema = document.get("schema", document) if isinstance(document, dict) else document
+        if not isinstance(schema, dict):
+            return None
+        leapgram.Grammar.from_json_schema(schema)
+        schema_to_lark(schema)
+        return schema
+    except Exception:  # noqa: BLE001 - a schema either side cannot take is skipped, for both
+        return None
 
 
 # ----- JSON Schema -> Lark, for grammar-guide -----------------------------------------------------
@@ -208,11 +224,12 @@ async def run_leapgram(endpoint, task, args, native: bool) -> dict:
 def run_grammar_guide(tasks: list[dict], args) -> list[dict]:
     """All tasks through grammar-guide in its own environment (this file, ``--gg-worker``)."""
     payload = {"base_url": args.base_url, "model": args.model, "max_tokens": args.max_tokens,
+               "lookahead": args.gg_lookahead,
                "max_calls": args.max_calls, "tasks": [{"prompt": t["prompt"], "lark": t["lark"]} for t in tasks]}
     process = subprocess.run([args.gg_python, __file__, "--gg-worker"], input=json.dumps(payload), text=True,
-                             capture_output=True, env={**os.environ, "PYTHONPATH": ""})
+                             stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": ""})
     if process.returncode != 0:
-        raise SystemExit(f"grammar-guide worker failed:\n{process.stderr[-3000:]}")
+        raise SystemExit(f"grammar-guide worker failed with status {process.returncode}")
     return json.loads(process.stdout.strip().splitlines()[-1])
 
 
@@ -233,6 +250,22 @@ async def run_method(method: str, tasks: list[dict], args) -> list[dict]:
         rows.append(row)
         print(f"  [{method} {task['workload']} {len(rows)}/{len(tasks)}] {row['text'][:100]!r}", file=sys.stderr)
     return rows
+
+
+def run_parallel(methods: list[str], tasks: list[dict], args) -> dict:
+    """Every method at once, each going through the tasks in order: all see the same load."""
+    import concurrent.futures
+
+    async def ours():
+        names = [m for m in methods if m != "grammar-guide"]
+        return dict(zip(names, await asyncio.gather(*(run_method(m, tasks, args) for m in names))))
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        gg = pool.submit(run_grammar_guide, tasks, args) if "grammar-guide" in methods else None
+        raw = asyncio.run(ours())
+        if gg is not None:
+            raw["grammar-guide"] = gg.result()
+    return raw
 
 
 def summarize(method: str, tasks: list[dict], rows: list[dict]) -> list[dict]:
@@ -269,25 +302,28 @@ def main(argv=None) -> int:
     parser.add_argument("--schemas", type=int, default=50)
     parser.add_argument("--schema-dir", default=str(HERE.parent.parent / "shared" / "jsonschemabench"))
     parser.add_argument("--max-schema-bytes", type=int, default=1200)
-    parser.add_argument("--max-tokens", type=int, default=256, help="completion tokens per output, all calls")
+    parser.add_argument("--max-tokens", type=int, default=160, help="completion tokens per output, all calls")
     parser.add_argument("--max-calls", type=int, default=8, help="leapgram's max_calls, grammar-guide's corrections")
     parser.add_argument("--deadline", type=float, default=120.0)
     parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--gg-lookahead", type=int, default=64, help="grammar-guide's token_lookahead per call")
+    parser.add_argument("--parallel", action="store_true",
+                        help="run the methods at the same time (each in task order): same load for all")
     parser.add_argument("--out", help="write the rows and the summary as JSON")
     args = parser.parse_args(argv)
     tasks = workloads(args)
     print(f"{len(tasks)} tasks: " + ", ".join(f"{w} {sum(t['workload'] == w for t in tasks)}"
                                              for w in dict.fromkeys(t["workload"] for t in tasks)), file=sys.stderr)
-    lines, raw = [], {}
-    for method in args.methods.split(","):
+    methods = args.methods.split(",")
+    raw = run_parallel(methods, tasks, args) if args.parallel else {}
+    lines = []
+    for method in methods:
         started = time.perf_counter()
-        if method == "grammar-guide":
-            rows = run_grammar_guide(tasks, args)
-        else:
-            rows = asyncio.run(run_method(method, tasks, args))
-        raw[method] = rows
-        lines += summarize(method, tasks, rows)
-        print(f"{method}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        if method not in raw:
+            raw[method] = run_grammar_guide(tasks, args) if method == "grammar-guide" else \
+                asyncio.run(run_method(method, tasks, args))
+            print(f"{method}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        lines += summarize(method, tasks, raw[method])
     report(lines)
     if args.out:
         Path(args.out).write_text(json.dumps({"summary": lines, "rows": raw}, indent=1))
@@ -343,7 +379,7 @@ def gg_worker() -> int:
     for task in payload["tasks"]:
         def draft(prefix: str, prompt: str, max_new_tokens: int) -> str:
             body = {"model": payload["model"], "prompt": prompt + prefix, "temperature": 0.0,
-                    "max_tokens": max(1, min(max_new_tokens, payload["max_tokens"]))}
+                    "max_tokens": max(1, max_new_tokens)}
             return post(body)["choices"][0]["text"]
 
         counter.update(calls=0, billed=0)
@@ -352,7 +388,7 @@ def gg_worker() -> int:
             parser = gg.load_parser(task["lark"])
             out = gg.guide(draft_model=draft, parser=parser, prompt=task["prompt"],
                            target_model=ApiTarget(task["prompt"]), max_grammar_corrections=payload["max_calls"],
-                           token_lookahead=payload["max_tokens"], save_html=False, verbose=False)
+                           token_lookahead=payload["lookahead"], save_html=False, verbose=False)
             text, error = out.response, None
         except Exception as exc:  # noqa: BLE001 - its failures are outputs too
             text, error = "", f"{type(exc).__name__}: {exc}"[:300]
