@@ -28,6 +28,7 @@ from ..regex.expr import ALL_BYTES, EMPTY, K_AND, K_BYTES, K_CONCAT, K_NOT, Expr
 Items = tuple[tuple[int, int], ...]
 MINUS_BYTES = 24  # see Lexer._fill_minus_some: past this many bytes, one derivative per byte class
 MAX_TEMPLATE_STATES = 64  # see row_template: a larger closure is filled row by row, as reached
+_UNSEEN, _SEEN_ONCE = object(), object()  # row_template in a pool without a family
 
 
 class Lexer:
@@ -229,7 +230,7 @@ class Lexer:
         (inside a key or an enum member, or at the end of a lexeme) the row is written without
         byte classes."""
         pool = self.pool
-        if pool.family is not None and self._fill_from_template(state, lex, expr):
+        if self._fill_from_template(state, lex, expr):
             return
         first = pool.first_bytes(expr)
         while first & (first - 1) == 0:  # along a literal, state after state, while rows are new
@@ -444,13 +445,24 @@ def row_template(pool: ExprPool, expr: int) -> tuple[tuple[int, ...], np.ndarray
     ``1 + j`` for the state of ``exprs[j]`` after byte ``b`` from ``exprs[i]`` (0: dead), and
     ``root_reached`` says whether some byte leads back to ``expr``. Kept in the pool family's
     shared memo, so only for expressions of the family whose derivatives are all of the family
-    too (the JSON Schema base pool warms its lexemes' derivatives), with no intersection or
+    too (the JSON Schema base pool warms its lexemes' derivatives); in a pool without a family
+    (Lark, GBNF) in the pool's own memo, made at the second request for ``expr`` (lexemes that
+    end the same way, each GBNF lexeme ending in ``ws``, then share the rows of their common
+    tail; a tail asked for once is filled row by row, as reached). With no intersection or
     complement (a dead target is then exactly an empty derivative) and at most
     ``MAX_TEMPLATE_STATES`` states; ``None`` otherwise."""
+    key = ("lexer row template", expr)
+    if pool.family is None:  # a Lark or GBNF grammar's own pool: made at the second request
+        found = pool.memo.get(key, _UNSEEN)
+        if found is _UNSEEN:  # rows one at a time, as reached, for a tail no other state shares
+            pool.memo[key] = _SEEN_ONCE
+            return None
+        if found is _SEEN_ONCE:
+            found = pool.memo[key] = _row_template(pool, expr, 1 << 62)
+        return found
     memo = pool.shared_memo(expr)
     if memo is None:
         return None
-    key = ("lexer row template", expr)
     found = memo.get(key, False)
     if found is False:
         found = memo[key] = _row_template(pool, expr, pool.family.size)

@@ -70,10 +70,13 @@ def test_a_template_is_made_once_per_family(monkeypatch):
     assert len(made) == len(set(made))
 
 
-def test_no_template_outside_a_family_or_past_the_state_budget():
-    ir = lg.Grammar.from_regex("[a-z]{0,60}").ir  # a regex pool has no family
+def test_no_template_past_its_size_or_the_state_budget():
+    ir = lg.Grammar.from_regex("[a-z]{0,70}").ir  # a pool without a family: its own memo
     assert ir.pool.family is None
-    assert lexer_module.row_template(ir.pool, ir.lexemes[0].expr) is None
+    expr = ir.lexemes[0].expr
+    assert lexer_module.row_template(ir.pool, expr) is None  # the first request: rows as reached
+    assert lexer_module.row_template(ir.pool, expr) is None  # 71 states and ε: too many
+    assert ("lexer row template", ir.lexemes[0].expr) in ir.pool.memo
     ir = lg.Grammar.from_json_schema({"type": "string"}).ir
     lex = next(i for i, lexeme in enumerate(ir.lexemes) if lexeme.name != "WS")  # the string
     lexeme = ir.lexemes[lex]
