@@ -56,7 +56,6 @@ class Options:
 class Stream:
     """What one streamed call brought: its text (as bytes), tokens, finish and usage."""
 
-    start: int
     received: bytearray = field(default_factory=bytearray)
     tokens: list[Token] = field(default_factory=list)
     chunks: int = 0
@@ -212,7 +211,7 @@ class Run:
             budget = min(budget, self.opt.max_tokens_per_call)
         path, body, chat = self._body(stream=True, max_tokens=budget, top_logprobs=self.ep.top_logprobs,
                                       extra=native)
-        stream = Stream(start=len(self.bytes.text))
+        stream = Stream()
         self.cost.calls += 1
         response = None
         try:

@@ -33,7 +33,7 @@ class Piece:
 def token_bytes(spelling: str | None, raw: list[int] | None = None, vocab=None) -> bytes | None:
     """The bytes of a token as servers spell it: a ``bytes`` list (chat), ``token_id:N`` (vLLM's
     ``return_tokens_as_token_ids``; needs ``vocab``), ``bytes:\\xNN`` (vLLM, a partial UTF-8
-    character), or plain text."""
+    character), or plain text. A special token (EOS) has no bytes: it ends the text."""
     if raw is not None:
         return bytes(raw)
     if spelling is None:
@@ -42,7 +42,8 @@ def token_bytes(spelling: str | None, raw: list[int] | None = None, vocab=None) 
         if vocab is None:
             return None
         try:
-            return vocab.token_bytes(int(spelling[9:]))
+            token = int(spelling[9:])
+            return b"" if vocab.is_special(token) else vocab.token_bytes(token)  # EOS: the end of text
         except ValueError:
             return None
     if spelling.startswith("bytes:"):
