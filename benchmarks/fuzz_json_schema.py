@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO / "tests" / "frontends" / "json_schema"))
 import schema_fuzz  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "jsonschemabench"
-BUGS = ("loosened", "stricter:other")
+BUGS = ("loosened", "stricter:other", "crash")
 
 
 class SchemaTimeout(Exception):
@@ -50,8 +50,8 @@ def main() -> int:
     parser.add_argument("--instances", type=int, default=100_000, help="stop after this many instances checked")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--corpus", type=Path, default=CORPUS)
-    parser.add_argument("--draws", type=int, default=12, help="hypothesis draws per schema")
-    parser.add_argument("--mutations", type=int, default=3, help="mutated copies of each instance")
+    parser.add_argument("--draws", type=int, default=16, help="hypothesis draws per schema")
+    parser.add_argument("--mutations", type=int, default=6, help="mutated copies of each instance")
     parser.add_argument("--budget-s", type=int, default=20, help="seconds per schema before it counts as a timeout")
     parser.add_argument("--show", type=int, default=20, help="bug examples to print")
     parser.add_argument("--dump", type=Path, help="write every bug example (JSON lines: verdict, schema, instance)")
