@@ -1,0 +1,174 @@
+"""Batch mask fills in threads: leapgram's ``fill_next_token_bitmasks`` against llguidance's
+``fill_next_token_bitmask_par`` and XGrammar's ``BatchGrammarMatcher``, 1 thread vs N threads.
+
+Workload: ``--batch`` JSONSchemaBench schemas (``../shared/jsonschemabench``) that all three
+libraries compile, each matcher walking its schema's first valid instance (compact JSON, the
+SmolLM2 tokenizer) token by token; at each step the whole batch's rows are filled in one call.
+Only the fill calls are timed. Every run compiles its grammars afresh (leapgram caches masks per
+compiled grammar, so a reused grammar would time cache hits). Speed-up = 1-thread time / N-thread
+time, measured in the same run for each library.
+
+    .venv-vllm/bin/python benchmarks/bench_batch.py [--batch 32] [--threads 2] [--repeat 3]
+
+(needs llguidance, xgrammar and torch: the vLLM venv has all three.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+import leapgram
+from leapgram import Grammar, Matcher
+
+REPO = Path(__file__).resolve().parents[1]
+BENCH = REPO.parent / "shared" / "jsonschemabench"
+
+
+def load_cases(limit: int, tokenizer) -> list[tuple[str, list[int]]]:
+    """(schema text, tokens of its first valid instance) for schemas all three libraries take."""
+    import llguidance
+    import xgrammar as xgr
+
+    cases = []
+    for path in sorted(glob.glob(str(BENCH / "*.json"))):
+        doc = json.loads(Path(path).read_text())
+        valid = [t["data"] for t in doc.get("tests", []) if t.get("valid")]
+        if not valid:
+            continue
+        schema = json.dumps(doc["schema"])
+        try:
+            Grammar.from_json_schema(schema)
+            xgr.Grammar.from_json_schema(schema)
+            if not llguidance.LLMatcher.validate_grammar(llguidance.LLMatcher.grammar_from_json_schema(schema))[0]:
+                continue
+        except Exception:  # noqa: BLE001 -- a schema one library refuses is left out
+            continue
+        tokens = tokenizer.encode(json.dumps(valid[0], separators=(",", ":")), add_special_tokens=False)
+        cases.append((schema, tokens[:64]))
+        if len(cases) == limit:
+            break
+    return cases
+
+
+class LeapgramSide:
+    name = "leapgram"
+
+    def __init__(self, tokenizer) -> None:
+        self.vocab = leapgram.Vocabulary.from_huggingface(tokenizer)
+
+    def matchers(self, cases):
+        compiler = leapgram.GrammarCompiler(self.vocab, cache_size=0)
+        return [Matcher(compiler.compile(Grammar.from_json_schema(schema, whitespace="compact")))
+                for schema, _ in cases]
+
+    def fill(self, matchers, bitmask, threads):
+        leapgram.fill_next_token_bitmasks(matchers, bitmask, threads=threads)
+
+    def consume(self, matcher, token):
+        return matcher.consume_token(token)
+
+
+class LlguidanceSide:
+    name = "llguidance"
+
+    def __init__(self, tokenizer) -> None:
+        import llguidance
+        import llguidance.hf
+        import llguidance.numpy
+
+        self.llg = llguidance
+        self.tokenizer = llguidance.hf.from_tokenizer(tokenizer)
+        self.par = llguidance.numpy.fill_next_token_bitmask_par
+        self.executors = {}
+
+    def matchers(self, cases):
+        options = json.dumps({"whitespace_flexible": False})
+        return [self.llg.LLMatcher(self.tokenizer, self.llg.LLMatcher.grammar_from_json_schema(schema, options))
+                for schema, _ in cases]
+
+    def fill(self, matchers, bitmask, threads):
+        executor = self.executors.setdefault(threads, self.llg.LLExecutor(threads))
+        self.par(executor, [(m, i) for i, m in enumerate(matchers)], bitmask)
+
+    def consume(self, matcher, token):
+        return matcher.consume_token(token)
+
+
+class XgrammarSide:
+    name = "xgrammar"
+
+    def __init__(self, tokenizer) -> None:
+        import xgrammar as xgr
+
+        self.xgr = xgr
+        self.info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=len(tokenizer))
+        self.batchers = {}
+
+    def matchers(self, cases):
+        compiler = self.xgr.GrammarCompiler(self.info, cache_enabled=False)
+        return [self.xgr.GrammarMatcher(compiler.compile_json_schema(schema, any_whitespace=False))
+                for schema, _ in cases]
+
+    def fill(self, matchers, bitmask, threads):
+        batcher = self.batchers.setdefault(threads, self.xgr.BatchGrammarMatcher(threads))
+        batcher.batch_fill_next_token_bitmask(matchers, bitmask)
+
+    def consume(self, matcher, token):
+        return matcher.accept_token(token)
+
+
+def run(side, cases, threads: int, vocab_size: int) -> float:
+    """Seconds spent in the batch fill calls over every step of every case's instance."""
+    import torch
+
+    matchers = side.matchers(cases)
+    bitmask = torch.zeros((len(cases), (vocab_size + 31) // 32), dtype=torch.int32)
+    target = bitmask.numpy() if side.name != "xgrammar" else bitmask
+    live = list(range(len(cases)))
+    spent = 0.0
+    for step in range(max(len(tokens) for _, tokens in cases)):
+        live = [i for i in live if step < len(cases[i][1])]
+        if not live:
+            break
+        batch = [matchers[i] for i in live]
+        start = time.perf_counter()
+        side.fill(batch, target[: len(batch)] if side.name != "xgrammar" else target, threads)
+        spent += time.perf_counter() - start
+        for i in live:
+            if not side.consume(matchers[i], cases[i][1][step]):
+                raise RuntimeError(f"{side.name} rejected a valid instance's token at step {step} (case {i})")
+    return spent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--model", default=None, help="tokenizer folder (default: the embedded SmolLM2)")
+    args = parser.parse_args()
+    from transformers import AutoTokenizer
+
+    from leapgram.integrations import smollm2
+
+    tokenizer = AutoTokenizer.from_pretrained(args.model or str(smollm2.cache_dir()))
+    cases = load_cases(args.batch, tokenizer)
+    sides = [LeapgramSide(tokenizer), LlguidanceSide(tokenizer), XgrammarSide(tokenizer)]
+    steps = sum(len(t) for _, t in cases)
+    print(f"{len(cases)} schemas, {steps} masks per run, threads 1 vs {args.threads}, best of {args.repeat}")
+    for side in sides:
+        run(side, cases, 1, len(tokenizer))  # warm-up: numba kernels, tokenizer tables, thread pools
+        times = {n: min(run(side, cases, n, len(tokenizer)) for _ in range(args.repeat)) for n in (1, args.threads)}
+        one, many = times[1], times[args.threads]
+        print(f"{side.name:>10}: 1 thread {one * 1e3:8.1f} ms ({one / steps * 1e6:6.1f} us/mask)  "
+              f"{args.threads} threads {many * 1e3:8.1f} ms  speed-up {one / many:4.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""leapgram under vLLM's n-gram speculative decoding (CPU): the scheduler validates drafts with
+``validate_tokens`` and the bitmask pass advances over them and rolls back; outputs stay valid
+and drafts are accepted. One in-process engine for the module; runs only under vLLM."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("vllm", reason="needs vLLM: bash scripts/setup_vllm.sh, then run with .venv-vllm/bin/python")
+jsonschema = pytest.importorskip("jsonschema")
+
+from tests.helpers.vllm_server import model_folder  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+RECORD = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "maxLength": 10}, "age": {"type": "integer", "maximum": 150},
+                   "tags": {"type": "array", "items": {"type": "string", "maxLength": 6}, "maxItems": 4}},
+    "required": ["name", "age", "tags"],
+    "additionalProperties": False,
+}
+PROMPT = ('Copy this JSON exactly: {"name": "Alice", "age": 31, "tags": ["x", "yz"]}\n'
+          '{"name": "Alice", "age": 31, "tags": ["x", "yz"]}\n{"name": "Alice", "age": 31, "tags": ["x", "yz"]}\n')
+
+
+@pytest.fixture(scope="module")
+def llm():
+    from leapgram.integrations.vllm import register
+
+    assert register()
+    patch = pytest.MonkeyPatch()
+    patch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    patch.setenv("VLLM_CPU_KVCACHE_SPACE", "2")
+    from vllm import LLM
+
+    engine = LLM(str(model_folder()), dtype="float32", enforce_eager=True, max_model_len=2048, seed=0,
+                 disable_log_stats=False, structured_outputs_config={"backend": "leapgram"},
+                 speculative_config={"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4,
+                                     "prompt_lookup_min": 1})
+    yield engine
+    patch.undo()
+    del engine
+
+
+def accepted_drafts(llm) -> int:
+    total = 0
+    for metric in llm.get_metrics():
+        if metric.name == "vllm:spec_decode_num_accepted_tokens":
+            total += int(getattr(metric, "value", 0))
+    return total
+
+
+def test_ngram_drafts_are_validated_and_outputs_stay_valid(llm) -> None:
+    from vllm import SamplingParams
+    from vllm.sampling_params import StructuredOutputsParams
+
+    so = StructuredOutputsParams(json=RECORD)
+    params = [SamplingParams(max_tokens=80, temperature=t, seed=s, structured_outputs=so)
+              for t, s in [(0.0, 0), (0.0, 1), (0.7, 2), (1.0, 3)]]
+    outputs = llm.generate([PROMPT] * len(params), params, use_tqdm=False)
+    for output in outputs:
+        completion = output.outputs[0]
+        assert completion.finish_reason == "stop", completion.text
+        jsonschema.validate(json.loads(completion.text), RECORD)
+    assert accepted_drafts(llm) > 0
