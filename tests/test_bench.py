@@ -210,6 +210,7 @@ def test_cases_are_grouped_by_source_and_compared_on_the_cases_every_engine_comp
     assert list(rows) == ["BFCL", "JME", "all"]
     assert (rows["BFCL"]["cases"], rows["BFCL"]["shared"]) == (2, 1)
     assert rows["BFCL"]["tbm_us"] == {"leapgram": 3.0, "peer": 6.0} and rows["BFCL"]["ratio"]["tbm_us"]["peer"] == 0.5
+    assert rows["BFCL"]["tbm_cpu_us"] == {"leapgram": None, "peer": None}
     assert rows["JME"]["ratio"]["ttfm_ms"]["peer"] == 2.0
     assert rows["all"]["shared"] == 2 and rows["all"]["tbm_us"]["leapgram"] == 14.0 / 3
 
