@@ -68,7 +68,7 @@ def workloads(args) -> list[dict]:
     for passage in sorted((DATA / "passages").glob("*"))[: args.cities]:
         tasks.append({"workload": "city", "schema": city,
                       "user": CITY_PROMPT.format(passage=passage.read_text().strip())})
-    tasks += schema_tasks(args)
+    tasks += schema_tasks(args)[: args.schema_limit]
     for task in tasks:
         task["prompt"] = render(task["user"])
         task["lark"] = schema_to_lark(task["schema"])
@@ -268,18 +268,41 @@ def run_parallel(methods: list[str], tasks: list[dict], args) -> dict:
     return raw
 
 
+def task_key(task: dict) -> str:
+    return f"{task['workload']}:{task.get('name') or task['user'][:80]}"
+
+
 def summarize(method: str, tasks: list[dict], rows: list[dict]) -> list[dict]:
     out = []
+    for task, row in zip(tasks, rows):
+        row["key"] = task_key(task)
+        row.setdefault("valid", schema_valid(row["text"], task["schema"]))
     for workload in dict.fromkeys(t["workload"] for t in tasks):
         pairs = [(t, r) for t, r in zip(tasks, rows) if t["workload"] == workload]
         n = len(pairs)
         out.append({"method": method, "workload": workload, "outputs": n,
-                    "valid": sum(schema_valid(r["text"], t["schema"]) for t, r in pairs) / n,
+                    "valid": sum(r["valid"] for _, r in pairs) / n,
                     "calls": sum(r["calls"] for _, r in pairs) / n,
                     "billed": sum(r["billed"] for _, r in pairs) / n,
                     "seconds": sum(r["seconds"] for _, r in pairs),
                     "completed_by_grammar": sum(bool(r.get("completed_by_grammar")) for _, r in pairs)})
     return out
+
+
+def merge(files: list[str]) -> int:
+    """The summary of several ``--out`` files over the tasks all their methods ran."""
+    raw = {}
+    for name in files:
+        raw.update(json.loads(Path(name).read_text())["rows"])
+    common = set.intersection(*({r["key"] for r in rows} for rows in raw.values()))
+    order = [r["key"] for r in next(iter(raw.values())) if r["key"] in common]
+    tasks = [{"workload": key.split(":", 1)[0]} for key in order]
+    lines = []
+    for method, rows in raw.items():
+        by_key = {r["key"]: r for r in rows}
+        lines += summarize(method, tasks, [by_key[k] for k in order])
+    report(lines)
+    return 0
 
 
 def report(lines: list[dict]) -> None:
@@ -302,6 +325,8 @@ def main(argv=None) -> int:
     parser.add_argument("--schemas", type=int, default=50)
     parser.add_argument("--schema-dir", default=str(HERE.parent.parent / "shared" / "jsonschemabench"))
     parser.add_argument("--max-schema-bytes", type=int, default=1200)
+    parser.add_argument("--schema-limit", type=int, help="only the first N of the sampled schemas")
+    parser.add_argument("--merge", nargs="+", metavar="FILE", help="summarize --out files over their common tasks")
     parser.add_argument("--max-tokens", type=int, default=160, help="completion tokens per output, all calls")
     parser.add_argument("--max-calls", type=int, default=8, help="leapgram's max_calls, grammar-guide's corrections")
     parser.add_argument("--deadline", type=float, default=120.0)
@@ -311,6 +336,8 @@ def main(argv=None) -> int:
                         help="run the methods at the same time (each in task order): same load for all")
     parser.add_argument("--out", help="write the rows and the summary as JSON")
     args = parser.parse_args(argv)
+    if args.merge:
+        return merge(args.merge)
     tasks = workloads(args)
     print(f"{len(tasks)} tasks: " + ", ".join(f"{w} {sum(t['workload'] == w for t in tasks)}"
                                              for w in dict.fromkeys(t["workload"] for t in tasks)), file=sys.stderr)

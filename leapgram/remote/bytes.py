@@ -171,8 +171,11 @@ def _state_key(m: Matcher) -> object:
     ``Matcher.state_key()`` would replace this): a regex state is its DFA state; a context-free
     state is its chart's fingerprints (equal for charts with the same future, the key masks are
     cached under) and its lexer state."""
-    state = m._states[-1]
-    if isinstance(state, tuple):
-        arena, chart, lex = state
-        state = (arena.fps.item(chart, 0), arena.fps.item(chart, 1), lex)
-    return m._pending[-1], state
+    try:
+        state = m._states[-1]
+        if isinstance(state, tuple):
+            arena, chart, lex = state
+            state = (arena.fps.item(chart, 0), arena.fps.item(chart, 1), lex)
+        return m._pending[-1], state
+    except (AttributeError, TypeError, ValueError):  # internals changed: no merging, still correct
+        return id(m)
