@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")
 UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains")
 SCALAR_CONJUNCTS = ("pattern", "format", "multipleOf")
+UNEVALUATED = ("unevaluatedProperties", "unevaluatedItems")
 MAX_BRANCHES = 64
 
 
@@ -137,6 +138,11 @@ def _new_merge(t: SchemaTranslator, a: Any, b: Any, pointer: str) -> dict | bool
         return a
     if not isinstance(a, dict) or not isinstance(b, dict):
         raise GrammarError("a schema must be an object or a boolean", pointer=pointer)
+    for keyword in UNEVALUATED:
+        if keyword in a or keyword in b:  # merged, it would see the other side's properties as evaluated
+            t.ctx.unsupported(keyword, f"{pointer}/{keyword}", "exact only where no allOf, anyOf or $ref "
+                              "sibling merges the schema that holds it with another")
+            a, b = ({k: v for k, v in x.items() if k not in UNEVALUATED} for x in (a, b))
     out = dict(a)
     elements_merged = _merge_elements(out, a, b)
     for key, value in b.items():
@@ -256,7 +262,7 @@ def _merge_elements(out: dict, a: dict, b: dict) -> bool:
     ``items``): when either side has a prefix, the merged prefix is the position-wise ``allOf``
     of both sides' element schemas and the merged rest the ``allOf`` of both rests (``False``:
     neither has a prefix, and ``items`` merges as any keyword)."""
-    (prefix_a, rest_a), (prefix_b, rest_b) = _elements(a), _elements(b)
+    (prefix_a, rest_a), (prefix_b, rest_b) = element_parts(a), element_parts(b)
     if not prefix_a and not prefix_b:
         return False
     for key in ("items", "additionalItems", "prefixItems"):
@@ -271,7 +277,8 @@ def _merge_elements(out: dict, a: dict, b: dict) -> bool:
     return True
 
 
-def _elements(schema: dict) -> tuple[list, Any]:
+def element_parts(schema: dict) -> tuple[list, Any]:
+    """``(prefix schemas, rest schema)`` of an array schema in either spelling."""
     items = schema.get("items", True)
     if isinstance(schema.get("prefixItems"), list):
         return schema["prefixItems"], items

@@ -58,7 +58,7 @@ def negate(t: SchemaTranslator, schema: Any, pointer: str) -> Any:
     resolved = t.resolved(schema, pointer)
     if isinstance(resolved, bool):
         return not resolved
-    if not isinstance(resolved, dict):
+    if not isinstance(resolved, dict) or "unevaluatedProperties" in resolved or "unevaluatedItems" in resolved:
         return None
     found = t.negations.get(id(resolved))
     if found is not None:

@@ -25,7 +25,7 @@ from ...errors import BudgetExceededError, GrammarError, UnsupportedError
 from ...grammar.builder import GrammarBuilder
 from ...grammar.ir import GrammarIR
 from ...limits import Limits
-from . import arrays, combinators, negation, objects
+from . import arrays, combinators, negation, objects, unevaluated
 from .common import schema_pool, whitespace_expr
 from .context import ANNOTATIONS, SchemaContext
 from .dialects import for_draft
@@ -38,8 +38,6 @@ TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
 
 # Keywords with a validation meaning that this front end does not translate.
 REFUSED = {
-    "unevaluatedProperties": "use additionalProperties in a schema without combinators, or lenient=True",
-    "unevaluatedItems": "use items/additionalItems, or lenient=True",
     "$dynamicRef": "use $ref", "$recursiveRef": "use $ref",
     "contentSchema": "pass lenient=True to skip it",
 }
@@ -237,6 +235,8 @@ class SchemaTranslator:
         return self._composed[key]
 
     def _alternatives(self, schema: dict, pointer: str) -> list[int]:
+        if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
+            schema = unevaluated.rewrite(self, schema, pointer)
         self._check_keywords(schema, pointer)
         if "$ref" in schema:
             return self._ref(schema, pointer)

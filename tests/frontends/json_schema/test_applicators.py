@@ -63,3 +63,29 @@ def test_keywords_beside_applicators(name, schema, valid, invalid):
     for value in invalid:
         assert not validator.is_valid(value), value
         assert not accepts(compiled, json.dumps(value)), value
+
+
+UNEVALUATED = [
+    ("unevaluatedProperties alone", {"$schema": D2020, "properties": {"a": {}}, "patternProperties": {"^x": {}},
+                                     "unevaluatedProperties": {"type": "integer"}},
+     [{"a": "s", "xy": "s", "b": 1}, {}], [{"b": "s"}]),
+    ("unevaluatedProperties sees allOf and $ref", {"$schema": D2020, "$defs": {"c": {"properties": {"c": {}}}},
+                                                   "allOf": [{"properties": {"b": {}}}], "$ref": "#/$defs/c",
+                                                   "properties": {"a": {}}, "unevaluatedProperties": False},
+     [{"c": 1}, {"c": 3, "b": 2, "a": 1}], [{"d": 1}, {"a": 1, "d": 2}]),  # declared order: $ref, allOf, own
+    ("unevaluatedProperties after additionalProperties in a part", {
+        "$schema": D2020, "allOf": [{"additionalProperties": {"type": "string"}}], "unevaluatedProperties": False},
+     [{"a": "s"}], [{"a": 1}]),
+    ("unevaluatedItems sees prefixItems in allOf", {"$schema": D2020, "prefixItems": [{"type": "integer"}],
+                                                    "allOf": [{"prefixItems": [{}, {"type": "string"}]}],
+                                                    "unevaluatedItems": False},
+     [[1, "a"], [1], []], [[1, "a", 2], ["a"], [1, 2]]),
+    ("unevaluatedItems after items in a part", {"$schema": D2020, "allOf": [{"items": {"type": "integer"}}],
+                                                "unevaluatedItems": False},
+     [[1, 2]], [["a"]]),
+]
+
+
+@pytest.mark.parametrize(("name", "schema", "valid", "invalid"), UNEVALUATED, ids=[c[0] for c in UNEVALUATED])
+def test_unevaluated_where_exact(name, schema, valid, invalid):
+    test_keywords_beside_applicators(name, schema, valid, invalid)

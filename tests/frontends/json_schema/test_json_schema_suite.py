@@ -41,6 +41,7 @@ STRICTER = {
     ("dependentRequired.json", "multiple dependents required", "with dependencies"): ORDER,
     ("dependentRequired.json", "dependencies with escaped characters", "quoted quotes"): ORDER,
     ("dependencies.json", "dependencies", "with dependency"): ORDER,
+    ("unevaluatedProperties.json", "unevaluatedProperties with $ref", "with no unevaluated properties"): ORDER,
     ("dependencies.json", "multiple dependencies", "with dependencies"): ORDER,
     ("const.json", "const with object", "same object with different property order is valid"):
         "a const or enum object is written with its keys in the order the schema gives them",

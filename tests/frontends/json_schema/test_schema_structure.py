@@ -298,7 +298,8 @@ REFUSALS = [
     ({"not": {"type": "object", "additionalProperties": False}}, "not", "/not"),
     ({"type": "array", "items": {"type": "object"}, "uniqueItems": True}, "uniqueItems", "/uniqueItems"),
     ({"$ref": "other.json#/x"}, "$ref", "/$ref"),
-    ({"type": "object", "unevaluatedProperties": False}, "unevaluatedProperties", "/unevaluatedProperties"),
+    ({"type": "object", "anyOf": [{"properties": {"a": {}}}, {}], "unevaluatedProperties": False},
+     "unevaluatedProperties", "/unevaluatedProperties"),
     # "contains 1 and contains 2" is not "contains an item that is 1 and 2"
     ({"type": "array", "allOf": [{"contains": {"const": 1}}, {"contains": {"const": 2}}]}, "contains",
      "/allOf/1/contains"),
