@@ -25,7 +25,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "frontends" / "json_schema"))
-import schema_fuzz  # noqa: E402
+import schema_fuzz
 
 CORPUS = REPO.parent / "shared" / "jsonschemabench"
 BUGS = ("loosened", "stricter:other", "crash")

@@ -76,7 +76,7 @@ def run_draft(engine, draft: str, tokenizer, budget_s: int) -> dict:
             except GroupTimeout:
                 counts["timeouts"] += 1
                 continue
-            except Exception:  # noqa: BLE001 -- refused or failed: not compiled
+            except Exception:  # noqa: BLE001, S112 -- refused or failed: not compiled
                 continue
             finally:
                 signal.alarm(0)

@@ -105,7 +105,7 @@ def test_threads_sharing_a_compiled_grammar_see_single_thread_masks(vocab, gramm
         barrier = threading.Barrier(THREADS)
         problems: list[str] = []
 
-        def work(k: int) -> None:
+        def work(k: int, shared=shared, barrier=barrier, problems=problems) -> None:
             try:
                 order = list(range(len(sequences)))
                 random.Random(k).shuffle(order)

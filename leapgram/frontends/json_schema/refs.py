@@ -15,7 +15,8 @@ class RefResolver:
     ``$dynamicAnchor``, which a plain ``$ref`` reaches like an ``$anchor``) is indexed by its
     absolute URI, resolved against the base URI of its parent. A reference is resolved against
     the base URI where it stands; a reference to another document is an :class:`UnsupportedError`.
-    In drafts 3 to 7 (a ``$schema`` naming ``draft-0N``) an ``$id`` beside a ``$ref`` is
+    A ``$dynamicRef`` is a ``$ref`` where :meth:`is_static` says the dynamic scope cannot change
+    its target. In drafts 3 to 7 (a ``$schema`` naming ``draft-0N``) an ``$id`` beside a ``$ref`` is
     ignored, as every keyword beside ``$ref`` is there.
     """
 
@@ -25,6 +26,7 @@ class RefResolver:
         self._ref_hides_id = isinstance(dialect, str) and "draft-0" in dialect
         self.by_uri: dict[str, tuple[Any, str]] = {}
         self.base_of: dict[int, str] = {}
+        self.dynamic_anchors: dict[str, int] = {}  # name -> how many $dynamicAnchor have it
         self._splits: dict[tuple[str, str], tuple[str, str]] = {}
         base = _own_id(root) or ""
         self.root_uri = urldefrag(base)[0]
@@ -60,8 +62,19 @@ class RefResolver:
             anchor = schema.get(keyword)
             if isinstance(anchor, str):
                 self.by_uri.setdefault(f"{base}#{anchor}", (schema, pointer))
+                if keyword == "$dynamicAnchor":
+                    self.dynamic_anchors[anchor] = self.dynamic_anchors.get(anchor, 0) + 1
         self.base_of[id(schema)] = base
         return base
+
+    def is_static(self, dynamic_ref: Any) -> bool:
+        """Whether ``$dynamicRef`` ``dynamic_ref`` always lands where a ``$ref`` with the same value
+        does: its fragment names no ``$dynamicAnchor`` or exactly one in the document, so no
+        other resource in the dynamic scope can take it over."""
+        if not isinstance(dynamic_ref, str):
+            return False
+        fragment = urldefrag(dynamic_ref)[1]
+        return fragment.startswith("/") or self.dynamic_anchors.get(fragment, 0) <= 1
 
     def base(self, schema: dict) -> str:
         return self.base_of.get(id(schema), self.root_uri)

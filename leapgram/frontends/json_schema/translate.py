@@ -38,7 +38,7 @@ TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
 
 # Keywords with a validation meaning that this front end does not translate.
 REFUSED = {
-    "$dynamicRef": "use $ref", "$recursiveRef": "use $ref",
+    "$dynamicRef": "exact only where one $dynamicAnchor has its name; use $ref", "$recursiveRef": "use $ref",
     "contentSchema": "pass lenient=True to skip it",
 }
 
@@ -234,7 +234,18 @@ class SchemaTranslator:
             self._composed[key] = make()
         return self._composed[key]
 
+    def derived(self, step: str, schema: dict, make) -> Any:
+        """:meth:`composed` for a rewrite of one document subschema that keeps its base URI, so
+        relative references in it resolve where they stand (the result lives with the translator)."""
+        out = self.composed(step, (schema,), make)
+        if isinstance(out, dict) and out is not schema:
+            self.refs.base_of.setdefault(id(out), self.refs.base(schema))
+        return out
+
     def _alternatives(self, schema: dict, pointer: str) -> list[int]:
+        if "$dynamicRef" in schema and "$ref" not in schema and self.refs.is_static(schema["$dynamicRef"]):
+            schema = self.derived("static", schema, lambda: {
+                ("$ref" if k == "$dynamicRef" else k): v for k, v in schema.items()})
         if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
             schema = unevaluated.rewrite(self, schema, pointer)
         self._check_keywords(schema, pointer)

@@ -35,7 +35,7 @@ ADVICE = ("exact only beside properties, patternProperties, additionalProperties
 def rewrite(t: SchemaTranslator, schema: dict, pointer: str) -> dict:
     """``schema`` with its ``unevaluated*`` keywords written as ``additionalProperties`` and
     ``items`` (the same object for the same schema)."""
-    return t.composed("unevaluated", (schema,), lambda: _rewrite(t, schema, pointer))
+    return t.derived("unevaluated", schema, lambda: _rewrite(t, schema, pointer))
 
 
 def _rewrite(t: SchemaTranslator, schema: dict, pointer: str) -> dict:
@@ -50,7 +50,7 @@ def _rewrite_one(t: SchemaTranslator, schema: dict, pointer: str, keyword: str, 
     rest = {k: v for k, v in schema.items() if k != keyword}
     if value is True or value == {}:
         return rest
-    parts = _parts(t, rest, pointer)
+    parts = _parts(t, rest, t.refs.base(schema), pointer)
     out = None if parts is None else apply(rest, parts, value)
     if out is None:
         t.ctx.unsupported(keyword, f"{pointer}/{keyword}", ADVICE)
@@ -85,9 +85,10 @@ def _items(rest: dict, parts: list[dict], unevaluated: Any) -> dict | None:
     return {**out, "prefixItems": prefix + [{}] * (width - len(prefix)), "items": unevaluated}
 
 
-def _parts(t: SchemaTranslator, schema: dict, pointer: str) -> list[dict] | None:
-    """``schema`` and every ``allOf`` part and ``$ref`` target that applies with it, or ``None``
-    when one of them has a keyword whose evaluation depends on the instance."""
+def _parts(t: SchemaTranslator, schema: dict, base: str, pointer: str) -> list[dict] | None:
+    """``schema`` (at base URI ``base``) and every ``allOf`` part and ``$ref`` target that
+    applies with it, or ``None`` when one of them has a keyword whose evaluation depends on the
+    instance."""
     if any(k in schema for k in UNSURE):
         return None
     parts, pending = [schema], [(schema, pointer)]
@@ -95,7 +96,7 @@ def _parts(t: SchemaTranslator, schema: dict, pointer: str) -> list[dict] | None
         node, at = pending.pop()
         found = [(part, f"{at}/allOf/{i}") for i, part in enumerate(node.get("allOf", []))]
         if "$ref" in node:
-            found.append(t.refs.resolve(node["$ref"], t.refs.base(node), f"{at}/$ref"))
+            found.append(t.refs.resolve(node["$ref"], base if node is schema else t.refs.base(node), f"{at}/$ref"))
         for part, where in found:
             if isinstance(part, bool):
                 continue

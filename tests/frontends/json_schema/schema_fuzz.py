@@ -181,7 +181,7 @@ def draw_instances(schema: Any, count: int) -> list[Any]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             collect()
-    except Exception:  # noqa: BLE001 -- unsatisfiable or too hard to satisfy: keep what came
+    except Exception:  # noqa: BLE001, S110 -- unsatisfiable or too hard to satisfy: keep what came
         pass
     unique = {json.dumps(v, sort_keys=True): v for v in found}
     return list(unique.values())[:count]
