@@ -84,6 +84,7 @@ class ExprPool:
         self.memo: dict[tuple, int] = {}
         self._single_bytes: list[int | None] = [None] * 256
         self.family: PoolFamily | None = None  # shared with copies (see PoolFamily)
+        self._within: dict[tuple[int, int], bool] = {}  # _within_star
         self._intern(K_EMPTY, (), False, False)
         self._intern(K_EPS, (), True, False)
         any_byte = self._intern(K_BYTES, (ALL_BYTES,), False, False)
@@ -187,6 +188,10 @@ class ExprPool:
             return b
         if b == EPSILON:
             return a
+        if self._is_star(b) and self.nullable[a] and self._within_star(a, self.args[b][0]):
+            return b  # A R* = R* when ε ∈ A ⊆ R* (x* after a pattern's class: [a-z]* C* = C*)
+        if self._is_star(a) and self.nullable[b] and self._within_star(b, self.args[a][0]):
+            return a
         if self.kind[a] == K_CONCAT:  # (h t) b = h (t b), with a loop: a long literal nests deep
             heads = []
             while self.kind[a] == K_CONCAT:
@@ -226,6 +231,7 @@ class ExprPool:
             flat.add(self.byteset(byte_mask))
         if self._universal() in flat:
             return self._universal()
+        self._absorb_into_stars(flat)
         if EPSILON in flat and any(self.nullable[x] for x in flat if x != EPSILON):
             flat.discard(EPSILON)
         if not flat:
@@ -235,6 +241,55 @@ class ExprPool:
         children = tuple(sorted(flat))
         return self._intern(K_OR, children, any(self.nullable[x] for x in children),
                             any(self.has_bool[x] for x in children))
+
+    def _is_star(self, e: int) -> bool:
+        return self.kind[e] == K_REPEAT and self.args[e][1] == 0 and self.args[e][2] == INF
+
+    def _absorb_into_stars(self, flat: set[int]) -> None:
+        """Drop from an alternation the members inside one of its ``R*`` members (``C* X+ C* | C*``
+        after a pattern's character was read): the derivatives of an unanchored pattern then
+        stay as small as the pattern instead of growing by a member per byte."""
+        stars = [x for x in flat if self._is_star(x)]
+        for star in stars:
+            if star in flat:
+                r = self.args[star][0]
+                flat.difference_update([x for x in flat if x != star and self._within_star(x, r)])
+
+    def _within_star(self, x: int, r: int, depth: int = 0) -> bool:
+        """Whether every string of ``x`` is a sequence of strings of ``r`` (``x ⊆ r*``), by
+        structure only: ``x`` built from ``r``, ε and single bytes that are strings of ``r``
+        (members of its byte class) by concatenation, alternation and repetition. ``False``
+        when unsure (intersections, complements, deep nesting)."""
+        if x == r or x == EPSILON:
+            return True
+        key = (x, r)
+        found = self._within.get(key)
+        if found is None:
+            kind = self.kind[x]
+            if depth > 64 or self.has_bool[x]:
+                return False
+            if kind == K_BYTES:
+                found = self.args[x][0] & ~self._single_bytes_of(r) == 0
+            elif kind == K_REPEAT:
+                found = self._within_star(self.args[x][0], r, depth + 1)
+            elif kind == K_CONCAT or kind == K_OR:
+                found = all(self._within_star(c, r, depth + 1) for c in self.args[x])
+            else:
+                found = False
+            self._within[key] = found
+        return found
+
+    def _single_bytes_of(self, r: int) -> int:
+        """The bytes ``b`` such that the one-byte string ``b`` is a string of ``r`` (a subset)."""
+        kind = self.kind[r]
+        if kind == K_BYTES:
+            return self.args[r][0]
+        found = 0
+        if kind == K_OR:
+            for c in self.args[r]:
+                if self.kind[c] == K_BYTES:
+                    found |= self.args[c][0]
+        return found
 
     def intersect(self, items: list[int]) -> int:
         """``items[0] & items[1] & ...`` (intersection of languages); everything for an empty list."""
@@ -255,6 +310,9 @@ class ExprPool:
         if has_bytes:
             flat.add(self.byteset(byte_mask))
         flat.discard(self._universal())
+        for star in [x for x in flat if self._is_star(x)]:  # A & R* = A when A ⊆ R* (a length bound
+            if any(x != star and self._within_star(x, self.args[star][0]) for x in flat):  # and a
+                flat.discard(star)  # pattern already matched: C{2,254} & C* = C{2,254})
         if EMPTY in flat:
             return EMPTY
         if EPSILON in flat:

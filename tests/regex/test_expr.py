@@ -522,8 +522,28 @@ def test_boolean_operators_are_marked(pool):
     x = parse_regex("a|b", pool)
     assert pool.kind[x] != K_OR or not pool.has_bool[x]
     assert pool.kind[pool.complement(x)] == K_NOT and pool.has_bool[pool.complement(x)]
-    both = pool.intersect([parse_regex("a*", pool), parse_regex("(aa)*", pool)])
+    both = pool.intersect([parse_regex("a*b", pool), parse_regex("(aa)*b", pool)])
     assert pool.kind[both] == K_AND and pool.has_bool[both]
+
+
+def test_members_inside_a_star_are_absorbed(pool):
+    """``R*`` absorbs what is built from strings of ``R`` (by structure): in an alternation, after
+    a nullable prefix, and in an intersection (``A & R*`` is ``A``), so the derivatives of an
+    unanchored pattern under a length bound stay small."""
+    c = parse_regex("[a-z0-9]", pool)
+    star = pool.repeat(c, 0)
+    x = parse_regex("[a-c]", pool)
+    assert pool.concat(pool.repeat(x, 0), star) == star  # [a-c]* [a-z0-9]* = [a-z0-9]*
+    assert pool.concat(pool.repeat(x, 1), star) != star  # not nullable: needs one of a-c
+    assert pool.alt([pool.concat_all([star, pool.repeat(x, 1), star]), star]) == star
+    bounded = pool.repeat(c, 2, 9)
+    assert pool.intersect([bounded, star]) == bounded
+    assert pool.alt([parse_regex("[a-z]*!", pool), star]) != star  # "!" is not a string of c
+    pattern = pool.concat_all([star, pool.repeat(x, 1), star])
+    d = pool.intersect([bounded, pattern])
+    for byte in b"zzab9":
+        d = pool.derivative(d, byte)
+    assert pool.kind[d] == K_REPEAT  # the length bound alone once an a-c was read
 
 
 # ----- copies and memos ----------------------------------------------------------------------
