@@ -291,11 +291,12 @@ def summarize(method: str, tasks: list[dict], rows: list[dict]) -> list[dict]:
 
 def merge(files: list[str]) -> int:
     """The summary of several ``--out`` files over the tasks all their methods ran."""
-    raw = {}
+    raw: dict[str, list] = {}
     for name in files:
-        raw.update(json.loads(Path(name).read_text())["rows"])
+        for method, rows in json.loads(Path(name).read_text())["rows"].items():
+            raw.setdefault(method, []).extend(rows)
     common = set.intersection(*({r["key"] for r in rows} for rows in raw.values()))
-    order = [r["key"] for r in next(iter(raw.values())) if r["key"] in common]
+    order = list(dict.fromkeys(r["key"] for r in next(iter(raw.values())) if r["key"] in common))
     tasks = [{"workload": key.split(":", 1)[0]} for key in order]
     lines = []
     for method, rows in raw.items():
@@ -327,6 +328,7 @@ def main(argv=None) -> int:
     parser.add_argument("--max-schema-bytes", type=int, default=1200)
     parser.add_argument("--schema-limit", type=int, help="only the first N of the sampled schemas")
     parser.add_argument("--merge", nargs="+", metavar="FILE", help="summarize --out files over their common tasks")
+    parser.add_argument("--skip-done", nargs="+", metavar="FILE", help="leave out the tasks these --out files ran")
     parser.add_argument("--max-tokens", type=int, default=160, help="completion tokens per output, all calls")
     parser.add_argument("--max-calls", type=int, default=8, help="leapgram's max_calls, grammar-guide's corrections")
     parser.add_argument("--deadline", type=float, default=120.0)
@@ -339,6 +341,10 @@ def main(argv=None) -> int:
     if args.merge:
         return merge(args.merge)
     tasks = workloads(args)
+    if args.skip_done:
+        done = {r["key"] for name in args.skip_done for rows in json.loads(Path(name).read_text())["rows"].values()
+                for r in rows}
+        tasks = [t for t in tasks if task_key(t) not in done]
     print(f"{len(tasks)} tasks: " + ", ".join(f"{w} {sum(t['workload'] == w for t in tasks)}"
                                              for w in dict.fromkeys(t["workload"] for t in tasks)), file=sys.stderr)
     methods = args.methods.split(",")
