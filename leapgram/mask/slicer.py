@@ -131,6 +131,11 @@ def contained_slices(pool: ExprPool, state_expr: int, slices: tuple[SliceClass, 
             found = [a or b for a, b in zip(found, _contained_in_intersection(pool, alt, slices))]
             continue
         head, tail = pool.args[alt] if pool.kind[alt] == K_CONCAT else (alt, None)
+        if pool.kind[head] == K_AND and not unbounded_only:  # a string's content under a pattern,
+            if _is_empty(pool, tail):  # then its closing quote: prefixes of the content are the
+                continue  # state's prefixes
+            found = [a or b for a, b in zip(found, _contained_in_intersection(pool, head, slices))]
+            continue
         if pool.kind[head] != K_REPEAT:
             continue
         inner, _, high = pool.args[head]
@@ -169,26 +174,37 @@ def _contained_in_heads(pool: ExprPool, e: int, positives: list[int], negatives:
     (``y`` in ``Y``) inside every ``Pi'``, for every ``r``, and only finitely many of those are
     in the finite ``Fi``, so ``w`` is a prefix of ``e``."""
     found = []
-    decided: dict[Ranges, bool] = {}  # the default slices share their character
+    decided: dict[tuple[Ranges, int], bool] = {}  # the default slices share their character
     for slice_ in slices:
-        inside = decided.get(slice_.char)
+        key = (slice_.char, slice_.max_count)  # a bounded head depends on the count too
+        inside = decided.get(key)
         if inside is None:
-            inside = decided[slice_.char] = _heads_contain(pool, e, positives, negatives, slice_)
+            inside = decided[key] = _heads_contain(pool, e, positives, negatives, slice_)
         found.append(inside)
     return tuple(found)
 
 
 def _heads_contain(pool: ExprPool, e: int, positives: list[int], negatives: list[int], slice_: SliceClass) -> bool:
+    """Also with a bounded head ``X{m,k} T`` (a ``maxLength`` beside a pattern) when there is no
+    ``Fi`` and ``k - n >= m`` for the slice's ``n``: that alternative is kept as ``X{m,k-n} T``,
+    and with ``t`` in the intersection, ``w t`` is in ``X{m,k} T`` (``w`` adds at most ``n``
+    characters of ``X`` to the head) and in every other kept alternative (``r = 0`` above)."""
     kept = []
     dropped = False
     for positive in positives:
         alternatives = pool.args[positive] if pool.kind[positive] == K_OR else (positive,)
         good = []
         for alt in alternatives:
-            shape = _unbounded_head(pool, alt)
-            if (shape is not None and not slice_.first_bytes & ~pool.first_bytes(shape[0])
-                    and class_within(pool, slice_.char, shape[0])):
+            shape = _counted_head(pool, alt)
+            if (shape is None or slice_.first_bytes & ~pool.first_bytes(shape[0])
+                    or not class_within(pool, slice_.char, shape[0])):
+                continue
+            inner, low, high, tail = shape
+            if high == INF:
                 good.append(alt)
+            elif not negatives and slice_.max_count != INF and high - slice_.max_count >= low:
+                good.append(pool.concat(pool.repeat(inner, low, high - slice_.max_count), tail))
+                dropped = True
         if not good:
             return False
         dropped = dropped or len(good) < len(alternatives)
@@ -201,12 +217,21 @@ def _heads_contain(pool: ExprPool, e: int, positives: list[int], negatives: list
         return False
 
 
-def _unbounded_head(pool: ExprPool, e: int) -> tuple[int, int] | None:
-    """``(X, T)`` when ``e`` is ``X{m,∞} T`` (``T`` is ε for ``X{m,∞}``), else ``None``."""
+def _counted_head(pool: ExprPool, e: int) -> tuple[int, int, int, int] | None:
+    """``(X, m, k, T)`` when ``e`` is ``X{m,k} T`` (``T`` is ε for ``X{m,k}``), else ``None``."""
     head, tail = pool.args[e] if pool.kind[e] == K_CONCAT else (e, EPSILON)
-    if pool.kind[head] != K_REPEAT or pool.args[head][2] != INF:
+    if pool.kind[head] != K_REPEAT:
         return None
-    return pool.args[head][0], tail
+    inner, low, high = pool.args[head]
+    return inner, low, high, tail
+
+
+def _is_empty(pool: ExprPool, e: int) -> bool:
+    """``pool.is_empty``, taking an exhausted budget as empty (the slice is then not contained)."""
+    try:
+        return pool.is_empty(e)
+    except BudgetExceededError:
+        return True
 
 
 def _is_char_subset(pool: ExprPool, char: Ranges, inner: int, alt: int, tail: int | None) -> bool:

@@ -127,7 +127,7 @@ def test_bounded_string_uses_only_short_slice(llama3_vocab):
 @pytest.mark.parametrize("second, expected", [
     (r'[^"\\]*(a|é)*"', (True, True, True)),   # both unbounded over Y, and they meet
     (r'[a-z]*"', (False, False, False)),         # Y ⊄ [a-z]
-    (r'[^"\\]{0,40}"', (False, False, False)), # bounded: not this rule
+    (r'[^"\\]{0,40}"', (True, True, False)),  # bounded: the slices of at most 40 characters
     (r'[^"\\]*[^"\\\n][^"\\]*"', (True, True, True)),  # no common tail: a string with some character
     (r'[^"\\]*a[^"\\]*b"', (True, True, True)),   # must still write a, then end in b
     (r'[^"\\]*"x', (False, False, False)),  # no string ends both in " and in "x: empty
@@ -230,3 +230,17 @@ def test_schema_pools_start_with_the_slice_checks_of_the_string_character():
     assert any(known.values())
     for (_, char, inner), value in known.items():
         assert _class_within(pool, char, inner) == value
+
+
+def test_containment_in_a_bounded_string_under_a_pattern():
+    """``(C{3,255} ∩ C* X+ C*) "``, a JSON string with ``minLength``, ``maxLength`` and an
+    unanchored ``pattern``, right after its opening quote: the bounded head is kept as
+    ``C{3,255-n}``, so the slices of at most ``n`` characters are contained, the unbounded one
+    is not; a bound below the slice's count contains none."""
+    pool = ExprPool()
+    char = r'[^"\\\x00-\x1F\x7F]'
+    pattern = parse_regex(f"{char}*[a-z]+{char}*", pool)
+    for high, expected in ((255, (True, True, False)), (20, (True, False, False)), (12, (False, False, False))):
+        content = pool.intersect([pool.repeat(parse_regex(char, pool), 3, high), pattern])
+        state = pool.concat(content, parse_regex('"', pool))
+        assert contained_slices(pool, state, SLICES) == expected, high
