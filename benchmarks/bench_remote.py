@@ -275,8 +275,9 @@ def task_key(task: dict) -> str:
 def summarize(method: str, tasks: list[dict], rows: list[dict]) -> list[dict]:
     out = []
     for task, row in zip(tasks, rows):
-        row["key"] = task_key(task)
-        row.setdefault("valid", schema_valid(row["text"], task["schema"]))
+        if "valid" not in row:
+            row["key"] = task_key(task)
+            row["valid"] = schema_valid(row["text"], task["schema"])
     for workload in dict.fromkeys(t["workload"] for t in tasks):
         pairs = [(t, r) for t, r in zip(tasks, rows) if t["workload"] == workload]
         n = len(pairs)
@@ -328,6 +329,7 @@ def main(argv=None) -> int:
     parser.add_argument("--max-schema-bytes", type=int, default=1200)
     parser.add_argument("--schema-limit", type=int, help="only the first N of the sampled schemas")
     parser.add_argument("--merge", nargs="+", metavar="FILE", help="summarize --out files over their common tasks")
+    parser.add_argument("--shard", help="I/N: only every N-th task from the I-th (to run shards side by side)")
     parser.add_argument("--skip-done", nargs="+", metavar="FILE", help="leave out the tasks these --out files ran")
     parser.add_argument("--max-tokens", type=int, default=160, help="completion tokens per output, all calls")
     parser.add_argument("--max-calls", type=int, default=8, help="leapgram's max_calls, grammar-guide's corrections")
@@ -345,6 +347,9 @@ def main(argv=None) -> int:
         done = {r["key"] for name in args.skip_done for rows in json.loads(Path(name).read_text())["rows"].values()
                 for r in rows}
         tasks = [t for t in tasks if task_key(t) not in done]
+    if args.shard:
+        index, count = (int(x) for x in args.shard.split("/"))
+        tasks = tasks[index::count]
     print(f"{len(tasks)} tasks: " + ", ".join(f"{w} {sum(t['workload'] == w for t in tasks)}"
                                              for w in dict.fromkeys(t["workload"] for t in tasks)), file=sys.stderr)
     methods = args.methods.split(",")

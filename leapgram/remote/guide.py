@@ -116,6 +116,10 @@ class Run:
         return self._result()
 
     async def _loop(self) -> None:
+        if not self.bytes.is_accepting() and not self.bytes.can_continue():
+            self.error = "the grammar accepts no text at all (an empty language): no call was made"
+            self.finish = "empty_grammar"
+            return
         self.kind = await self.ep.server_kind()
         self._choose_mechanism()
         native = native_constraint(self.grammar, self.opt.native) if self.opt.native else None

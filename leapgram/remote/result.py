@@ -75,7 +75,8 @@ class RemoteResult:
     rendered chat template, ``completions-raw`` for a plain prompt, ``chat-continue`` for chat with
     ``continue_final_message``), prefixed by ``native:<option>`` when the server's own constraint
     was sent. ``finish``: ``stop`` (the model ended inside the grammar), ``grammar_end`` (the
-    grammar allows nothing more) or ``completed_by_grammar``. ``log``: one line per event.
+    grammar allows nothing more), ``completed_by_grammar``, or ``empty_grammar`` (no text can
+    satisfy the grammar: ``valid`` is false and no call is made). ``log``: one line per event.
     """
 
     text: str

@@ -252,3 +252,12 @@ def test_a_replaced_token_completed_by_forced_bytes_lets_the_stream_resync():
         result = run(server, grammar)
     assert result.text == '{"house":"Slytherin","age":11}'
     assert result.cost.calls == 1 and result.cost.resyncs == 1 and result.cost.repairs == {"logprobs": 1, "forced": 1}
+
+
+def test_a_grammar_that_accepts_nothing_makes_no_call():
+    empty = Grammar.from_json_schema({"type": "string", "allOf": [{"pattern": "^a+$"}, {"pattern": "^b+$"}],
+                                      "minLength": 1})
+    with ScriptedServer([]) as server:
+        result = run(server, empty)
+    assert not result.valid and result.finish == "empty_grammar" and result.cost.calls == 0
+    assert "accepts no text" in result.error and server.requests == []
