@@ -60,16 +60,9 @@ from ..grammar.ir import GrammarIR, Lexeme, is_lexeme, lexeme_index
 from ..limits import DEFAULT_LIMITS, Limits
 from ..regex.expr import EPSILON, INF, ExprPool, bits_of
 from ..regex.utf8 import MAX_CODE_POINT, negate, normalize, ranges_to_expr
+from .syntax_tree import Alternatives, Literal, Ref, Repeat, references
 
 # ----- syntax tree --------------------------------------------------------------------------
-
-
-@dataclass(eq=False)
-class Lit:
-    """``"text"``."""
-
-    text: str
-    offset: int
 
 
 @dataclass(eq=False)
@@ -81,52 +74,22 @@ class CharClass:
     offset: int
 
 
-@dataclass(eq=False)
-class Ref:
-    """A reference to rule ``name``."""
-
-    name: str
-    offset: int
 
 
-@dataclass(eq=False)
-class Alt:
-    """``seq | seq | ...``."""
-
-    options: tuple[tuple[Node, ...], ...]
-    offset: int
 
 
-@dataclass(eq=False)
-class Rep:
-    """``item`` between ``low`` and ``high`` times (``high == INF``: unbounded)."""
-
-    item: Node
-    low: int
-    high: int
-    offset: int
 
 
-Node = Lit | CharClass | Ref | Alt | Rep
+Node = Literal | CharClass | Ref | Alternatives | Repeat
 
 
 @dataclass
 class RuleDef:
     name: str
     offset: int
-    body: Alt
+    body: Alternatives
 
 
-def refs(node: Node):
-    """Every :class:`Ref` inside ``node``."""
-    if isinstance(node, Ref):
-        yield node
-    elif isinstance(node, Rep):
-        yield from refs(node.item)
-    elif isinstance(node, Alt):
-        for option in node.options:
-            for item in option:
-                yield from refs(item)
 
 
 # ----- parser -------------------------------------------------------------------------------
@@ -202,12 +165,12 @@ class _Parser:
         ch = self.src[self.pos]
         return "the end of the line" if ch == "\n" else repr(ch)
 
-    def parse_alternatives(self, opener: int | None) -> Alt:
+    def parse_alternatives(self, opener: int | None) -> Alternatives:
         options = [self.parse_sequence(opener)]
         while self.pos < len(self.src) and self.src[self.pos] == "|":
             self.pos += 1
             options.append(self.parse_sequence(opener))
-        return Alt(tuple(options), self.pos if opener is None else opener)
+        return Alternatives(tuple(options), self.pos if opener is None else opener)
 
     def parse_sequence(self, opener: int | None) -> tuple[Node, ...]:
         items: list[Node] = []
@@ -260,7 +223,7 @@ class _Parser:
                 low, high = self.parse_bounds(at)
             else:
                 low, high = {"*": (0, INF), "+": (1, INF), "?": (0, 1)}[ch]
-            atom = Rep(atom, low, high, at)
+            atom = Repeat(atom, low, high, at)
         return atom
 
     def parse_bounds(self, at: int) -> tuple[int, int]:
@@ -282,7 +245,7 @@ class _Parser:
                                    "raise it or use * / +", source=self.src, offset=at)
         return low, high
 
-    def parse_string(self) -> Lit:
+    def parse_string(self) -> Literal:
         at = self.pos
         i = at + 1
         out: list[str] = []
@@ -292,7 +255,7 @@ class _Parser:
             ch, i = self.parse_char(i)
             out.append(ch)
         self.pos = i + 1
-        return Lit("".join(out), at)
+        return Literal("".join(out), at)
 
     def parse_char(self, i: int) -> tuple[str, int]:
         """The character at ``i`` (an escape or itself) and the offset after it."""
@@ -337,7 +300,7 @@ class _Parser:
 # ----- compiler -----------------------------------------------------------------------------
 
 RunKey = tuple[int, int, int]
-"""(id of the Alt, option index, index of the run's first item)."""
+"""(id of the Alternatives, option index, index of the run's first item)."""
 
 
 @dataclass
@@ -370,7 +333,7 @@ class _Compiler:
 
     def check(self, start: str) -> None:
         for definition in self.rules.values():
-            for ref in refs(definition.body):
+            for ref in references(definition.body):
                 if ref.name not in self.rules:
                     raise self.fail(f"undefined rule {ref.name} (used in rule {definition.name})", ref.offset)
         if start not in self.rules:
@@ -378,7 +341,7 @@ class _Compiler:
                             f"'{start} ::= ...' or pass start=...", None)
 
     def callees(self, name: str) -> set[str]:
-        return {ref.name for ref in refs(self.rules[name].body) if ref.name in self.rules}
+        return {ref.name for ref in references(self.rules[name].body) if ref.name in self.rules}
 
     def recursive_rules(self) -> set[str]:
         """Rules that can reach themselves: those in a cycle of the call graph (Tarjan's strongly
@@ -435,7 +398,7 @@ class _Compiler:
     def is_regular(self, node: Node) -> bool:
         found = self.regular_nodes.get(id(node))
         if found is None:
-            found = all(ref.name in self.regular for ref in refs(node))
+            found = all(ref.name in self.regular for ref in references(node))
             self.regular_nodes[id(node)] = found
         return found
 
@@ -481,7 +444,7 @@ class _Exprs:
 
     def of(self, node: Node) -> int:
         pool = self.pool
-        if isinstance(node, Lit):
+        if isinstance(node, Literal):
             return pool.literal(node.text.encode("utf-8"))
         if isinstance(node, CharClass):
             return ranges_to_expr(pool, node.ranges)
@@ -489,7 +452,7 @@ class _Exprs:
             if node.name not in self.rule_exprs:
                 self._fill_rule(node.name)
             return self.rule_exprs[node.name]
-        if isinstance(node, Rep):
+        if isinstance(node, Repeat):
             return pool.repeat(self.of(node.item), node.low, node.high)
         return pool.alt([self.sequence(option) for option in node.options])
 
@@ -509,7 +472,7 @@ class _Exprs:
                 pending.pop()
             else:
                 opened.add(top)
-                pending += [ref.name for ref in refs(self.compiler.rules[top].body) if ref.name not in self.rule_exprs]
+                pending += [ref.name for ref in references(self.compiler.rules[top].body) if ref.name not in self.rule_exprs]
 
 
 class _Translation:
@@ -546,10 +509,10 @@ class _Translation:
             self.queue.append(name)
         return found
 
-    def alternatives(self, alt: Alt) -> list[list[int]]:
+    def alternatives(self, alt: Alternatives) -> list[list[int]]:
         return [self.sequence(alt, i) for i in range(len(alt.options))]
 
-    def sequence(self, alt: Alt, index: int) -> list[int]:
+    def sequence(self, alt: Alternatives, index: int) -> list[int]:
         """Symbols of option ``index`` of ``alt``: each maximal run of regular items is a run."""
         items = alt.options[index]
         out: list[int] = []
@@ -587,15 +550,15 @@ class _Translation:
         nonterminal, a group as a choice of sequences, a repetition of its item's run."""
         if self.compiler.is_regular(node) and not self.levels.get((id(node), 0, 0), 0):
             return [self.lexeme((id(node), 0, 0), (node,), self.exprs.of(node))]
-        if isinstance(node, Lit) and len(node.text) > 1:
+        if isinstance(node, Literal) and len(node.text) > 1:
             pool = self.builder.pool
-            return [self.lexeme((id(node), 1, k), (Lit(ch, node.offset),), pool.literal(ch.encode("utf-8")))
+            return [self.lexeme((id(node), 1, k), (Literal(ch, node.offset),), pool.literal(ch.encode("utf-8")))
                     for k, ch in enumerate(node.text)]
-        if isinstance(node, (Lit, CharClass)):
+        if isinstance(node, (Literal, CharClass)):
             return [self.lexeme((id(node), 0, 0), (node,), self.exprs.of(node))]
         if isinstance(node, Ref):
             return [self.rule_symbol(node.name)]
-        if isinstance(node, Rep):
+        if isinstance(node, Repeat):
             if self.compiler.is_regular(node.item):
                 return [self.repeat(self.run_symbols((id(node), -1, 0), (node.item,)), node)]
             return [self.repeat(self.item_symbols(node.item), node)]
@@ -603,25 +566,18 @@ class _Translation:
             return self.sequence(node, 0)
         return [self.builder.choice(self.alternatives(node), hint="group")]
 
-    def repeat(self, items: list[int], node: Rep) -> int:
-        bounds = (node.low, node.high)
-        if bounds == (0, 1):
-            return self.builder.optional(items)
-        if bounds == (0, INF):
-            return self.builder.star(items)
-        if bounds == (1, INF):
-            return self.builder.plus(items)
-        return self.builder.repeat(items, node.low, node.high)
+    def repeat(self, items: list[int], node: Repeat) -> int:
+        return self.builder.quantified(items, node.low, node.high)
 
 
 def _render(node: Node) -> str:
-    if isinstance(node, Lit):
+    if isinstance(node, Literal):
         return '"' + node.text.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
     if isinstance(node, CharClass):
         return node.text
     if isinstance(node, Ref):
         return node.name
-    if isinstance(node, Rep):
+    if isinstance(node, Repeat):
         suffix = {(0, 1): "?", (0, INF): "*", (1, INF): "+"}.get((node.low, node.high))
         return f"({_render(node.item)})" + (suffix or f"{{{node.low},{'' if node.high == INF else node.high}}}")
     return "(...)"

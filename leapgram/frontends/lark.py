@@ -63,6 +63,7 @@ from ..regex.syntax import parse_regex
 from ..regex.utf8 import ranges_to_expr
 from .json_schema.common import schema_pool
 from .lark_common import COMMON_TERMINALS
+from .syntax_tree import Alternatives, Literal, Ref, Repeat
 
 MAX_TEMPLATE_INSTANCES = 1_000
 """Distinct template instantiations allowed in one grammar."""
@@ -71,23 +72,6 @@ MAX_TEMPLATE_NESTING = 32
 
 
 # ----- syntax tree --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Ref:
-    """A reference to a rule, a terminal or a template parameter."""
-
-    name: str
-    offset: int
-
-
-@dataclass(frozen=True)
-class Literal:
-    """``"text"`` or ``"text"i``."""
-
-    text: str
-    ignore_case: bool
-    offset: int
 
 
 @dataclass(frozen=True)
@@ -106,24 +90,6 @@ class CharRange:
 
     low: str
     high: str
-    offset: int
-
-
-@dataclass(frozen=True)
-class Alternatives:
-    """``seq | seq | ...``, each option a tuple of nodes."""
-
-    options: tuple[tuple[Node, ...], ...]
-    offset: int
-
-
-@dataclass(frozen=True)
-class Repeat:
-    """``item`` between ``low`` and ``high`` times (``high == INF``: unbounded)."""
-
-    item: Node
-    low: int
-    high: int
     offset: int
 
 
@@ -601,7 +567,7 @@ class _Parser:
             if self.peek().kind == "DOTDOT":
                 self.take()
                 return self.char_range(token, self.expect("STRING", "a string after '..'"))
-            return Literal(token.value[0], token.value[1], token.offset)
+            return Literal(token.value[0], token.offset, ignore_case=token.value[1])
         if token.kind == "REGEXP":
             body, flags = token.value
             return Pattern(body, flags, token.offset, token.offset + 1)
@@ -966,15 +932,7 @@ class _Compiler:
         return [self.rule_symbol(ref.name)]
 
     def repeat_symbol(self, node: Repeat, scope: dict[str, Node]) -> int:
-        items = self.symbols(node.item, scope)
-        bounds = (node.low, node.high)
-        if bounds == (0, 1):
-            return self.builder.optional(items)
-        if bounds == (0, INF):
-            return self.builder.star(items)
-        if bounds == (1, INF):
-            return self.builder.plus(items)
-        return self.builder.repeat(items, node.low, node.high)
+        return self.builder.quantified(self.symbols(node.item, scope), node.low, node.high)
 
 
 def json_options(schema: dict | bool) -> tuple[dict | bool, dict]:

@@ -33,6 +33,7 @@ from ..limits import Limits
 from ..regex.expr import INF
 from ..regex.syntax import parse_regex
 from ..regex.utf8 import negate, normalize, ranges_to_expr
+from .syntax_tree import Repeat
 
 
 @dataclass(frozen=True)
@@ -81,11 +82,6 @@ class Or:
     items: tuple
 
 
-@dataclass(frozen=True)
-class Repeat:
-    item: Any
-    low: int
-    high: int
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,18 @@ class GrammarBuilder:
         self.rule(nt, items)
         return nt
 
+    def quantified(self, items: Sequence[int], low: int, high: int) -> int:
+        """``items`` under a grammar's quantifier: ``?``, ``*`` and ``+`` as their one rule each,
+        other bounds as :meth:`repeat`."""
+        bounds = (low, high)
+        if bounds == (0, 1):
+            return self.optional(items)
+        if bounds == (0, INF):
+            return self.star(items)
+        if bounds == (1, INF):
+            return self.plus(items)
+        return self.repeat(items, low, high)
+
     def repeat(self, items: Sequence[int], low: int, high: int = INF, *, hint: str = "rep") -> int:
         """``items{low,high}`` (``high == INF``: unbounded)."""
         if low < 0 or (high != INF and high < low):
