@@ -58,7 +58,7 @@ def select_schemas(count: int) -> list[tuple[str, dict, object]]:
         try:
             Grammar.from_json_schema(text)
             xgr.Grammar.from_json_schema(text)
-            if not llguidance.LLMatcher.validate_grammar(llguidance.LLMatcher.grammar_from_json_schema(text))[0]:
+            if llguidance.LLMatcher.validate_grammar(llguidance.LLMatcher.grammar_from_json_schema(text)):  # an error message
                 continue
         except Exception:  # noqa: BLE001 -- a schema one backend refuses is left out for all
             continue
