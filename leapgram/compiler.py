@@ -117,11 +117,13 @@ class CompiledGrammar:
         most recently used rows are kept, keyed by the engine's ``mask_key``."""
         key = self._engine.mask_key(state)
         masks = self._masks
-        with self._lock:
-            entry = masks.get(key)
-            if entry is not None:
+        entry = masks.get(key)  # one C call, atomic under the GIL: hits take no lock
+        if entry is not None:
+            try:
                 masks.move_to_end(key)
-                return entry
+            except KeyError:  # evicted by another thread in between: the entry is still right
+                pass
+            return entry
         mask = self._engine.new_mask(state, key)
         if self._special_tokens:
             self._special_tokens.fill(self._engine, state, mask)

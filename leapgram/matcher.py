@@ -52,6 +52,7 @@ class Matcher:
         self.required_prefix = bytes(required_prefix)
         self.ff_backoff = _checked_depth(ff_backoff)
         self._recent = [self._check_token(t) for t in recent_tokens][-CONTEXT_TOKENS:]
+        self._checked_bitmask: tuple[object, tuple] = (_TERMINATED, ())  # no bitmask checked yet
         self.reset()
 
     # ----- state --------------------------------------------------------------------------
@@ -296,6 +297,9 @@ class Matcher:
         return clone
 
     def _bitmask_row(self, bitmask: np.ndarray, index: int) -> np.ndarray:
+        checked = self._checked_bitmask
+        if bitmask is checked[0] and bitmask.shape == checked[1] and bitmask.dtype is _INT32 and 0 <= index < checked[1][0]:
+            return bitmask[index]  # the C-contiguous 2-D bitmask of the last call, unchanged
         if not isinstance(bitmask, np.ndarray):
             raise TypeError(f"bitmask must be a numpy int32 array, not {type(bitmask).__name__}; "
                              "allocate one with leapgram.allocate_token_bitmask")
@@ -312,6 +316,8 @@ class Matcher:
         row = bitmask[index]
         if not row.flags.c_contiguous:
             raise ValueError("bitmask rows must be C-contiguous; use np.ascontiguousarray")
+        if bitmask.flags.c_contiguous and bitmask.dtype is _INT32:
+            self._checked_bitmask = (bitmask, shape)
         return row
 
     def __repr__(self) -> str:

@@ -213,3 +213,21 @@ def test_masks_inside_long_counted_repeats_equal_brute_force(small_vocab, patter
     matcher = Matcher(compile_for(Grammar.from_regex(pattern), small_vocab))
     path = walk_to(matcher, small_vocab, rng, 30)
     check_against_brute_force(small_vocab, pattern, path)
+
+
+def test_a_bitmask_checked_once_is_checked_again_when_it_changes(small_vocab):
+    """The matcher skips re-checking the bitmask of its last call, but not once its dtype,
+    shape or the row index no longer fit."""
+    matcher = Matcher(compile_for(Grammar.from_regex("a"), small_vocab))
+    bitmask = allocate_token_bitmask(2, small_vocab.size)
+    matcher.fill_next_token_bitmask(bitmask, 1)
+    matcher.fill_next_token_bitmask(bitmask, 1)
+    with pytest.raises(ValueError, match="index"):
+        matcher.fill_next_token_bitmask(bitmask, 2)
+    bitmask.dtype = np.float32  # same item size, same shape: only the dtype tells
+    with pytest.raises(TypeError, match="int32"):
+        matcher.fill_next_token_bitmask(bitmask, 0)
+    bitmask.dtype = np.int32
+    bitmask.shape = (1, -1)
+    with pytest.raises(ValueError, match="index"):
+        matcher.fill_next_token_bitmask(bitmask, 1)
