@@ -152,7 +152,7 @@ class LeapgramEngine:
         timed case pays no numba load; then forget the compiled grammars."""
         lg = self.lg
         try:
-            from leapgram._kernels.warmup import warm_up
+            from leapgram.warmup import warm_up
 
             warm_up(self.vocab)
         except (ImportError, AttributeError):  # an older leapgram, or no JSON Schema front end

@@ -22,6 +22,7 @@ from .limits import Limits
 from .matcher import Matcher
 from .vocab import Vocabulary
 from .vocab.partial import heal_prompt
+from .warmup import warm_up
 
 __version__ = "0.2.0"
 
@@ -44,6 +45,7 @@ __all__ = [
     "fill_next_token_bitmasks",
     "heal_prompt",
     "unpack_bitmask",
+    "warm_up",
 ]
 
 _DEPRECATED = {

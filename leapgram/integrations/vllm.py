@@ -263,50 +263,17 @@ def vocabulary_for(tokenizer: Any, vocab_size: int) -> Vocabulary:
 
 
 def warm_up(compiler: Any) -> None:
-    """Run every kernel family once (regex, JSON Schema, Lark; masks, consuming, validation) so
-    that the first request does not pay numba's compilation or cache loading."""
-    schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 8},
-                                               "n": {"type": "integer"}, "tags": {"type": "array", "items":
-                                               {"enum": ["a", "b"]}}}, "required": ["name"]}
-    samples = [(lambda: Grammar.from_json_schema(schema), b'{"name": "ab", "n": -12, "tags": ["a"]}'),
-               (lambda: Grammar.from_regex(r"[a-z]{1,6}-\d+"), b"abc-42"),
-               (lambda: Grammar.from_lark('start: "x" NUMBER\nNUMBER: /[0-9]+/'), b"x12")]
-    for build, text in samples:
-        try:
-            _walk(compiler, build(), text)
-        except Exception:  # noqa: BLE001 -- a failed warm-up costs the first request time, never the engine
-            logger.warning("leapgram: warm-up of %s failed", text, exc_info=True)
-
-
-def _walk(compiler: Any, grammar: Grammar, text: bytes) -> None:
-    vocab = compiler.vocab
-    bitmask = leapgram.allocate_token_bitmask(1, vocab.size)
-    matcher = Matcher(compiler.compile(grammar))
-    tokens = vocab.encode(text) if vocab.has_encoder else []
-    matcher.validate_tokens(tokens)
-    for token in tokens:
-        matcher.fill_next_token_bitmask(bitmask, 0)
-        if not matcher.consume_token(token):
-            break
-    matcher.fill_next_token_bitmask(bitmask, 0)
+    """:func:`leapgram.warm_up` for the backend's vocabulary, so that the first request pays
+    neither numba's cache loading nor the vocabulary's tables; a failure is logged, never raised."""
+    try:
+        timings = leapgram.warm_up(compiler.vocab)
+        logger.info("leapgram: warmed up in %s", ", ".join(f"{k} {v:.2f} s" for k, v in timings.items()))
+    except Exception:  # noqa: BLE001 -- a failed warm-up costs the first request time, never the engine
+        logger.warning("leapgram: warm-up failed", exc_info=True)
 
 
 def _compiler_for(vocab: Vocabulary) -> Any:
-    if hasattr(leapgram, "GrammarCompiler"):
-        return leapgram.GrammarCompiler(vocab, cache_size=0)  # the backend's GrammarCache bounds it
-    return _LegacyCompiler(vocab)
-
-
-@dataclass
-class _LegacyCompiler:
-    """``GrammarCompiler``'s ``compile`` and ``vocab`` for a leapgram without it."""
-
-    vocab: Vocabulary
-
-    def compile(self, grammar: Grammar) -> Any:
-        from leapgram.compiler import compile as compile_grammar
-
-        return compile_grammar(grammar, self.vocab)
+    return leapgram.GrammarCompiler(vocab, cache_size=0)  # the backend's GrammarCache bounds it
 
 
 def _make_backend_class() -> type:

@@ -1,9 +1,9 @@
-"""``leapgram._kernels.warmup.warm_up``: loads the kernels, then a vocabulary's tables."""
+"""``leapgram.warm_up``: loads the kernels, then a vocabulary's tables."""
 
 from __future__ import annotations
 
 import leapgram
-from leapgram._kernels.warmup import _greedy_tokens, warm_up
+from leapgram.warmup import _greedy_tokens, warm_up
 
 
 def test_warm_up_loads_kernels_then_a_vocabulary(small_vocab):

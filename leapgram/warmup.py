@@ -29,7 +29,7 @@ def warm_up(vocab=None) -> dict[str, float]:
 
     Returns the seconds each part took (``kernels``, ``vocabulary``). Safe to call more than
     once and from any thread; later calls cost a few milliseconds."""
-    from ..vocab import Vocabulary
+    from .vocab import Vocabulary
 
     timings = {}
     start = time.perf_counter()
@@ -43,8 +43,8 @@ def warm_up(vocab=None) -> dict[str, float]:
 
 
 def _walk_all(vocab) -> None:
-    from ..compiler import GrammarCompiler
-    from ..grammars import Grammar
+    from .compiler import GrammarCompiler
+    from .grammars import Grammar
 
     compiler = GrammarCompiler(vocab, cache_size=0)
     for grammar, text in ((Grammar.from_regex(_REGEX), b'{"a": 12}'), (Grammar.from_json_schema(_SCHEMA), _INSTANCE),
@@ -54,8 +54,8 @@ def _walk_all(vocab) -> None:
 
 def _walk(compiled, vocab, text: bytes) -> None:
     """Masks along ``text`` (greedy longest tokens, so no tokenizer is loaded), then at its end."""
-    from ..bitmask import allocate_token_bitmask
-    from ..matcher import Matcher
+    from .bitmask import allocate_token_bitmask
+    from .matcher import Matcher
 
     matcher = Matcher(compiled)
     bitmask = allocate_token_bitmask(1, vocab.size)
