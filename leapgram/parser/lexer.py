@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
-from ..regex.dfa import DEAD, UNKNOWN, class_index, grown_table, publish_row
+from ..regex.dfa import DEAD, UNKNOWN, LazyRows, class_index, grown_table, publish_row
 from ..regex.expr import ALL_BYTES, EMPTY, K_AND, K_BYTES, K_CONCAT, K_NOT, ExprPool, bits_of, refine_partition
 
 Items = tuple[tuple[int, int], ...]
@@ -31,7 +31,7 @@ MAX_TEMPLATE_STATES = 64  # see row_template: a larger closure is filled row by 
 _UNSEEN, _SEEN_ONCE = object(), object()  # row_template in a pool without a family
 
 
-class Lexer:
+class Lexer(LazyRows):
     """Lexer DFA for the lexemes of ``ir``; grows on demand within ``Limits.max_dfa_states``."""
 
     def __init__(self, ir: GrammarIR, limits: Limits) -> None:
@@ -429,14 +429,6 @@ class Lexer:
         if by_byte and part == 1 << byte and byte in by_byte:
             candidates = sorted(candidates + by_byte[byte])
         return self._target_of(items, candidates, byte)
-
-    def step(self, state: int, byte: int) -> int:
-        """The state after ``byte``; ``DEAD`` when no allowed lexeme can continue."""
-        target = self.trans[state, byte]
-        if target == UNKNOWN:
-            self.fill_row(state)
-            target = self.trans[state, byte]
-        return int(target)
 
 
 def row_template(pool: ExprPool, expr: int) -> tuple[tuple[int, ...], np.ndarray, bool] | None:

@@ -18,7 +18,25 @@ DEAD = 0
 UNKNOWN = -1
 
 
-class LazyDfa:
+class LazyRows:
+    """A transition table (``trans``, int32 ``(states, 256)``) whose rows a subclass fills on
+    first use (``fill_row``); ``UNKNOWN`` marks a row not filled yet."""
+
+    trans: np.ndarray
+
+    def fill_row(self, state: int) -> None:
+        raise NotImplementedError
+
+    def step(self, state: int, byte: int) -> int:
+        """The state after ``byte``; ``DEAD`` when nothing can continue."""
+        target = self.trans[state, byte]
+        if target == UNKNOWN:
+            self.fill_row(state)
+            target = self.trans[state, byte]
+        return int(target)
+
+
+class LazyDfa(LazyRows):
     """The DFA of one expression, grown on demand within ``Limits.max_dfa_states``.
 
     Safe to share between threads: growth is serialised by a lock and a row is published only once
@@ -83,14 +101,6 @@ class LazyDfa:
             parts = self.pool.byte_classes(expr)
             targets = [self._state_of(derivative(expr, (part & -part).bit_length() - 1)) for part in parts]
             publish_row(self.trans, state, parts, targets)
-
-    def step(self, state: int, byte: int) -> int:
-        """The state after ``byte``; ``DEAD`` when no string can continue."""
-        target = self.trans[state, byte]
-        if target == UNKNOWN:
-            self.fill_row(state)
-            target = self.trans[state, byte]
-        return int(target)
 
     def run(self, state: int, data: bytes) -> int:
         """The state after all of ``data`` (``DEAD`` as soon as it dies)."""
