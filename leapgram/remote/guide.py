@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ..bitmask import allowed_tokens
 from ..matcher import Matcher
 from .bytes import ByteMatcher
-from .errors import RemoteError, RemoteProtocolError, RemoteTimeoutError
+from .errors import RemoteError, RemoteHTTPError, RemoteProtocolError, RemoteTimeoutError
 from .protocol import Piece, Token, chat_body, completion_body, native_constraint, parse_answer, parse_event
 from .result import Cost, GrammarCompletion, RemoteResult
 
@@ -136,7 +136,15 @@ class Run:
             if reason:
                 self._finish_by_grammar(reason)
                 return
-            stream = await self._stream(native)
+            try:
+                stream = await self._stream(native)
+            except RemoteHTTPError as exc:
+                if native is None:
+                    raise
+                self._note(f"the server refused the native constraint, going on without it: {exc}")
+                self.mechanism = f"{self.continuation} (native:{self.opt.native} refused)"
+                native = None
+                continue
             native = None
             await self._after(stream)
 

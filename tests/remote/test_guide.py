@@ -261,3 +261,12 @@ def test_a_grammar_that_accepts_nothing_makes_no_call():
         result = run(server, empty)
     assert not result.valid and result.finish == "empty_grammar" and result.cost.calls == 0
     assert "accepts no text" in result.error and server.requests == []
+
+
+def test_a_refused_native_constraint_falls_back_to_local_guidance():
+    script = [error(400, "Grammar error: Unknown format: jsonpath"), stream("5", "}")]
+    with ScriptedServer(script) as server:
+        result = run(server, AGE, native="structured_outputs")
+    assert result.text == '{"age":5}' and result.valid and result.cost.calls == 2
+    assert result.mechanism == "completions (native:structured_outputs refused)"
+    assert "structured_outputs" not in server.requests[1] and server.requests[1]["prompt"].endswith('{"age":')
