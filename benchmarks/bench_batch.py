@@ -22,8 +22,6 @@ import json
 import time
 from pathlib import Path
 
-import numpy as np
-
 import leapgram
 from leapgram import Grammar, Matcher
 

@@ -23,8 +23,8 @@ _POOL_LOCK = threading.Lock()
 _POOL: list[tuple[int, ThreadPoolExecutor]] = []  # made on first use, replaced by a larger one on demand
 
 
-def fill_next_token_bitmasks(matchers: Sequence[Matcher], bitmask: np.ndarray, indices: Sequence[int] | None = None,
-                             *, threads: int | None = None) -> None:
+def fill_next_token_bitmasks(matchers: Sequence[Matcher], bitmask: np.ndarray,
+                             indices: Sequence[int] | None = None, *, threads: int | None = None) -> None:
     """Write ``matchers[i]``'s next-token mask into row ``indices[i]`` of ``bitmask`` (rows
     ``0..len(matchers)-1`` by default), in up to ``threads`` threads (default: the CPU count).
 
@@ -87,7 +87,8 @@ def _thread_count(threads: int | None, jobs: int) -> int:
 
 def _checked_indices(indices: Sequence[int] | None, count: int, bitmask: np.ndarray) -> list[int]:
     if not isinstance(bitmask, np.ndarray) or bitmask.ndim != 2:
-        raise ValueError("bitmask must be a 2-D numpy int32 array; allocate one with leapgram.allocate_token_bitmask")
+        raise ValueError("bitmask must be a 2-D numpy int32 array; allocate one with "
+                         "leapgram.allocate_token_bitmask")
     if indices is None:
         if count > bitmask.shape[0]:
             raise ValueError(f"{count} matchers but the bitmask has {bitmask.shape[0]} rows")

@@ -168,7 +168,8 @@ class LeapgramGrammar:
         if self._stopped:
             return []
         tokens = [int(t) for t in tokens]
-        end = next((i for i, t in enumerate(tokens) if t in self._stops or not 0 <= t < self._size), len(tokens))
+        end = next((i for i, t in enumerate(tokens) if t in self._stops or not 0 <= t < self._size),
+                   len(tokens))
         accepted = self.matcher.validate_tokens(tokens[:end])
         if accepted < end or end == len(tokens) or tokens[end] not in self._stops:
             return tokens[:accepted]
@@ -268,7 +269,7 @@ def warm_up(compiler: Any) -> None:
     try:
         timings = leapgram.warm_up(compiler.vocab)
         logger.info("leapgram: warmed up in %s", ", ".join(f"{k} {v:.2f} s" for k, v in timings.items()))
-    except Exception:  # noqa: BLE001 -- a failed warm-up costs the first request time, never the engine
+    except Exception:
         logger.warning("leapgram: warm-up failed", exc_info=True)
 
 
@@ -371,13 +372,14 @@ def register() -> bool:
     try:
         import vllm
     except ImportError:
-        warnings.warn("leapgram.integrations.vllm.register: vLLM is not installed", RuntimeWarning, stacklevel=2)
+        warnings.warn("leapgram.integrations.vllm.register: vLLM is not installed", RuntimeWarning,
+                      stacklevel=2)
         return False
     version = getattr(vllm, "__version__", "unknown")
     if not _is_tested(version):
-        warnings.warn(f"leapgram's vLLM backend was tested with vLLM >= {TESTED_VLLM[0]}, < {TESTED_VLLM[1]}; this "
-                      f"is vLLM {version}, so the 'leapgram' structured-output backend is NOT installed. Upgrade "
-                      "leapgram or pin vLLM to a tested version.", RuntimeWarning, stacklevel=2)
+        warnings.warn(f"leapgram's vLLM backend was tested with vLLM >= {TESTED_VLLM[0]}, < {TESTED_VLLM[1]}; "
+                      f"this is vLLM {version}, so the 'leapgram' structured-output backend is NOT installed. "
+                      "Upgrade leapgram or pin vLLM to a tested version.", RuntimeWarning, stacklevel=2)
         return False
     _hide_llvmlite_dunders()
     _extend_backend_literal()
@@ -455,7 +457,8 @@ def _wrap_validation() -> None:
 def _wrap_manager() -> None:
     from vllm.v1.structured_output import StructuredOutputManager
 
-    original_init, original_grammar_init = StructuredOutputManager.__init__, StructuredOutputManager.grammar_init
+    original_init = StructuredOutputManager.__init__
+    original_grammar_init = StructuredOutputManager.grammar_init
     if getattr(original_init, _PATCHED, False):
         return
 
@@ -481,7 +484,8 @@ def _install_backend(manager: Any) -> None:
     import time
 
     start = time.perf_counter()
-    backend_class = __getattr__("LeapgramBackend")  # noqa: PLC2801 -- this module's own lazy attribute
+    backend_class = __getattr__("LeapgramBackend")  # this module's own lazy attribute
     manager.backend = backend_class(manager.vllm_config, tokenizer=manager.tokenizer,
                                     vocab_size=manager.vllm_config.model_config.get_vocab_size())
-    logger.info("leapgram structured-output backend ready in %.2f s (kernels warmed)", time.perf_counter() - start)
+    logger.info("leapgram structured-output backend ready in %.2f s (kernels warmed)",
+                time.perf_counter() - start)

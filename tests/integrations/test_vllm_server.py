@@ -16,7 +16,7 @@ pytest.importorskip("vllm", reason="needs vLLM: bash scripts/setup_vllm.sh, then
 openai = pytest.importorskip("openai")
 jsonschema = pytest.importorskip("jsonschema")
 
-from tests.helpers.vllm_server import VllmServer  # noqa: E402
+from tests.helpers.vllm_server import VllmServer
 
 pytestmark = pytest.mark.slow
 

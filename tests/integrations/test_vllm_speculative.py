@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("vllm", reason="needs vLLM: bash scripts/setup_vllm.sh, then run with .venv-vllm/bin/python")
 jsonschema = pytest.importorskip("jsonschema")
 
-from tests.helpers.vllm_server import model_folder  # noqa: E402
+from tests.helpers.vllm_server import model_folder
 
 pytestmark = pytest.mark.slow
 
