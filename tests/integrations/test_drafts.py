@@ -60,32 +60,23 @@ def test_layout_repeats_the_whitespace_at_the_same_depth_then_the_forced_key(voc
     assert set(kinds) <= {"layout", "forced"} and kinds[0] == "layout"
 
 
-def test_layout_reindents_a_new_depth(vocab, compiled) -> None:
-    drafter, matcher = follow(vocab, compiled, b'{\n  "name": "Ann",\n  "house": "Hufflepuff",\n  "wand": {')
-    text, _ = proposal(vocab, drafter, matcher)
-    assert text.startswith(b'\n    "wood": "'), text
+CASES = [
+    # (prompt, output so far, the proposal starts with, kind of its first token)
+    (b"", b'{\n  "name": "Ann",\n  "house": "Hufflepuff",\n  "wand": {', b'\n    "wood": "', "layout"),  # re-indented
+    (b"", b'{\n  "name": "Ann",\n  "house": "H', b'ufflepuff",\n  "wand": ', "forced"),  # then the layout
+    (b"Tell me about Luna Lovegood. Her wand: 9 inches of pear.", b'{"name": "Lu',
+     b"na Lovegood. Her wand: 9 inches of pear.", "prompt"),  # copied until the grammar refuses
+    (b"", b'{"name": "Ann Smith-Jones", "house": "Gryffindor", "wand": {"wood": "Ann Smi', b'th-Jones"',
+     "lookup"),  # the output repeats itself
+]
 
 
-def test_forced_bytes_and_closing_layout(vocab, compiled) -> None:
-    drafter, matcher = follow(vocab, compiled, b'{\n  "name": "Ann",\n  "house": "H')
+@pytest.mark.parametrize(("prompt", "output", "expected", "kind"), CASES)
+def test_proposals(vocab, compiled, prompt, output, expected, kind) -> None:
+    drafter, matcher = follow(vocab, compiled, output, prompt)
     text, kinds = proposal(vocab, drafter, matcher)
-    assert text.startswith(b'ufflepuff",\n  "wand": '), text
-    assert kinds[0] == "forced"
-
-
-def test_prompt_text_is_copied_until_the_grammar_refuses(vocab, compiled) -> None:
-    prompt = b"Tell me about Luna Lovegood. Her wand: 9 inches of pear."
-    drafter, matcher = follow(vocab, compiled, b'{"name": "Lu', prompt)
-    text, kinds = proposal(vocab, drafter, matcher)
-    assert text.startswith(b"na Lovegood. Her wand: 9 inches of pear."), text
-    assert kinds[0] == "prompt"
-
-
-def test_lookup_repeats_the_output_itself(vocab, compiled) -> None:
-    drafter, matcher = follow(vocab, compiled, b'{"name": "Ann Smith-Jones", "house": "Gryffindor", "wand": {"wood": "Ann Smi')
-    text, kinds = proposal(vocab, drafter, matcher)
-    assert text.startswith(b'th-Jones"'), text
-    assert kinds[0] == "lookup"
+    assert text.startswith(expected), text
+    assert kinds[0] == kind
 
 
 def test_kinds_can_be_turned_off(vocab, compiled) -> None:
