@@ -225,8 +225,8 @@ def main() -> None:
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--requests-file", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.worker == "first-request":
-        print(json.dumps([first_request(False), first_request(True)]))
+    if args.worker in ("first-request-cold", "first-request-warm"):
+        print(json.dumps(first_request(args.worker.endswith("warm"))))
         return
     if args.worker:
         reqs = json.loads(Path(args.requests_file).read_text())
@@ -250,8 +250,9 @@ def main() -> None:
         print(f"{backend}: done in {runs[-1]['wall_s']:.1f} s", flush=True)
     report(runs)
     if args.first_request:
-        done = subprocess.run([sys.executable, __file__, "--worker", "first-request"], capture_output=True, text=True)
-        for row in json.loads(done.stdout.strip().splitlines()[-1]):
+        for kind in ("first-request-cold", "first-request-warm"):  # each in a fresh process
+            done = subprocess.run([sys.executable, __file__, "--worker", kind], capture_output=True, text=True)
+            row = json.loads(done.stdout.strip().splitlines()[-1])
             print(f"first request, {'with' if row['warm'] else 'without'} warm-up: start-up {row['startup_s']:.2f} s, "
                   f"compile {row['compile_s'] * 1e3:.1f} ms, worst mask {row['worst_mask_ms']:.1f} ms "
                   f"over {row['tokens']} tokens")
