@@ -63,6 +63,8 @@ class ScriptedServer:
         self.paths: list[str] = []
         self.headers: list[dict] = []
         self.closed_early = 0
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most POST requests being answered at one time
         self._lock = threading.Lock()
         self.httpd = _Server(("127.0.0.1", 0), _handler(self))
         self.httpd.daemon_threads = True
@@ -109,11 +111,17 @@ def _handler(server: ScriptedServer):
             body = json.loads(self.rfile.read(length))
             entry = server.next_entry(body, self.path, dict(self.headers))
             chat = self.path.endswith("/chat/completions")
+            with server._lock:
+                server.in_flight += 1
+                server.max_in_flight = max(server.max_in_flight, server.in_flight)
             try:
                 getattr(self, f"_{entry.kind}")(entry, body, chat)
             except (BrokenPipeError, ConnectionResetError):
                 with server._lock:
                     server.closed_early += 1
+            finally:
+                with server._lock:
+                    server.in_flight -= 1
 
         def _json(self, status: int, obj) -> None:
             data = json.dumps(obj).encode()

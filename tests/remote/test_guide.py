@@ -126,11 +126,11 @@ def test_max_tokens_budget():
 
 
 def test_deadline_finishes_in_time():
-    with ScriptedServer([stream("4", "2", "0", "0", delay=0.4)]) as server:
+    with ScriptedServer([stream("4", *"200000000", delay=0.4)]) as server:  # 4 s of stream
         started = time.monotonic()
         result = run(server, AGE, deadline=0.6)
         elapsed = time.monotonic() - started
-    assert elapsed < 1.5 and result.valid and result.text == '{"age":4}'
+    assert elapsed < 3.0 and result.valid and result.text == '{"age":4}'
     assert result.completed_by_grammar.reason == "deadline"
 
 
@@ -207,11 +207,10 @@ def test_many_requests_concurrently():
 
     with ScriptedServer([stream("2", "0", f"{i:02d}", delay=0.05) for i in range(20)]) as server:
         endpoint = Endpoint(server.base_url, model="m", chat_template="chatml")
-        started = time.monotonic()
         results = asyncio.run(main(endpoint))
-        elapsed = time.monotonic() - started
     assert sorted(r.text for r in results) == sorted(f"20{i:02d}" for i in range(20))
-    assert all(r.valid and r.cost.calls == 1 for r in results) and elapsed < 1.0
+    assert all(r.valid and r.cost.calls == 1 for r in results)
+    assert server.max_in_flight >= 5  # each answer streams for 0.15 s: one after another would give 1
 
 
 def test_client_object_and_module_function():
