@@ -397,10 +397,12 @@ class _Exhausted(Exception):
     pass
 
 
-def accepts_some_order(compiled: leapgram.CompiledGrammar | None, value: Any, budget: int = 20_000) -> bool:
+def accepts_some_order(compiled: leapgram.CompiledGrammar | None, value: Any, budget: int = 300_000) -> bool:
     """Whether ``value``, written as ``json.dumps`` writes it but with the members of each object
     in some order, is accepted: a depth-first search with the public matcher (consume, roll
-    back), at most ``budget`` writes (past it the answer is no)."""
+    back), at most ``budget`` writes (past it the answer is no). Each object keeps the first
+    order that writes it whole, so a ``True`` is always an accepted text; a ``False`` may miss
+    one where two orders of one object lead to different continuations."""
     if compiled is None:
         return False
     matcher = leapgram.Matcher(compiled)
@@ -425,11 +427,15 @@ def _emit(matcher: leapgram.Matcher, data: bytes, left: list[int]) -> int | None
 def _write(matcher: leapgram.Matcher, value: Any, then, left: list[int]) -> bool:
     """Write ``value`` and call ``then``; on failure leave the matcher as it was."""
     if isinstance(value, dict) and value:
+        # The first order that writes the whole object is kept (a cut: the declared order admits
+        # one, and trying every order of every object before a later failure is exponential).
+        start = matcher.num_tokens
         opened = _emit(matcher, b"{", left)
-        if opened is not None and _members(matcher, list(value.items()), True,
-                                           lambda: _close(matcher, b"}", then, left), left):
+        closed = opened is not None and _members(matcher, list(value.items()), True,
+                                                 lambda: _close(matcher, b"}", lambda: True, left), left)
+        if closed and then():
             return True
-        matcher.rollback(opened or 0)
+        matcher.rollback(matcher.num_tokens - start)
         return False
     if isinstance(value, list) and value:
         opened = _emit(matcher, b"[", left)
