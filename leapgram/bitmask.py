@@ -44,6 +44,8 @@ def apply_token_bitmask(logits, bitmask: np.ndarray):
         return apply_token_bitmask_torch(logits, bitmask)
     if not isinstance(logits, np.ndarray):
         raise TypeError(f"logits must be a numpy array or torch tensor, not {type(logits).__name__}")
+    if not np.issubdtype(logits.dtype, np.floating):
+        raise TypeError(f"logits must be floating point (a masked logit becomes -inf), not {logits.dtype}")
     mask2d = np.atleast_2d(np.asarray(bitmask))
     rows = np.atleast_2d(logits)
     if mask2d.dtype != np.int32 or mask2d.shape[0] != rows.shape[0]:

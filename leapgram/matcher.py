@@ -298,7 +298,8 @@ class Matcher:
 
     def _bitmask_row(self, bitmask: np.ndarray, index: int) -> np.ndarray:
         checked = self._checked_bitmask
-        if bitmask is checked[0] and bitmask.shape == checked[1] and bitmask.dtype is _INT32 and 0 <= index < checked[1][0]:
+        if (bitmask is checked[0] and type(index) is int and bitmask.shape == checked[1] and bitmask.dtype is _INT32
+                and 0 <= index < checked[1][0]):
             return bitmask[index]  # the C-contiguous 2-D bitmask of the last call, unchanged
         if not isinstance(bitmask, np.ndarray):
             raise TypeError(f"bitmask must be a numpy int32 array, not {type(bitmask).__name__}; "
@@ -311,6 +312,8 @@ class Matcher:
             shape = bitmask.shape
         if len(shape) != 2 or shape[1] < self.compiled._words:
             raise ValueError(f"bitmask must have shape (batch, >= {self.compiled._words}), got {shape}")
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise TypeError(f"the row index must be an int, not {type(index).__name__}")
         if not 0 <= index < shape[0]:
             raise ValueError(f"index {index} out of range for a bitmask of {shape[0]} rows")
         row = bitmask[index]

@@ -131,6 +131,10 @@ def test_misuse_raises_type_or_value_error(small_vocab):
         matcher.consume_token(small_vocab.size)
     with pytest.raises(TypeError, match="must be an int"):
         matcher.consume_token("a")
+    with pytest.raises(TypeError, match="row index must be an int"):
+        matcher.fill_next_token_bitmask(allocate_token_bitmask(2, small_vocab.size), 0.5)
+    with pytest.raises(TypeError, match="floating point"):
+        apply_token_bitmask(np.zeros(small_vocab.size, dtype=np.int64), allocate_token_bitmask(1, small_vocab.size))
     with pytest.raises(TypeError, match="int32"):
         matcher.fill_next_token_bitmask(np.zeros((1, 4), dtype=np.int64))
     with pytest.raises(ValueError, match="shape"):
