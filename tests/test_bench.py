@@ -52,7 +52,7 @@ def write_case(folder, name, title, tests):
 
 @pytest.mark.tokenizers
 def test_bench_survives_failing_cases(tmp_path, monkeypatch, capsys):
-    tokenizer_path("llama3")
+    tokenizer = str(tokenizer_path("llama3"))  # from tests/data, never ../shared
     if sys.platform != "linux":
         pytest.skip("the fake front end reaches the workers by fork")
     monkeypatch.setattr(Grammar, "from_json_schema", staticmethod(fake_from_json_schema), raising=False)
@@ -63,7 +63,7 @@ def test_bench_survives_failing_cases(tmp_path, monkeypatch, capsys):
     write_case(tmp_path, "c_crash", "crash", good)
     write_case(tmp_path, "d_bad", "bad", good)
     out = tmp_path / "report.json"
-    assert main(["bench", str(tmp_path), "--limit", "4", "--json", str(out), "--timeout-s", "5"]) == 0
+    assert main(["bench", str(tmp_path), "--tokenizer", tokenizer, "--limit", "4", "--json", str(out), "--timeout-s", "5"]) == 0
     report = json.loads(out.read_text())["engines"]["leapgram"]
     by_name = {row["name"]: row for row in report["cases"]}
     assert by_name["a_good"]["passed"]
@@ -78,10 +78,10 @@ def test_bench_survives_failing_cases(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.tokenizers
 def test_bench_without_the_front_end_says_so(tmp_path, monkeypatch, capsys):
-    tokenizer_path("llama3")
+    tokenizer = str(tokenizer_path("llama3"))  # from tests/data, never ../shared
     monkeypatch.delattr(Grammar, "from_json_schema", raising=False)
     write_case(tmp_path, "a", "fine", [{"description": "ok", "valid": True, "data": {"a": 1}}])
-    assert main(["bench", str(tmp_path), "--timeout-s", "30"]) == 0
+    assert main(["bench", str(tmp_path), "--tokenizer", tokenizer, "--timeout-s", "30"]) == 0
     assert "front end missing" in capsys.readouterr().out
 
 
@@ -90,13 +90,13 @@ PAIR = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type":
 
 @pytest.mark.tokenizers
 def test_bench_splits_valid_rejected_by_key_order(tmp_path, capsys):
-    tokenizer_path("llama3")
+    tokenizer = str(tokenizer_path("llama3"))  # from tests/data, never ../shared
     tests = [{"description": "declared order", "valid": True, "data": {"a": 1, "b": 2}},
              {"description": "another order", "valid": True, "data": {"b": 2, "a": 1}},
              {"description": "mislabeled", "valid": True, "data": {"a": "x", "b": 2}}]
     (tmp_path / "pair.json").write_text(json.dumps({"schema": PAIR, "tests": tests, "meta": {}}))
     out = tmp_path / "report.json"
-    assert main(["bench", str(tmp_path), "--json", str(out), "--timeout-s", "30"]) == 0
+    assert main(["bench", str(tmp_path), "--tokenizer", tokenizer, "--json", str(out), "--timeout-s", "30"]) == 0
     report = json.loads(out.read_text())["engines"]["leapgram"]
     summary, row = report["summary"], report["cases"][0]
     assert (summary["valid_rejected"], summary["valid_rejected_order"], summary["valid_rejected_other"]) == (2, 1, 1)
@@ -104,7 +104,7 @@ def test_bench_splits_valid_rejected_by_key_order(tmp_path, capsys):
     assert "valid rejected  out of declared order 1  other 1" in capsys.readouterr().out
 
     for order in ("any", "auto"):
-        assert main(["bench", str(tmp_path), "--json", str(out), "--timeout-s", "30", "--property-order", order]) == 0
+        assert main(["bench", str(tmp_path), "--tokenizer", tokenizer, "--json", str(out), "--timeout-s", "30", "--property-order", order]) == 0
         report = json.loads(out.read_text())
         assert report["property_order"] == order
         summary = report["engines"]["leapgram"]["summary"]
