@@ -82,7 +82,7 @@ def _thread_count(threads: int | None, jobs: int) -> int:
         threads = os.cpu_count() or 1
     elif isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
         raise ValueError(f"threads must be an int >= 1 or None, not {threads!r}")
-    return max(1, min(int(threads), jobs))
+    return max(1, min(int(threads), jobs, os.cpu_count() or 1))  # the kernels gain nothing past the cores
 
 
 def _checked_indices(indices: Sequence[int] | None, count: int, bitmask: np.ndarray) -> list[int]:

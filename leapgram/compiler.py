@@ -117,7 +117,7 @@ class CompiledGrammar:
         most recently used rows are kept, keyed by the engine's ``mask_key``."""
         key = self._engine.mask_key(state)
         masks = self._masks
-        entry = masks.get(key)  # one C call, atomic under the GIL: hits take no lock
+        entry = masks.get(key)  # one C call, atomic under the GIL (not on free-threaded builds): no lock
         if entry is not None:
             try:
                 masks.move_to_end(key)
@@ -213,7 +213,24 @@ class GrammarCompiler:
         return f"GrammarCompiler(vocab_size={self.vocab.size}, cached={len(self._cache)}/{self.cache_size})"
 
 
-_DEFAULT_COMPILERS: weakref.WeakKeyDictionary[Vocabulary, dict[tuple, GrammarCompiler]] = weakref.WeakKeyDictionary()
+_VOCABULARY_COMPILERS: weakref.WeakKeyDictionary[Vocabulary, dict[tuple, GrammarCompiler]] = \
+    weakref.WeakKeyDictionary()
+
+
+def compiler_for(vocab: Vocabulary, *, limits: Limits | None = None, use_slicer: bool = True,
+                 use_leo: bool = True) -> GrammarCompiler:
+    """The :class:`GrammarCompiler` kept with ``vocab`` for these options, made on first use: for
+    integrations that are handed a vocabulary, not a compiler (it lives as long as the vocabulary)."""
+    if not isinstance(vocab, Vocabulary):
+        raise TypeError(f"vocab must be a leapgram.Vocabulary, not {type(vocab).__name__}")
+    options = (limits or DEFAULT_LIMITS, bool(use_slicer), bool(use_leo))
+    with _DERIVED_LOCK:
+        compilers = _VOCABULARY_COMPILERS.setdefault(vocab, {})
+        compiler = compilers.get(options)
+        if compiler is None:
+            compiler = compilers[options] = GrammarCompiler(vocab, limits=options[0], use_slicer=use_slicer,
+                                                            use_leo=use_leo)
+    return compiler
 
 
 def compile(grammar: Grammar, vocab: Vocabulary, *, limits: Limits | None = None,  # noqa: A001
@@ -221,16 +238,7 @@ def compile(grammar: Grammar, vocab: Vocabulary, *, limits: Limits | None = None
     """Deprecated: use ``GrammarCompiler(vocab, limits=...).compile(grammar)``."""
     warnings.warn("leapgram.compile(grammar, vocab) is deprecated and will be removed in 0.3; "
                   "use leapgram.GrammarCompiler(vocab).compile(grammar)", DeprecationWarning, stacklevel=2)
-    if not isinstance(vocab, Vocabulary):
-        raise TypeError(f"vocab must be a leapgram.Vocabulary, not {type(vocab).__name__}")
-    options = (limits or DEFAULT_LIMITS, use_slicer, use_leo)
-    with _DERIVED_LOCK:
-        compilers = _DEFAULT_COMPILERS.setdefault(vocab, {})
-        compiler = compilers.get(options)
-        if compiler is None:
-            compiler = compilers[options] = GrammarCompiler(vocab, limits=options[0], use_slicer=use_slicer,
-                                                            use_leo=use_leo)
-    return compiler.compile(grammar)
+    return compiler_for(vocab, limits=limits, use_slicer=use_slicer, use_leo=use_leo).compile(grammar)
 
 
 def clear_cache() -> None:
@@ -238,4 +246,4 @@ def clear_cache() -> None:
     warnings.warn("leapgram.clear_cache() is deprecated; use GrammarCompiler.clear_cache()", DeprecationWarning,
                   stacklevel=2)
     with _DERIVED_LOCK:
-        _DEFAULT_COMPILERS.clear()
+        _VOCABULARY_COMPILERS.clear()

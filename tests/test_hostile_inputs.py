@@ -28,9 +28,7 @@ MAX_GROWTH_MB = 1500
 
 
 def compile_grammar(grammar: Grammar) -> leapgram.CompiledGrammar:
-    if hasattr(leapgram, "GrammarCompiler"):
-        return leapgram.GrammarCompiler(VOCAB).compile(grammar)
-    return leapgram.compile(grammar, VOCAB)
+    return leapgram.GrammarCompiler(VOCAB).compile(grammar)
 
 
 def first_mask(grammar: Grammar) -> int:

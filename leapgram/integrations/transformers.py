@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,8 @@ from transformers import LogitsProcessor
 import leapgram
 from leapgram import CompiledGrammar, Grammar, Matcher, Vocabulary, allocate_token_bitmask
 from leapgram.drafts import Drafter, DraftPolicy, draft_length
+
+from leapgram.compiler import compiler_for
 
 from .torch import apply_token_bitmask_torch
 
@@ -60,15 +63,11 @@ def compile_for(grammar: Grammar | CompiledGrammar | dict, vocab: Vocabulary) ->
                              f"the tokenizer has {vocab.size}")
         return grammar
     if isinstance(grammar, dict):
-        from_schema = getattr(Grammar, "from_json_schema", None)
-        if from_schema is None:
-            raise leapgram.UnsupportedError("JSON Schema", "this version has no Grammar.from_json_schema; "
-                                            "pass an equivalent Grammar.from_lark grammar")
-        grammar = from_schema(grammar)
+        grammar = Grammar.from_json_schema(grammar)
     if not isinstance(grammar, Grammar):
         raise ValueError(f"grammar must be a leapgram.Grammar, CompiledGrammar or JSON Schema dict, "
                          f"not {type(grammar).__name__}")
-    return leapgram.GrammarCompiler(vocab).compile(grammar)
+    return compiler_for(vocab).compile(grammar)  # kept with the vocabulary: a schema compiles once
 
 
 def _cache_argument(model: Any) -> str:
@@ -291,14 +290,15 @@ JUMP_FORWARD_MODES = (True, False, "verify", "draft")
 MAX_DRAFT = 24
 """Most tokens one draft feeds (the pass cost keeps growing with its width)."""
 
-_POLICIES: dict[int, DraftPolicy] = {}
+_POLICIES: weakref.WeakKeyDictionary[Any, DraftPolicy] = weakref.WeakKeyDictionary()
 
 
 def draft_policy(model: Any) -> DraftPolicy:
-    """The pass costs and acceptance rates measured for ``model`` so far in this process."""
-    policy = _POLICIES.get(id(model))
+    """The pass costs and acceptance rates measured for ``model`` so far in this process (kept
+    while the model lives)."""
+    policy = _POLICIES.get(model)
     if policy is None:
-        policy = _POLICIES[id(model)] = DraftPolicy()
+        policy = _POLICIES[model] = DraftPolicy()
     return policy
 
 

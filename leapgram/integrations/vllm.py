@@ -22,8 +22,8 @@ places, and only for the name ``"leapgram"``; every other backend runs vLLM's ow
 
 Outside the vLLM versions it was tested with (:data:`TESTED_VLLM`), :func:`register` warns and
 changes nothing. Request types: JSON Schema, JSON object, regex, grammar (Lark, or GBNF when a
-line holds ``::=``, as vLLM tells them apart), choice; structural tags are refused at validation
-until ``leapgram.Grammar.from_structural_tag`` exists (:func:`structural_tag_grammar`).
+line holds ``::=``, as vLLM tells them apart), choice and structural tags
+(``leapgram.Grammar.from_structural_tag``).
 """
 
 from __future__ import annotations
@@ -72,19 +72,9 @@ def grammar_for(request_type: str, spec: str, *, compact: bool = False) -> Gramm
     if request_type == "CHOICE":
         return Grammar.from_regex(choice_regex(json.loads(spec)))
     if request_type == "STRUCTURAL_TAG":
-        return structural_tag_grammar(spec)
+        return Grammar.from_structural_tag(spec)
     raise leapgram.UnsupportedError(request_type, "leapgram's vLLM backend knows JSON, JSON_OBJECT, REGEX, "
                                     "GRAMMAR, CHOICE and STRUCTURAL_TAG requests")
-
-
-def structural_tag_grammar(spec: str) -> Grammar:
-    """A structural tag's grammar, through ``Grammar.from_structural_tag`` when leapgram has it."""
-    build = getattr(Grammar, "from_structural_tag", None)
-    if build is None:
-        raise leapgram.UnsupportedError(
-            "structural_tag", "this leapgram version cannot constrain structural tags; use a JSON schema, a "
-            "regex or a Lark grammar, or another structured-output backend")
-    return build(spec)
 
 
 def choice_regex(choices: Iterable[Any]) -> str:
@@ -136,6 +126,8 @@ class LeapgramGrammar:
         self._stop_bits = _bits(t for t in self._stops if 0 <= t < self._size)
         self._fix_stops = self._stops != frozenset(vocab.eos_token_ids)
         self._stopped = False
+        self._bitmask: Any = None
+        self._rows: np.ndarray | None = None
         self.num_processed_tokens = 0
 
     def accept_tokens(self, request_id: str, tokens: list[int]) -> bool:
@@ -192,7 +184,9 @@ class LeapgramGrammar:
     def fill_bitmask(self, bitmask: Any, batch_index: int) -> None:
         """Write the allowed next tokens into row ``batch_index`` of vLLM's int32 bitmask (a CPU
         torch tensor or a numpy array); words past the tokenizer's vocabulary are zeroed."""
-        rows = bitmask.numpy() if hasattr(bitmask, "numpy") else bitmask
+        if bitmask is not self._bitmask:  # vLLM reuses one tensor: one numpy view of it, checked once
+            self._bitmask, self._rows = bitmask, (bitmask.numpy() if hasattr(bitmask, "numpy") else bitmask)
+        rows = self._rows
         self.matcher.fill_next_token_bitmask(rows, batch_index)
         if self._fix_stops:
             self._swap_stop_bits(rows[batch_index].view(np.uint32))

@@ -1,20 +1,12 @@
-"""One :class:`leapgram.GrammarCompiler` per vocabulary and options, shared by the tests."""
+"""The compiled grammars the tests use: one compiler per vocabulary and options."""
 
 from __future__ import annotations
 
-import weakref
-
-from leapgram import CompiledGrammar, Grammar, GrammarCompiler, Limits, Vocabulary
-
-_COMPILERS: weakref.WeakKeyDictionary[Vocabulary, dict[tuple, GrammarCompiler]] = weakref.WeakKeyDictionary()
+from leapgram import CompiledGrammar, Grammar, Limits, Vocabulary
+from leapgram.compiler import compiler_for
 
 
 def compile_for(grammar: Grammar, vocab: Vocabulary, *, limits: Limits | None = None, use_slicer: bool = True,
                 use_leo: bool = True) -> CompiledGrammar:
-    """``grammar`` compiled for ``vocab`` by the compiler the tests keep for these options."""
-    options = (limits, use_slicer, use_leo)
-    compilers = _COMPILERS.setdefault(vocab, {})
-    compiler = compilers.get(options)
-    if compiler is None:
-        compiler = compilers[options] = GrammarCompiler(vocab, limits=limits, use_slicer=use_slicer, use_leo=use_leo)
-    return compiler.compile(grammar)
+    """``grammar`` compiled for ``vocab`` by the compiler kept with the vocabulary for these options."""
+    return compiler_for(vocab, limits=limits, use_slicer=use_slicer, use_leo=use_leo).compile(grammar)

@@ -84,7 +84,9 @@ class VllmServer:
         self.startup_timeout = startup_timeout
         self.max_model_len = max_model_len
         self.process: subprocess.Popen | None = None
-        self.log_path = Path(tempfile.mkstemp(prefix="vllm-server-", suffix=".log")[1])
+        handle, log_path = tempfile.mkstemp(prefix="vllm-server-", suffix=".log")
+        os.close(handle)
+        self.log_path = Path(log_path)
 
     def command(self) -> list[str]:
         return [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model,
@@ -104,7 +106,9 @@ class VllmServer:
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"vLLM server exited with {self.process.returncode}:\n{self.log_tail()}")
+                code = self.process.returncode
+                self.stop()  # its engine core may still run in the process group
+                raise RuntimeError(f"vLLM server exited with {code}:\n{self.log_tail()}")
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=5) as response:
                     if response.status == 200:
@@ -127,9 +131,9 @@ class VllmServer:
     def stop(self) -> None:
         """Terminate the server (its whole process group: the engine core is a child), then kill it."""
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
+        if process is None:
             return
-        try:
+        try:  # the group even when the server itself has exited: the engine core is a child
             os.killpg(process.pid, 15)
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:

@@ -120,14 +120,12 @@ def test_grammar_type_is_told_apart_as_vllm_does() -> None:
         grammar_for("REGEX", "(unclosed")
 
 
-def test_structural_tag_uses_leapgram_when_it_can(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_structural_tags_are_served() -> None:
     spec = json.dumps({"structures": [{"begin": "<f>", "schema": {"type": "integer"}, "end": "</f>"}],
                        "triggers": ["<f>"]})
-    if hasattr(Grammar, "from_structural_tag"):
-        assert grammar_for("STRUCTURAL_TAG", spec).kind == "structural_tag"
-        monkeypatch.delattr(Grammar, "from_structural_tag")
-    with pytest.raises(leapgram.UnsupportedError, match="structural"):
-        grammar_for("STRUCTURAL_TAG", spec)
+    assert grammar_for("STRUCTURAL_TAG", spec).kind == "structural_tag"
+    with pytest.raises(leapgram.GrammarError):
+        grammar_for("STRUCTURAL_TAG", json.dumps({"structures": [{"begin": "<f>"}], "triggers": 3}))
 
 
 def test_cache_is_bounded_and_reuses(vocab: Vocabulary) -> None:

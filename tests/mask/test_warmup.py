@@ -7,10 +7,16 @@ from leapgram.warmup import _greedy_tokens, warm_up
 
 
 def test_warm_up_loads_kernels_then_a_vocabulary(small_vocab):
+    from leapgram.compiler import _TRIES
+
     timings = warm_up()
     assert set(timings) == {"kernels"} and timings["kernels"] >= 0
-    timings = warm_up(small_vocab)
+    fresh = leapgram.Vocabulary(small_vocab.tokens(), special_token_ids=sorted(small_vocab.special_token_ids),
+                                eos_token_ids=small_vocab.eos_token_ids)
+    assert fresh not in _TRIES
+    timings = warm_up(fresh)
     assert set(timings) == {"kernels", "vocabulary"}
+    assert fresh in _TRIES  # the vocabulary's trie is built
     compiled = leapgram.GrammarCompiler(small_vocab).compile_regex("ab+c")
     assert leapgram.Matcher(compiled).compute_mask().any()
 

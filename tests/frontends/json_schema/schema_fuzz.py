@@ -242,9 +242,7 @@ def compile_schema(schema: Any, **options) -> leapgram.CompiledGrammar | None:
         if "matches no JSON value" in err.message:
             return None
         raise
-    if hasattr(leapgram, "GrammarCompiler"):
-        return leapgram.GrammarCompiler(VOCAB, cache_size=0).compile(grammar)
-    return leapgram.compile(grammar, VOCAB)
+    return leapgram.GrammarCompiler(VOCAB, cache_size=0).compile(grammar)
 
 
 def accepts(compiled: leapgram.CompiledGrammar | None, value: Any) -> bool:

@@ -57,10 +57,7 @@ _VOCAB = Vocabulary.byte_vocabulary()
 
 
 def compile_schema(schema, **options) -> leapgram.CompiledGrammar:
-    grammar = Grammar.from_json_schema(schema, **options)
-    if hasattr(leapgram, "GrammarCompiler"):
-        return leapgram.GrammarCompiler(_VOCAB).compile(grammar)
-    return leapgram.compile(grammar, _VOCAB)
+    return leapgram.GrammarCompiler(_VOCAB).compile(Grammar.from_json_schema(schema, **options))
 
 
 def accepts(compiled: leapgram.CompiledGrammar | None, text: str) -> bool:
