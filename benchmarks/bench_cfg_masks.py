@@ -75,6 +75,8 @@ BUILDER_GRAMMARS = REPO_ROOT / "tests" / "helpers" / "cfg_grammars.py"
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from tests.helpers.gbnf_grammars import JSON as GBNF_JSON_OBJECT  # noqa: E402  (llama.cpp's json.gbnf)
+
 from bench_regex_masks import DEFAULT_TOKENIZER, format_table, ratio, tokenizer_json_path, verdict
 from peers import LlguidanceLarkEngine
 
@@ -101,27 +103,7 @@ WS: /[ \t\n\r]+/
 # that documents of every top-level type are walked): character-level rules and an optional
 # whitespace of at most one newline and 20 spaces or tabs. ``--grammar gbnf`` runs it: leapgram
 # through ``Grammar.from_gbnf``, llguidance through its own converter (``llguidance.gbnf_to_lark``).
-JSON_GBNF = r"""
-root   ::= value
-value  ::= object | array | string | number | ("true" | "false" | "null") ws
-object ::=
-  "{" ws (
-            string ":" ws value
-    ("," ws string ":" ws value)*
-  )? "}" ws
-array  ::=
-  "[" ws (
-            value
-    ("," ws value)*
-  )? "]" ws
-string ::=
-  "\"" (
-    [^"\\\x7F\x00-\x1F] |
-    "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
-  )* "\"" ws
-number ::= ("-"? ([0-9] | [1-9] [0-9]{0,15})) ("." [0-9]+)? ([eE] [-+]? [0-9] [0-9]{0,15})? ws
-ws ::= | " " | "\n" [ \t]{0,20}
-"""
+JSON_GBNF = GBNF_JSON_OBJECT.replace("root   ::= object", "root   ::= value", 1)
 
 WARMUP_DOCUMENT = {"a": [1, -2.5e3, {"b": None}], "c": "x\n\u00e9 \\ \"q\" long enough text", "d": True,
                    "e": False, "f": [], "g": {}}
