@@ -21,15 +21,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SUITE = REPO / "tests" / "data" / "json_schema_test_suite"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-DIALECTS = {
-    "draft4": "http://json-schema.org/draft-04/schema#",
-    "draft6": "http://json-schema.org/draft-06/schema#",
-    "draft7": "http://json-schema.org/draft-07/schema#",
-    "draft2019-09": "https://json-schema.org/draft/2019-09/schema",
-    "draft2020-12": "https://json-schema.org/draft/2020-12/schema",
-}
+sys.path.insert(0, str(REPO))
+
+from tests.helpers.json_schema_suite import DIALECTS, SUITE  # noqa: E402
 
 
 class GroupTimeout(Exception):

@@ -15,21 +15,13 @@ The whole suite takes seconds, with or without JIT, so both runs of scripts/test
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 import leapgram
 from leapgram import Grammar, GrammarError, UnsupportedError, Vocabulary
 
-SUITE = Path(__file__).resolve().parents[2] / "data" / "json_schema_test_suite"
-DIALECTS = {
-    "draft4": "http://json-schema.org/draft-04/schema#",
-    "draft6": "http://json-schema.org/draft-06/schema#",
-    "draft7": "http://json-schema.org/draft-07/schema#",
-    "draft2019-09": "https://json-schema.org/draft/2019-09/schema",
-    "draft2020-12": "https://json-schema.org/draft/2020-12/schema",
-}
+from tests.helpers.json_schema_suite import DIALECTS, SUITE
 
 # Documented choices that reject instances the specification calls valid:
 # (file, group description, test description or "*" for every test of the group): reason.
