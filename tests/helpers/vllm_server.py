@@ -36,6 +36,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,6 +61,29 @@ def model_folder() -> Path:
     if not smollm2.is_converted(folder):
         smollm2.convert(folder, quiet=True)
     return folder
+
+
+@contextmanager
+def offline_engine(**engine_args) -> Iterator[object]:
+    """vLLM's offline ``LLM`` on the embedded model with leapgram as its structured-output backend
+    (the engine core in this process, a 2 GB KV cache); the environment is restored after."""
+    from leapgram.integrations.vllm import register
+
+    if not register():
+        raise RuntimeError("leapgram's vLLM plugin did not register (see the warning above)")
+    saved = {name: os.environ.get(name) for name in ("VLLM_ENABLE_V1_MULTIPROCESSING", "VLLM_CPU_KVCACHE_SPACE")}
+    os.environ.update(VLLM_ENABLE_V1_MULTIPROCESSING="0", VLLM_CPU_KVCACHE_SPACE="2")
+    try:
+        from vllm import LLM
+
+        yield LLM(str(model_folder()), dtype="float32", enforce_eager=True, max_model_len=2048, seed=0,
+                  structured_outputs_config={"backend": "leapgram"}, **engine_args)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def free_port() -> int:

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("vllm", reason="needs vLLM: bash scripts/setup_vllm.sh, then run with .venv-vllm/bin/python")
 jsonschema = pytest.importorskip("jsonschema")
 
-from tests.helpers.vllm_server import model_folder
+from tests.helpers.vllm_server import offline_engine
 
 pytestmark = pytest.mark.slow
 
@@ -40,19 +40,8 @@ CHOICES = ["yes", "no", "not sure (maybe)"]
 
 @pytest.fixture(scope="module")
 def llm():
-    from leapgram.integrations.vllm import register
-
-    assert register()
-    patch = pytest.MonkeyPatch()
-    patch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-    patch.setenv("VLLM_CPU_KVCACHE_SPACE", "2")
-    from vllm import LLM
-
-    engine = LLM(str(model_folder()), dtype="float32", enforce_eager=True, max_model_len=2048, seed=0,
-                 structured_outputs_config={"backend": "leapgram"})
-    yield engine
-    patch.undo()
-    del engine
+    with offline_engine() as engine:
+        yield engine
 
 
 def structured(**kwargs):

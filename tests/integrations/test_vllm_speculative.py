@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("vllm", reason="needs vLLM: bash scripts/setup_vllm.sh, then run with .venv-vllm/bin/python")
 jsonschema = pytest.importorskip("jsonschema")
 
-from tests.helpers.vllm_server import model_folder
+from tests.helpers.vllm_server import offline_engine
 
 pytestmark = pytest.mark.slow
 
@@ -33,21 +33,9 @@ PROMPT = ('Copy this JSON exactly: {"name": "Alice", "age": 31, "tags": ["x", "y
 
 @pytest.fixture(scope="module")
 def llm():
-    from leapgram.integrations.vllm import register
-
-    assert register()
-    patch = pytest.MonkeyPatch()
-    patch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-    patch.setenv("VLLM_CPU_KVCACHE_SPACE", "2")
-    from vllm import LLM
-
-    engine = LLM(str(model_folder()), dtype="float32", enforce_eager=True, max_model_len=2048, seed=0,
-                 disable_log_stats=False, structured_outputs_config={"backend": "leapgram"},
-                 speculative_config={"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4,
-                                     "prompt_lookup_min": 1})
-    yield engine
-    patch.undo()
-    del engine
+    speculative = {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4, "prompt_lookup_min": 1}
+    with offline_engine(disable_log_stats=False, speculative_config=speculative) as engine:
+        yield engine
 
 
 def accepted_drafts(llm) -> int:
