@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from peers import all_three_compile  # beside this script
+
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO.parent / "shared" / "jsonschemabench"
 BACKENDS = ("leapgram", "xgrammar", "guidance")
@@ -41,10 +43,7 @@ CHARACTER_PROMPT = ("{name} is a character in Harry Potter. Please fill in the f
 def select_schemas(count: int) -> list[tuple[str, dict, object]]:
     """(name, schema, first valid instance) for ``count`` schemas spread over the benchmark that
     leapgram, XGrammar and llguidance all accept."""
-    import llguidance
-    import xgrammar as xgr
 
-    from leapgram import Grammar
 
     paths = sorted(glob.glob(str(BENCH / "*.json")))
     stride = max(1, len(paths) // (count * 3))
@@ -55,12 +54,7 @@ def select_schemas(count: int) -> list[tuple[str, dict, object]]:
         if not valid or not isinstance(doc.get("schema"), dict):
             continue
         text = json.dumps(doc["schema"])
-        try:
-            Grammar.from_json_schema(text)
-            xgr.Grammar.from_json_schema(text)
-            if llguidance.LLMatcher.validate_grammar(llguidance.LLMatcher.grammar_from_json_schema(text)):  # an error message
-                continue
-        except Exception:  # noqa: BLE001 -- a schema one backend refuses is left out for all
+        if not all_three_compile(text):
             continue
         chosen.append((Path(path).stem, doc["schema"], valid[0]))
         if len(chosen) == count:

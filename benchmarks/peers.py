@@ -230,3 +230,20 @@ class XgrammarSchemaEngine(LlguidanceSchemaEngine):
 
     def first_error(self, matcher: Any) -> str | None:
         return None  # xgrammar raises instead of entering an error state
+
+
+def all_three_compile(schema_text: str) -> bool:
+    """Whether leapgram, XGrammar and llguidance all take this JSON Schema (the benchmarks compare
+    the three on such schemas only)."""
+    import llguidance
+    import xgrammar as xgr
+
+    from leapgram import Grammar
+
+    try:
+        Grammar.from_json_schema(schema_text)
+        xgr.Grammar.from_json_schema(schema_text)
+        error = llguidance.LLMatcher.validate_grammar(llguidance.LLMatcher.grammar_from_json_schema(schema_text))
+    except Exception:  # noqa: BLE001 -- a schema one library refuses is left out for all
+        return False
+    return not error
