@@ -61,10 +61,10 @@ def parse_regex(
     the same pool (or a copy of it) costs one lookup.
     """
     return pool.remembered(("regex", pattern, ignore_case, dotall),
-                           lambda: _Parser(pattern, pool, ignore_case, dotall).parse())
+                           lambda: RegexParser(pattern, pool, ignore_case, dotall).parse())
 
 
-class _Parser:
+class RegexParser:
     def __init__(self, pattern: str, pool: ExprPool, ignore_case: bool, dotall: bool) -> None:
         self.src = pattern
         self.pool = pool

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from ...errors import UnsupportedError
 from ...regex.expr import EMPTY, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
-from ...regex.syntax import _Parser
+from ...regex.syntax import RegexParser
 from ...regex.utf8 import MAX_CODE_POINT, Ranges, negate, normalize, ranges_to_expr
 
 LINE_TERMINATORS: Ranges = ((0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029))
@@ -157,7 +157,7 @@ def category_ranges(name: str) -> Ranges | None:
     return normalize([r for c in members for r in table.get(c, ())])
 
 
-class _EcmaParser(_Parser):
+class _EcmaParser(RegexParser):
     def __init__(self, pattern: str, pool: ExprPool) -> None:
         super().__init__(pattern, pool, False, False)
 
@@ -235,7 +235,7 @@ class _MarkedParser(_EcmaParser):
     """Reads ``^`` and ``$`` anywhere as the marker bytes; the caller resolves them."""
 
     def parse(self) -> int:
-        return _Parser.parse(self)
+        return RegexParser.parse(self)
 
     def parse_sequence(self, at_start: bool) -> tuple[int, int | None]:
         items: list[int] = []
