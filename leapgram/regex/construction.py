@@ -1,0 +1,306 @@
+"""Hash-consed regular expressions over bytes: node kinds and the simplifying constructors.
+
+An expression is a small integer naming a node of its :class:`~leapgram.regex.expr.ExprPool`.
+The constructors apply the algebraic laws as they build, so equal languages built the same way get
+one id (see docs/design/regex-derivatives.md).
+"""
+
+from __future__ import annotations
+
+from ..errors import BudgetExceededError
+from ..limits import Limits
+
+EMPTY = 0
+EPSILON = 1
+
+K_EMPTY, K_EPS, K_BYTES, K_CONCAT, K_OR, K_AND, K_NOT, K_REPEAT = range(8)
+INF = -1
+ALL_BYTES = (1 << 256) - 1
+
+
+def bits_of(mask: int) -> list[int]:
+    """The bytes in a byte class, ascending."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+class Constructors:
+    """The node store and its smart constructors (the base of ``ExprPool``, which creates the
+    attributes below). A byte class is a 256-bit ``int``: bit ``b`` set means byte ``b``."""
+
+    limits: Limits
+    kind: list[int]
+    args: list[tuple]
+    nullable: list[bool]
+    has_bool: list[bool]  # an intersection or complement inside
+    memo: dict[tuple, int]
+    largest_count: int
+    _ids: dict[tuple, int]
+    _lengths: dict[int, int]
+    _single_bytes: list[int | None]
+    _within: dict[tuple[int, int], bool]
+    _univ: int
+
+    def _intern(self, kind: int, args: tuple, nullable: bool, has_bool: bool) -> int:
+        key = (kind, args)
+        found = self._ids.get(key)
+        if found is not None:
+            return found
+        if len(self.kind) >= self.limits.max_regex_nodes:
+            raise BudgetExceededError("max_regex_nodes", self.limits.max_regex_nodes, "too many regex expressions")
+        eid = len(self.kind)
+        self._ids[key] = eid
+        self.kind.append(kind)
+        self.args.append(args)
+        self.nullable.append(nullable)
+        self.has_bool.append(has_bool)
+        return eid
+
+    def byteset(self, mask: int) -> int:
+        """The expression matching one byte from ``mask``."""
+        if mask == 0:
+            return EMPTY
+        return self._intern(K_BYTES, (mask,), False, False)
+
+    def literal(self, data: bytes) -> int:
+        """The expression matching exactly ``data`` (remembered in :attr:`memo`: grammars spell
+        the same keys and punctuation many times)."""
+        return self.remembered(("literal", bytes(data)), lambda: self._new_literal(data))
+
+    def _new_literal(self, data: bytes) -> int:
+        # concat_all without its checks: byte classes are never ε, ∅, nullable or concatenations.
+        # Each suffix's longest string is its length: recorded here, so that deciding whether an
+        # alternation of names is finite (a key that is none of them) looks at its top node only.
+        single = self._single_bytes
+        lengths = self._lengths
+        out = EPSILON
+        for size, b in enumerate(reversed(data), 1):
+            byte = single[b]
+            if byte is None:
+                byte = single[b] = self.byteset(1 << b)
+            out = byte if out == EPSILON else self._intern(K_CONCAT, (byte, out), False, False)
+            lengths[out] = size
+        return out
+
+    def remembered(self, key: tuple, make) -> int:
+        """``memo[key]``, made by ``make()`` the first time."""
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = make()
+        return found
+
+    def concat(self, a: int, b: int) -> int:
+        """``ab``, kept right-associated."""
+        if a == EMPTY or b == EMPTY:
+            return EMPTY
+        if a == EPSILON:
+            return b
+        if b == EPSILON:
+            return a
+        if self._is_star(b) and self.nullable[a] and self._within_star(a, self.args[b][0]):
+            return b  # A R* = R* when ε ∈ A ⊆ R* (x* after a pattern's class: [a-z]* C* = C*)
+        if self._is_star(a) and self.nullable[b] and self._within_star(b, self.args[a][0]):
+            return a
+        if self.kind[a] == K_CONCAT:  # (h t) b = h (t b), with a loop: a long literal nests deep
+            heads = []
+            while self.kind[a] == K_CONCAT:
+                head, a = self.args[a]
+                heads.append(head)
+            out = self.concat(a, b)
+            for head in reversed(heads):
+                out = self.concat(head, out)
+            return out
+        return self._intern(K_CONCAT, (a, b), self.nullable[a] and self.nullable[b],
+                            self.has_bool[a] or self.has_bool[b])
+
+    def concat_all(self, items: list[int]) -> int:
+        """``items[0] items[1] ...``; ε for an empty list."""
+        out = EPSILON
+        for item in reversed(items):
+            out = self.concat(item, out)
+        return out
+
+    def alt(self, items: list[int]) -> int:
+        """``items[0] | items[1] | ...``; ∅ for an empty list."""
+        flat: set[int] = set()
+        byte_mask = 0
+        for item in items:
+            kind = self.kind[item]
+            if kind == K_OR:
+                for sub in self.args[item]:
+                    if self.kind[sub] == K_BYTES:
+                        byte_mask |= self.args[sub][0]
+                    else:
+                        flat.add(sub)
+            elif kind == K_BYTES:
+                byte_mask |= self.args[item][0]
+            elif item != EMPTY:
+                flat.add(item)
+        if byte_mask:
+            flat.add(self.byteset(byte_mask))
+        if self._universal() in flat:
+            return self._universal()
+        self._absorb_into_stars(flat)
+        if EPSILON in flat and any(self.nullable[x] for x in flat if x != EPSILON):
+            flat.discard(EPSILON)
+        if not flat:
+            return EMPTY
+        if len(flat) == 1:
+            return next(iter(flat))
+        children = tuple(sorted(flat))
+        return self._intern(K_OR, children, any(self.nullable[x] for x in children),
+                            any(self.has_bool[x] for x in children))
+
+    def _is_star(self, e: int) -> bool:
+        return self.kind[e] == K_REPEAT and self.args[e][1] == 0 and self.args[e][2] == INF
+
+    def _absorb_into_stars(self, flat: set[int]) -> None:
+        """Drop from an alternation the members inside one of its ``R*`` members (``C* X+ C* | C*``
+        after a pattern's character was read): the derivatives of an unanchored pattern then
+        stay as small as the pattern instead of growing by a member per byte."""
+        stars = [x for x in flat if self._is_star(x)]
+        for star in stars:
+            if star in flat:
+                r = self.args[star][0]
+                flat.difference_update([x for x in flat if x != star and self._within_star(x, r)])
+
+    def _within_star(self, x: int, r: int, depth: int = 0) -> bool:
+        """Whether every string of ``x`` is a sequence of strings of ``r`` (``x ⊆ r*``), by
+        structure only: ``x`` built from ``r``, ε and single bytes that are strings of ``r``
+        (members of its byte class) by concatenation, alternation and repetition. ``False``
+        when unsure (intersections, complements, deep nesting)."""
+        if x == r or x == EPSILON:
+            return True
+        key = (x, r)
+        found = self._within.get(key)
+        if found is None:
+            kind = self.kind[x]
+            if depth > 64 or self.has_bool[x]:
+                return False
+            if kind == K_BYTES:
+                found = self.args[x][0] & ~self._single_bytes_of(r) == 0
+            elif kind == K_REPEAT:
+                found = self._within_star(self.args[x][0], r, depth + 1)
+            elif kind == K_CONCAT or kind == K_OR:
+                found = all(self._within_star(c, r, depth + 1) for c in self.args[x])
+            else:
+                found = False
+            self._within[key] = found
+        return found
+
+    def _single_bytes_of(self, r: int) -> int:
+        """The bytes ``b`` such that the one-byte string ``b`` is a string of ``r`` (a subset)."""
+        kind = self.kind[r]
+        if kind == K_BYTES:
+            return self.args[r][0]
+        found = 0
+        if kind == K_OR:
+            for c in self.args[r]:
+                if self.kind[c] == K_BYTES:
+                    found |= self.args[c][0]
+        return found
+
+    def intersect(self, items: list[int]) -> int:
+        """``items[0] & items[1] & ...`` (intersection of languages); everything for an empty list."""
+        flat: set[int] = set()
+        byte_mask = ALL_BYTES
+        has_bytes = False
+        for item in items:
+            kind = self.kind[item]
+            subs = self.args[item] if kind == K_AND else (item,)
+            for sub in subs:
+                if sub == EMPTY:
+                    return EMPTY
+                if self.kind[sub] == K_BYTES:
+                    byte_mask &= self.args[sub][0]
+                    has_bytes = True
+                else:
+                    flat.add(sub)
+        if has_bytes:
+            flat.add(self.byteset(byte_mask))
+        flat.discard(self._universal())
+        for star in [x for x in flat if self._is_star(x)]:  # A & R* = A when A ⊆ R* (a length bound
+            if any(x != star and self._within_star(x, self.args[star][0]) for x in flat):  # and a
+                flat.discard(star)  # pattern already matched: C{2,254} & C* = C{2,254})
+        if EMPTY in flat:
+            return EMPTY
+        if EPSILON in flat:
+            return EPSILON if all(self.nullable[x] for x in flat) else EMPTY
+        if not flat:
+            return self._universal()
+        if len(flat) == 1:
+            return next(iter(flat))
+        children = tuple(sorted(flat))
+        return self._intern(K_AND, children, all(self.nullable[x] for x in children), True)
+
+    def difference(self, a: int, b: int) -> int:
+        """``a & ~b``: the strings of ``a`` that are not in ``b``."""
+        return self.intersect([a, self.complement(b)])
+
+    def complement(self, a: int) -> int:
+        """``~a``: every byte string not matched by ``a``."""
+        if self.kind[a] == K_NOT:
+            return self.args[a][0]
+        if a == EMPTY:
+            return self._univ
+        if a == self._univ:
+            return EMPTY
+        return self._intern(K_NOT, (a,), not self.nullable[a], True)
+
+    def repeat(self, a: int, low: int, high: int = INF) -> int:
+        """``a{low,high}``; ``high == INF`` means unbounded."""
+        if high != INF and high < low:
+            raise ValueError(f"repeat bounds {low}>{high}")
+        if high == 0 or a == EPSILON:
+            return EPSILON
+        if a == EMPTY:
+            return EPSILON if low == 0 else EMPTY
+        if low == 1 and high == 1:
+            return a
+        if self.nullable[a]:
+            low = 0
+        if self.kind[a] == K_REPEAT and self.args[a][1] == 0 and self.args[a][2] == INF:
+            return a
+        if low > self.largest_count or high > self.largest_count:
+            self.largest_count = max(low, high)
+        return self._intern(K_REPEAT, (a, low, high), low == 0 or self.nullable[a], self.has_bool[a])
+
+    def star(self, a: int) -> int:
+        return self.repeat(a, 0, INF)
+
+    def _universal(self) -> int:
+        return self._univ
+
+    def universal(self) -> int:
+        """The expression matching every byte string."""
+        return self._universal()
+
+    def _bottom_up(self, e: int, cache: dict, combine, children_of) -> object:
+        """``cache[e]`` from the cached values of ``children_of(e)`` (``combine(e, children)``),
+        filled in post-order with an explicit stack (a long literal is a deep right-associated
+        concatenation)."""
+        stack = [e]
+        while stack:
+            x = stack[-1]
+            if x in cache:
+                stack.pop()
+                continue
+            children = children_of(x)
+            missing = [c for c in children if c not in cache]
+            if missing:
+                stack.extend(missing)
+                continue
+            stack.pop()
+            cache[x] = combine(x, children)
+        return cache[e]
+
+    def _children(self, x: int) -> tuple[int, ...]:
+        """The subexpressions of ``x``."""
+        kind = self.kind[x]
+        if kind == K_REPEAT:
+            return self.args[x][:1]
+        return () if kind == K_BYTES else self.args[x]

@@ -1,0 +1,269 @@
+"""Emptiness, finiteness and inclusion of pool expressions.
+
+Without intersection or complement only ∅ is empty; with them ``is_empty`` searches the
+derivatives for a nullable one, best first, within ``Limits.max_emptiness_steps`` (see
+docs/design/regex-derivatives.md).
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from ..errors import BudgetExceededError
+from .construction import EMPTY, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT
+from .derivatives import Derivatives
+
+
+class Emptiness(Derivatives):
+    """Whether expressions match anything, finitely many strings, or a subset of another."""
+
+    _empty: dict[int, bool]
+    _shortest: dict[int, int]
+    _preds: dict[int, list[int]]  # search edges backwards: x derives to d
+    _expanded: set[int]
+    _shared_budget: list | None  # [limit name, value, steps left] (emptiness_budget)
+    emptiness_steps: int
+
+    def is_empty(self, e: int) -> bool:
+        """Whether ``e`` matches no string at all.
+
+        Without intersection or complement, only ∅ itself is empty (the constructors guarantee
+        it). Otherwise search the derivatives for a nullable one, within
+        ``Limits.max_emptiness_steps``.
+        """
+        if e == EMPTY:
+            return True
+        if not self.has_bool[e]:
+            return False
+        found = self._empty.get(e)
+        if found is None:
+            found = self._search_empty(e)
+            self._empty[e] = found
+        return found
+
+    def is_known_empty(self, e: int) -> bool:
+        """Whether ``e`` is known to match nothing without a search (∅, or an earlier answer)."""
+        return e == EMPTY or self._empty.get(e) is True
+
+    def are_all_empty(self, exprs: list[int]) -> bool:
+        """Whether none of ``exprs`` matches anything. Those known to match something are looked
+        at first, and the searches stop at the first non-empty one: a lexer state is dead only
+        when all its lexemes are, and with hundreds of lexemes (the branches of an ``anyOf`` of
+        patterns) one search then stands for hundreds."""
+        unknown = []
+        for e in exprs:
+            if e == EMPTY:
+                continue
+            if self._is_known_nonempty(e):
+                return False
+            unknown.append(e)
+        return all(self.is_empty(e) for e in unknown)
+
+    def _search_empty(self, e: int) -> bool:
+        # Best first by estimated distance to a match, nearest to ``e`` among equals; each
+        # derivative tested when made; edges remembered backwards across searches (see
+        # docs/design/regex-derivatives.md, "Emptiness").
+        if self._is_known_nonempty(e):
+            self._empty[e] = False
+            return False
+        shared = self._shared_budget
+        budget = self.limits.max_emptiness_steps if shared is None else min(self.limits.max_emptiness_steps, shared[2])
+        steps = 0
+        seen = {e}
+        frontier = [(self._estimated_length(e), 0, e)]
+        try:
+            while frontier:
+                _, depth, x = heapq.heappop(frontier)
+                steps += 1
+                if steps > budget:
+                    raise self._emptiness_budget_error(shared, steps)
+                if self._expand(x, depth + 1, seen, frontier):
+                    return False
+        finally:
+            self.emptiness_steps += steps
+            if shared is not None:
+                shared[2] -= steps
+        for x in seen:  # everything reachable from an empty expression is empty
+            self._empty[x] = True
+        return True
+
+    def _expand(self, x: int, depth: int, seen: set[int], frontier: list) -> bool:
+        """Queue the derivatives of ``x`` not seen yet (by estimated distance, then ``depth``);
+        True, and remembered, when one of them is known to match something."""
+        record = x not in self._expanded
+        for part in self.byte_classes(x):
+            d = self.derivative(x, (part & -part).bit_length() - 1)
+            if d == EMPTY or self._empty.get(d):
+                continue
+            if record:
+                self._preds.setdefault(d, []).append(x)
+            if d in seen:
+                continue
+            seen.add(d)
+            if self._is_known_nonempty(d):
+                self._mark_nonempty(d)
+                return True
+            heapq.heappush(frontier, (self._estimated_length(d), depth, d))
+        self._expanded.add(x)  # every edge out of it recorded
+        return False
+
+    def _emptiness_budget_error(self, shared: list | None, steps: int) -> BudgetExceededError:
+        if shared is not None and steps > shared[2]:
+            name, value = shared[0], shared[1]
+            what = "deciding whether intersections or complements are empty, summed over one lexer row"
+        else:
+            name, value = "max_emptiness_steps", self.limits.max_emptiness_steps
+            what = "deciding whether an intersection or complement is empty"
+        return BudgetExceededError(name, value, what)
+
+    def emptiness_budget(self, name: str, steps: int) -> SharedBudget:
+        """A context manager: within the block, the emptiness searches share ``steps`` steps
+        (each search also stays within ``Limits.max_emptiness_steps``); past them,
+        ``BudgetExceededError`` names ``name``, the :class:`Limits` field that set ``steps``.
+        Meant for one lexer row (``Limits.max_row_emptiness_steps``): a row asks about every
+        lexeme's derivative by every byte class, thousands of searches where an ``anyOf`` of
+        patterns makes hundreds of lexemes, each search within its own budget."""
+        return SharedBudget(self, name, steps)
+
+    def _mark_nonempty(self, d: int) -> None:
+        """Remember that ``d`` and every expression seen to derive to it (in any search so far)
+        match some string."""
+        self._empty[d] = False
+        stack = [d]
+        while stack:
+            for x in self._preds.get(stack.pop(), ()):
+                if self._empty.get(x) is not False:
+                    self._empty[x] = False
+                    stack.append(x)
+
+    def _is_known_nonempty(self, e: int) -> bool:
+        if self.nullable[e] or not self.has_bool[e] or self._empty.get(e) is False:
+            return True
+        if self._is_infinite_minus_finite(e):
+            self._empty[e] = False  # asked again for the same derivative: a lookup next time
+            return True
+        return False
+
+    def _is_infinite_minus_finite(self, e: int) -> bool:
+        """Whether ``e`` is ``P & ~Q1 & ~Q2 ...`` with ``P`` an infinite and every ``Qi`` a finite
+        language, none with intersection or complement: then ``P`` has a string longer than every
+        ``Qi``, so ``e`` is not empty. (A key that is not one of the declared names: the string
+        lexeme minus the names, after each byte of a key, without a search.)"""
+        if self.kind[e] != K_AND:
+            return False
+        positives = [x for x in self.args[e] if self.kind[x] != K_NOT]
+        if len(positives) != 1 or self.has_bool[positives[0]] or self._max_length(positives[0]) != INF:
+            return False
+        for x in self.args[e]:
+            if self.kind[x] == K_NOT:
+                q = self.args[x][0]
+                if self.has_bool[q] or self._max_length(q) == INF:
+                    return False
+        return True
+
+    def _estimated_length(self, e: int) -> int:
+        """The length of the shortest string of ``e`` where ``e`` has no intersection or
+        complement; with them an estimate that orders the emptiness search: an intersection
+        adds up its parts' (each part wants its own bytes: a minimum length, a substring), a
+        complement counts 0 or 1."""
+        found = self._shortest.get(e)
+        return self._bottom_up(e, self._shortest, self._estimated_length_from, self._children) if found is None else found
+
+    def _estimated_length_from(self, x: int, children: tuple[int, ...]) -> int:
+        kind = self.kind[x]
+        if kind == K_BYTES or kind == K_NOT:  # a byte class is never nullable
+            return 0 if self.nullable[x] else 1
+        lengths = [self._shortest[c] for c in children]
+        if kind == K_CONCAT:
+            return sum(lengths)
+        if kind == K_OR:
+            return min(lengths)
+        if kind == K_AND:
+            return sum(lengths)
+        if kind == K_REPEAT:
+            return lengths[0] * self.args[x][1]
+        return 0
+
+    def is_finite(self, e: int) -> bool:
+        """Whether ``e`` is known to match finitely many strings: no intersection or complement
+        inside and no unbounded repeat of a non-empty string (cached bottom-up, so the
+        derivatives of a big alternation of literals cost only their new nodes)."""
+        return not self.has_bool[e] and self._max_length(e) != INF
+
+    def _max_length(self, e: int) -> int:
+        """The length of the longest string of ``e`` (no intersection or complement inside),
+        ``INF`` when there is none."""
+        found = self._lengths.get(e)
+        return self._bottom_up(e, self._lengths, self._length_from, self._children) if found is None else found
+
+    def _length_from(self, x: int, children: tuple[int, ...]) -> int:
+        kind = self.kind[x]
+        if kind == K_BYTES:
+            return 1
+        lengths = [self._lengths[c] for c in children]
+        if INF in lengths and kind != K_REPEAT:
+            return INF
+        if kind == K_CONCAT:
+            return sum(lengths)
+        if kind == K_OR:
+            return max(lengths)
+        if kind == K_REPEAT:
+            inner, high = lengths[0], self.args[x][2]
+            if inner == 0:
+                return 0
+            return INF if inner == INF or high == INF else inner * high
+        return 0
+
+    def is_subset(self, a: int, b: int) -> bool:
+        """Whether every string of ``a`` is in ``b``: a search over pairs of derivatives that
+        fails at a string ``a`` accepts and ``b`` rejects. Within ``Limits.max_emptiness_steps``."""
+        budget = self.limits.max_emptiness_steps
+        seen = {(a, b)}
+        frontier = [(a, b)]
+        while frontier:
+            x, y = frontier.pop()
+            if self.nullable[x] and not self.nullable[y]:
+                return False
+            budget -= 1
+            if budget < 0:
+                raise BudgetExceededError("max_emptiness_steps", self.limits.max_emptiness_steps,
+                                          "deciding whether one regex contains another")
+            for part in self._joint_classes(x, y):
+                byte = (part & -part).bit_length() - 1
+                dx = self.derivative(x, byte)
+                if self.is_empty(dx):
+                    continue
+                dy = self.derivative(y, byte)
+                if dy == EMPTY:
+                    return False
+                if (dx, dy) not in seen:
+                    seen.add((dx, dy))
+                    frontier.append((dx, dy))
+        return True
+
+    def _joint_classes(self, x: int, y: int) -> list[int]:
+        out = []
+        for px in self.byte_classes(x):
+            for py in self.byte_classes(y):
+                if px & py:
+                    out.append(px & py)
+        return out
+
+
+class SharedBudget:
+    """The context manager of :meth:`Emptiness.emptiness_budget` (a class, not a generator: a
+    lexer enters one per row, and a generator-based manager costs several times more)."""
+
+    __slots__ = ("budget", "outer", "pool")
+
+    def __init__(self, pool: Emptiness, name: str, steps: int) -> None:
+        self.pool = pool
+        self.budget = [name, steps, steps]
+        self.outer: list | None = None
+
+    def __enter__(self) -> None:
+        self.outer = self.pool._shared_budget
+        self.pool._shared_budget = self.budget
+
+    def __exit__(self, *exc_info) -> None:
+        self.pool._shared_budget = self.outer
