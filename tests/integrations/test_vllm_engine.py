@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("vllm", reason="needs vLLM: bash scripts/setup_vllm.sh, then run with .venv-vllm/bin/python")
 jsonschema = pytest.importorskip("jsonschema")
 
+from tests.helpers import vllm_tools
 from tests.helpers.vllm_server import offline_engine
 
 pytestmark = pytest.mark.slow
@@ -104,6 +105,28 @@ def test_chat_with_a_json_schema(llm) -> None:
     for output in outputs:
         assert output.outputs[0].finish_reason == "stop"
         check("json", output.outputs[0].text)
+
+
+def test_chat_with_two_tools_every_completed_call_validates(llm) -> None:
+    """STRUCTURAL_TAG requests in a chat that offers get_weather and get_time: free text with
+    exact calls (XGrammar's ``triggered_tags``, vLLM's legacy form) and calls only
+    (``tags_with_separator``): every call made parses and validates."""
+    required = json.dumps(vllm_tools.structural_tag(required=True))
+    forms = [required, json.dumps(vllm_tools.structural_tag()), json.dumps(vllm_tools.legacy_structural_tag())]
+    conversations, params = [], []
+    for seed, question in enumerate(vllm_tools.QUESTIONS):
+        for form in forms:
+            conversations.append(vllm_tools.messages(question))
+            params.append(sampling(structured(structural_tag=form), max_tokens=100, temperature=0.7, seed=seed))
+    outputs = llm.chat(conversations, params, use_tqdm=False)
+    calls = 0
+    for output, param in zip(outputs, params):
+        completion = output.outputs[0]
+        made = vllm_tools.completed_calls(completion.text)
+        if param.structured_outputs.structural_tag == required:
+            assert completion.finish_reason == "stop" and made, completion.text
+        calls += len(made)
+    assert calls >= len(vllm_tools.QUESTIONS), [o.outputs[0].text for o in outputs]
 
 
 def test_no_special_token_but_the_stop_tokens(llm) -> None:

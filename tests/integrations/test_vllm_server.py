@@ -16,6 +16,7 @@ pytest.importorskip("vllm", reason="needs vLLM: bash scripts/setup_vllm.sh, then
 openai = pytest.importorskip("openai")
 jsonschema = pytest.importorskip("jsonschema")
 
+from tests.helpers import vllm_tools
 from tests.helpers.vllm_server import VllmServer
 
 pytestmark = pytest.mark.slow
@@ -99,3 +100,25 @@ def test_malformed_schema_is_a_400_with_leapgram_message_then_the_server_serves(
     with pytest.raises(openai.BadRequestError, match="leapgram"):
         chat(client, server, "x", extra_body={"structured_outputs": {"grammar": 'root ::= "a" | undefined'}})
     test_response_format_json_schema(client, server)
+
+
+def test_structural_tag_tool_calls_through_the_server(client, server) -> None:
+    """A chat with get_weather and get_time: ``response_format`` structural tags (calls only, and
+    free text with calls) and vLLM's legacy form in the ``structured_outputs`` extra body."""
+    requests = [dict(response_format=vllm_tools.structural_tag(required=True)),
+                dict(response_format=vllm_tools.structural_tag()),
+                dict(extra_body={"structured_outputs": {"structural_tag": json.dumps(vllm_tools.legacy_structural_tag())}})]
+
+    def ask(job: tuple[int, dict]):
+        index, options = job
+        question = vllm_tools.QUESTIONS[index % len(vllm_tools.QUESTIONS)]
+        return client.chat.completions.create(model=server.model, messages=vllm_tools.messages(question),
+                                              max_tokens=100, temperature=0.7, seed=index, **options).choices[0]
+
+    jobs = [(i, options) for i, options in enumerate(requests * 2)]
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        choices = list(pool.map(ask, jobs))
+    for (index, _), choice in zip(jobs, choices):
+        made = vllm_tools.completed_calls(choice.message.content)
+        if index % len(requests) == 0:  # calls only: complete after one call at least
+            assert choice.finish_reason == "stop" and made, choice.message.content
