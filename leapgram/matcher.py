@@ -13,7 +13,7 @@ Fast-forward tokens, token healing, draft masks and forks: ``docs/design/fast-fo
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 
 import numpy as np
 
@@ -52,7 +52,7 @@ class Matcher:
         self.required_prefix = bytes(required_prefix)
         self.ff_backoff = _checked_depth(ff_backoff)
         self._recent = [self._check_token(t) for t in recent_tokens][-CONTEXT_TOKENS:]
-        self._checked_bitmask: tuple[object, tuple] = (_TERMINATED, ())  # no bitmask checked yet
+        self._checked_bitmask: tuple = (_TERMINATED, 0, [])  # none checked yet
         self.reset()
 
     # ----- state --------------------------------------------------------------------------
@@ -86,6 +86,19 @@ class Matcher:
         """Whether the output so far is complete (EOS would be allowed)."""
         return (self._error is None and not self._terminated and not self._pending[-1]
                 and self.compiled._engine.is_accepting(self._states[-1]))
+
+    def state_key(self) -> Hashable:
+        """A hashable key of where the output is: two matchers of the same compiled grammar with
+        equal keys allow the same continuations (every later mask and ``consume_token`` result
+        is the same), so a search over outputs can merge them. Keys of different compiled
+        grammars are not comparable. The key of a context-free state is its chart's fingerprints
+        (``docs/design/earley-walk.md``) with its lexer state; of a regex, its DFA state; a
+        pending required prefix is part of it."""
+        if self._error is not None:
+            return ("error",)
+        if self._terminated:
+            return ("terminated",)
+        return self._pending[-1], self.compiled._engine.state_key(self._states[-1])
 
     # ----- consuming ----------------------------------------------------------------------
 
@@ -192,25 +205,29 @@ class Matcher:
     def fill_next_token_bitmask(self, bitmask: np.ndarray, index: int = 0) -> None:
         """Write the allowed next tokens into row ``index`` of ``bitmask`` (int32, C-contiguous,
         shape ``(batch, >= ceil(vocab_size / 32))``). EOS is allowed exactly when accepting."""
-        row = self._bitmask_row(bitmask, index)
+        checked = self._checked_bitmask  # (bitmask, rows, row views) of the last call
+        if (bitmask is checked[0] and index.__class__ is int and 0 <= index < checked[1] and bitmask.ndim == 2
+                and len(bitmask) == checked[1] and bitmask.dtype is _INT32):
+            out = checked[2][index] or self._row_views(bitmask, index)  # unchanged: no checks again
+        else:
+            out = self._row_views(bitmask, index)
         compiled = self.compiled
         if self._terminated or self._error is not None:
-            allowed = compiled._eos_row
+            entry = compiled._eos_entry
         else:
             try:
                 pending = self._pending[-1]
                 if pending:
-                    allowed = compiled._prefix_masks.mask(self._states[-1], pending).view(np.int32)
+                    row = compiled._prefix_masks.mask(self._states[-1], pending).view(np.int32)
+                    entry = (row, False, memoryview(row))
                 else:
-                    allowed = compiled._state_row(self._states[-1])[0]
+                    entry = compiled._state_row(self._states[-1])
             except LeapgramError as exc:
                 self._error = str(exc)
-                allowed = compiled._eos_row
-        if row.shape[0] == compiled._words:
-            row[:] = allowed
-        else:
-            row[: compiled._words] = allowed
-            row[compiled._words :] = 0
+                entry = compiled._eos_entry
+        out[0][:] = entry[2]
+        if out[1] is not None:  # words past the vocabulary
+            out[1][:] = _zeros(len(out[1]))
 
     def compute_mask(self) -> np.ndarray:
         """The next-token mask as a fresh ``(ceil(vocab_size / 32),)`` int32 array."""
@@ -296,22 +313,22 @@ class Matcher:
         clone._tokens, clone._recent = list(self._tokens), list(self._recent)
         return clone
 
-    def _bitmask_row(self, bitmask: np.ndarray, index: int) -> np.ndarray:
-        checked = self._checked_bitmask
-        if (bitmask is checked[0] and type(index) is int and bitmask.shape == checked[1] and bitmask.dtype is _INT32
-                and 0 <= index < checked[1][0]):
-            return bitmask[index]  # the C-contiguous 2-D bitmask of the last call, unchanged
+    def _row_views(self, bitmask: np.ndarray, index: int) -> tuple[memoryview, memoryview | None]:
+        """Row ``index`` of ``bitmask``, checked, as memoryviews of its first ``ceil(vocab_size /
+        32)`` words and of the words past them (``None`` if none); kept for the next call with
+        the same 2-D bitmask."""
         if not isinstance(bitmask, np.ndarray):
             raise TypeError(f"bitmask must be a numpy int32 array, not {type(bitmask).__name__}; "
                              "allocate one with leapgram.allocate_token_bitmask")
         if bitmask.dtype is not _INT32 and bitmask.dtype != _INT32:
             raise TypeError(f"bitmask dtype must be int32, got {bitmask.dtype}")
-        shape = bitmask.shape
-        if len(shape) == 1:
+        whole = bitmask
+        if bitmask.ndim == 1:
             bitmask = bitmask.reshape(1, -1)
-            shape = bitmask.shape
-        if len(shape) != 2 or shape[1] < self.compiled._words:
-            raise ValueError(f"bitmask must have shape (batch, >= {self.compiled._words}), got {shape}")
+        shape = bitmask.shape
+        words = self.compiled._words
+        if len(shape) != 2 or shape[1] < words:
+            raise ValueError(f"bitmask must have shape (batch, >= {words}), got {shape}")
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
             raise TypeError(f"the row index must be an int, not {type(index).__name__}")
         if not 0 <= index < shape[0]:
@@ -319,13 +336,30 @@ class Matcher:
         row = bitmask[index]
         if not row.flags.c_contiguous:
             raise ValueError("bitmask rows must be C-contiguous; use np.ascontiguousarray")
-        if bitmask.flags.c_contiguous and bitmask.dtype is _INT32:
-            self._checked_bitmask = (bitmask, shape)
-        return row
+        out = (memoryview(row[:words]), memoryview(row[words:]) if shape[1] > words else None)
+        if whole is bitmask and bitmask.flags.c_contiguous and bitmask.dtype is _INT32:
+            checked = self._checked_bitmask
+            if checked[0] is not bitmask or checked[1] != shape[0]:
+                checked = self._checked_bitmask = (bitmask, shape[0], [None] * shape[0])
+            checked[2][int(index)] = out
+        return out
 
     def __repr__(self) -> str:
         status = "error" if self._error else "terminated" if self._terminated else "accepting" if self.is_accepting() else "running"
         return f"Matcher({self.compiled.grammar!r}, tokens={len(self._tokens)}, {status})"
+
+
+_ZEROS: dict[int, memoryview] = {}
+
+
+def _zeros(words: int) -> memoryview:
+    """A read-only memoryview of ``words`` int32 zeros, shared."""
+    found = _ZEROS.get(words)
+    if found is None:
+        zeros = np.zeros(words, dtype=np.int32)
+        zeros.flags.writeable = False
+        found = _ZEROS[words] = memoryview(zeros)
+    return found
 
 
 def _checked_depth(depth: int) -> int:

@@ -60,6 +60,10 @@ class RegexEngine:
     def mask_key(self, state: int) -> int:
         return self.widened(state)
 
+    def state_key(self, state: int) -> int:
+        """Equal for states with the same future (see ``Matcher.state_key``): the DFA state."""
+        return state
+
     def widened(self, state: int) -> int:
         """The state masks are walked from: the same tokens are allowed (a token has at most
         ``trie.max_depth`` bytes), with repeat counts beyond that forgotten
@@ -169,6 +173,13 @@ class CfgEngine:
         """The lexemes the parser allows to start at the state's chart."""
         arena, chart, _ = state
         return arena.allowed_lexemes(chart)
+
+    def state_key(self, state: CfgState) -> tuple[int, int, int]:
+        """Equal for states with the same future, in any arena (see ``Matcher.state_key``):
+        the chart's fingerprints and the lexer state."""
+        arena, chart, lex = state
+        fps = arena.fps
+        return fps.item(chart, 0), fps.item(chart, 1), lex
 
     def mask_key(self, state: CfgState) -> tuple[int, int, int]:
         """The chart's fingerprints and the widened lexer state (the one masks are walked from:

@@ -96,7 +96,7 @@ class ByteMatcher:
         done: set[object] = set()
         while heap and len(done) < max_nodes and time.monotonic() < stop_at:
             cost, _, path, m = heapq.heappop(heap)
-            key = _state_key(m)
+            key = m.state_key()
             if key in done:
                 continue
             done.add(key)
@@ -104,7 +104,7 @@ class ByteMatcher:
                 return path
             for data, child in _successors(m):
                 total = cost + len(data)
-                child_key = _state_key(child)
+                child_key = child.state_key()
                 if total >= limit or child_key in done or dist.get(child_key, total + 1) <= total:
                     continue
                 dist[child_key] = total
@@ -164,18 +164,3 @@ def _representatives(allowed: list[int]) -> list[int]:
         kept += [next(b for b in allowed if b in c) for c in classes if any(b in c for b in allowed)]
         allowed = kept
     return sorted(set(allowed), key=lambda b: _ORDER.get(b, 1000 + b))
-
-
-def _state_key(m: Matcher) -> object:
-    """What the matcher's future depends on, read from its private state (a public
-    ``Matcher.state_key()`` would replace this): a regex state is its DFA state; a context-free
-    state is its chart's fingerprints (equal for charts with the same future, the key masks are
-    cached under) and its lexer state."""
-    try:
-        state = m._states[-1]
-        if isinstance(state, tuple):
-            arena, chart, lex = state
-            state = (arena.fps.item(chart, 0), arena.fps.item(chart, 1), lex)
-        return m._pending[-1], state
-    except (AttributeError, TypeError, ValueError):  # internals changed: no merging, still correct
-        return id(m)

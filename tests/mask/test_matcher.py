@@ -235,3 +235,20 @@ def test_a_bitmask_checked_once_is_checked_again_when_it_changes(small_vocab):
     bitmask.shape = (1, -1)
     with pytest.raises(ValueError, match="index"):
         matcher.fill_next_token_bitmask(bitmask, 1)
+
+
+@pytest.mark.parametrize("grammar", [Grammar.from_regex(r"(ab|a)*c"), Grammar.from_lark('start: ("ab" | "a")* "c"')])
+def test_state_key_is_equal_for_the_same_future(byte_vocab, grammar):
+    compiled = compile_for(grammar, byte_vocab)
+
+    def after(text: bytes) -> Matcher:
+        matcher = Matcher(compiled)
+        assert matcher.consume_tokens(list(text))
+        return matcher
+
+    assert after(b"aab").state_key() == after(b"aab").state_key()  # two matchers, two chart arenas
+    assert after(b"a").state_key() != after(b"ab").state_key()  # "a" may go on with "c" or "b"
+    done, failed = after(b"ac"), after(b"a")
+    assert done.consume_token(byte_vocab.eos_token_ids[0]) and not failed.consume_token(ord("x"))
+    assert done.state_key() == ("terminated",) and failed.state_key() == ("error",)
+    hash(after(b"a").state_key())
