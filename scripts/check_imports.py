@@ -1,9 +1,12 @@
-"""Reads the imports of every module under leapgram/ and fails on an import cycle.
+"""Reads the imports of every module under leapgram/ and fails on an import cycle or on a
+private name imported from another module.
 
 Every import counts, those inside functions too (a lazy import that closes a circle still
 makes two modules depend on each other); only ``if TYPE_CHECKING:`` blocks are left out.
-``--load-time`` counts module-level imports only. Usage: ``python scripts/check_imports.py``
-(exit 1 and the cycles printed when there is one).
+``--load-time`` counts module-level imports only. A ``from X import _name`` of another leapgram
+module (``TYPE_CHECKING`` blocks included) is reported too: a name another module needs is
+public. Usage: ``python scripts/check_imports.py`` (exit 1 and the cycles or private imports
+printed when there is one).
 """
 
 from __future__ import annotations
@@ -71,6 +74,29 @@ def import_graph(load_time: bool) -> dict[str, set[str]]:
     return graph
 
 
+def private_imports() -> list[str]:
+    """``path:line: from X import _name`` for each private name a module takes from another
+    leapgram module (dunder names such as ``__version__`` are not private)."""
+    found = []
+    for path in sorted((ROOT / PACKAGE).rglob("*.py")):
+        name = module_name(path)
+        base = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                target = ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != PACKAGE or target == name:
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.endswith("__"):
+                    where = path.relative_to(ROOT)
+                    found.append(f"{where}:{node.lineno}: from {target} import {alias.name}")
+    return found
+
+
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan), each sorted."""
     index: dict[str, int] = {}
@@ -117,8 +143,12 @@ def main() -> int:
     found = cycles(graph)
     for component in found:
         print("import cycle:", " <-> ".join(component))
-    print(f"{len(graph)} modules, {sum(map(len, graph.values()))} {'load-time ' if load_time else ''}imports, {len(found)} cycles")
-    return 1 if found else 0
+    private = private_imports()
+    for line in private:
+        print("private name imported:", line)
+    print(f"{len(graph)} modules, {sum(map(len, graph.values()))} {'load-time ' if load_time else ''}imports, "
+          f"{len(found)} cycles, {len(private)} private imports")
+    return 1 if found or private else 0
 
 
 if __name__ == "__main__":

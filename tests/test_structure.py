@@ -18,6 +18,12 @@ def test_no_import_cycle_inside_the_package():
     assert " 0 cycles" in run.stdout
 
 
+def test_no_private_name_imported_across_modules():
+    run = subprocess.run([sys.executable, str(REPO / "scripts" / "check_imports.py")], capture_output=True,
+                         text=True, timeout=120)
+    assert " 0 private imports" in run.stdout, run.stdout
+
+
 def test_the_public_surface_is_small_and_named():
     assert set(dir(leapgram)) == set(leapgram.__all__)
     assert len(leapgram.__all__) <= 25

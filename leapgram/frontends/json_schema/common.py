@@ -1,13 +1,9 @@
 """The expressions every schema needs, built once per process and copied per schema.
 
-Most of a small schema's translation used to be parsing the same regexes again: the JSON string
-and number lexemes, the formats and their JSON spellings, any code point. They are parsed once into
-a *base pool* (per :class:`Limits`, the few most recent kept), with the derivatives a lexer takes
-of the JSON string (both forms: any spelling, and the spellings the string lexemes offer), number and
-whitespace lexemes and every node's per-expression caches
-(:meth:`ExprPool.warm_caches`); each translation starts from
-:meth:`ExprPool.copy` of it (a few µs), and ``parse_regex`` finds them in the copy's memo.
-A copy is independent: what one schema adds never reaches the base pool or another schema.
+The JSON string and number lexemes, the formats and their spellings and the derivatives a lexer
+takes of them live in a *base pool* (per :class:`Limits`); each translation starts from
+:meth:`ExprPool.copy` of it, independent of the base and of other schemas. Why:
+docs/design/json-schema.md ("Time to first mask").
 """
 
 from __future__ import annotations

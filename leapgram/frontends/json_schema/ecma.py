@@ -1,20 +1,9 @@
 """ECMA-262 regexes (JSON Schema ``pattern``) → expressions over the UTF-8 of the decoded value.
 
 The parser of :mod:`leapgram.regex.syntax` is reused where the two dialects agree; this module
-changes what differs:
-
-* ``\\s`` is ECMA white space and line terminators (including U+00A0, U+2028, U+FEFF, ...);
-  ``\\d`` and ``\\w`` stay ASCII as in ECMA;
-* ``.`` matches any code point but the line terminators ``\\n \\r \\u2028 \\u2029``;
-* ``[^]`` matches any code point, ``[]`` nothing;
-* ``\\p{...}``/``\\P{...}`` for Unicode general categories (``L``, ``Lu``, ``Letter``,
-  ``gc=Nd``), computed from :mod:`unicodedata`; scripts and binary properties are refused;
-* the pattern is **unanchored**: a top-level branch not starting with ``^`` may be preceded by any
-  text, one not ending with ``$`` followed by any text. ``^``/``$`` elsewhere (``(^a|b$)c?``)
-  are read as marker bytes and resolved exactly by :func:`_anchored_search`.
-
-Lookaround, backreferences and ``\\b`` raise :class:`UnsupportedError` (from the shared parser).
-Python-only syntax the shared parser also reads (``(?P<n>...)``, inline flags) is accepted.
+changes what differs (``\\s``, ``.``, ``[^]``, ``\\p{...}``, and the pattern is unanchored,
+``^``/``$`` inside it resolved exactly). Lookaround, backreferences and ``\\b`` are refused. The
+dialect differences: docs/design/json-schema-values.md ("Patterns").
 """
 
 from __future__ import annotations

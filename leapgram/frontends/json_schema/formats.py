@@ -1,19 +1,8 @@
 """JSON Schema ``format``: each supported format as a regex over the decoded value.
 
-The regexes follow the RFCs the JSON Schema spec names (RFC 3339 dates and times with its
-appendix A durations, RFC 5321/6531 mailboxes, RFC 1123 host names, RFC 3986/3987 URIs and IRIs,
-RFC 6570 templates, RFC 6901 JSON pointers), restricted to what a regular language can say:
-
-* ``date`` checks the days of each month, and 02-29 in leap years only;
-* ``hostname`` checks labels (1-63 characters, no leading or trailing hyphen) but not the total
-  length of 253;
-* ``uri``, ``uri-reference``, ``iri`` and ``iri-reference`` follow the ABNF of RFC 3986/3987
-  exactly (authority, the four path forms, no ``:`` in a relative reference's first segment);
-* ``regex`` is refused (accepted as any string under ``lenient``): whether a string is a valid
-  regex is not a regular property.
-
-A format not listed here is an annotation (as the spec allows): any string is accepted and a
-warning is recorded in ``ctx.warnings``.
+The regexes follow the RFCs the specification names, restricted to what a regular language can
+say (docs/design/json-schema-values.md, "Formats"). ``regex`` is refused; a format not listed is
+an annotation (any string, with a warning in ``ctx.warnings``).
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """JSON Schema numbers: the lexeme of one JSON number for a schema's numeric keywords.
 
-Bounds are exact for every number written without an exponent: a number as written is a sign, an
-integer part and a fraction, and "magnitude ≤ d" (or <, ≥, >) for a decimal ``d`` is a regex built
-digit by digit (``docs/design/json-schema-values.md``). Under a bound other than 0 or under a
-``multipleOf``, numbers written with an exponent (``1e+20``, ``1e-05``) are left out: the lexeme
-is the valid numbers written in positional form, a subset of the valid ones, never a superset.
-A bound of 0 is decided by the sign, so there exponent forms are accepted exactly.
-
-``multipleOf`` is exact for powers of ten (``0.01`` allows at most two fraction digits, then only
-zeros), for integer steps 2 and 5 times a power of ten, and for any step when both bounds leave at
-most ``MAX_ENUMERATED`` multiples; any other step goes through ``ctx.unsupported``.
-
-``integer=True`` accepts integers written without fraction or exponent, as ``json.dumps`` writes an
-``int``; ``1.0`` (an integer under drafts 6+) is not generated.
+Bounds are regexes built digit by digit, exact for numbers written without an exponent (exponent
+forms are left out under a nonzero bound or ``multipleOf``: a subset, never a superset).
+``multipleOf`` is exact for the steps listed in docs/design/json-schema-values.md, else refused;
+``integer=True`` takes integers as ``json.dumps`` writes an ``int``.
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """JSON Schema strings: the lexeme of one JSON string value (quotes included) for a schema.
 
-The keywords constrain the *decoded* value, the lexeme matches the JSON *text*. So the value is
-described first, as an expression over the UTF-8 of its code points: ``pattern`` (ECMA-262,
-unanchored, :mod:`.ecma`) ∩ ``minLength``/``maxLength`` (counted in code points) ∩ ``format``
-(:mod:`.formats`). Then :func:`json_encoded` maps that expression, node by node, to the JSON
-text of the same values, spelled as ``json.dumps`` writes them with or without ``ensure_ascii``:
-each ASCII byte raw where JSON allows it, else its short escape (``\\"`` ``\\\\``
-``\\b\\f\\n\\r\\t``), else ``\\u00XX`` (other controls), and ``/`` also as ``\\/`` (PHP's
-habit); each multi-byte character raw UTF-8 or
-``\\uXXXX`` in any hex case (a surrogate pair beyond U+FFFF). Every value keeps a spelling, so the
-lexeme is exact on values; writing ``\\u0041`` for ``A`` is not offered,
-which lets a pattern's or format's literal characters be forced (fast-forwarded). The spellings
-form a prefix code, so the map commutes with concatenation, union, repetition and intersection,
-and ``~A`` maps to ``~h(A) ∩ h(any)``: lengths and patterns keep counting decoded characters.
+The keywords constrain the decoded value and the lexeme matches JSON text: the value is an
+expression over the UTF-8 of its code points (``pattern`` ∩ lengths ∩ ``format``), which
+:func:`json_encoded` maps node by node to every JSON spelling ``json.dumps`` writes (with or
+without ``ensure_ascii``). Why the map is exact: docs/design/json-schema-values.md.
 """
 
 from __future__ import annotations

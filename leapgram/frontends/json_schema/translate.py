@@ -1,38 +1,32 @@
-"""JSON Schema -> grammar IR: the dispatcher over schema kinds.
+"""JSON Schema -> grammar IR: :class:`SchemaTranslator`, the dispatcher over schema kinds.
 
-Each subschema becomes one nonterminal (memoized by :meth:`SchemaTranslator.schema_key`: object
-identity for the document's subschemas, so ``$ref`` recursion becomes a recursive rule, and
-structure for the schemas the translator composes). A schema applies its keywords by the JSON type of the value: the
-value is any of the allowed types, each with the keywords that constrain that type (a schema
-without ``type`` allows every type, as the specification says). Strings and numbers are single
-lexemes (``strings.py``, ``numbers.py``); objects, arrays and combinations are rules
-(``objects.py``, ``arrays.py``, ``combinators.py``).
-
-Whitespace: ``flexible`` allows a run of at most ``max_ws`` JSON whitespace bytes around every
-``{ } [ ] , :`` (what ``json.dumps`` with or without ``indent`` writes), none before or after the
-whole value; ``compact`` allows none. A bounded run means a model can never loop on whitespace.
-A pair of separators (``(", ", ": ")``, as ``json.dumps(separators=...)`` takes them; ``"dumps"``
-is ``json.dumps``'s default pair) fixes one single-line layout: no whitespace anywhere else, so
-every separator is forced and can be fast-forwarded.
+Each subschema becomes one nonterminal, memoized by :meth:`SchemaTranslator.schema_key`, so a
+``$ref`` cycle becomes a recursive rule. A schema allows the JSON types of ``type`` (all when
+absent), each with the keywords that constrain that type; the keywords' helpers are mixins, one
+module per kind (objects, arrays, combinators, negation, unevaluated, enums, scalars).
+Whitespace options and the design: docs/design/json-schema.md.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from ...errors import BudgetExceededError, GrammarError, UnsupportedError
+from ...errors import GrammarError, UnsupportedError
 from ...grammar.builder import GrammarBuilder
 from ...grammar.ir import GrammarIR
 from ...limits import Limits
-from . import arrays, combinators, negation, objects, unevaluated
+from .arrays import ArrayKeywords
+from .combinators import Combinators, keyword_first
 from .common import schema_pool, whitespace_expr
 from .context import ANNOTATIONS, SchemaContext
 from .dialects import for_draft
-from .numbers import NUMBER_KEYWORDS, number_expr
+from .enums import EnumKeywords
+from .negation import CONDITIONAL_KEYWORDS, Negation
+from .numbers import number_expr
+from .objects import ObjectKeywords
 from .refs import RefResolver
-from .strings import STRING_KEYWORDS, literal_string, string_expr, string_universe
-from .values import json_equal, json_type, scalar_spellings, unique_values
+from .scalars import ScalarKeywords
+from .unevaluated import Unevaluated
 
 TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
 
@@ -74,15 +68,17 @@ def _separators(pair: tuple[str, str] | list[str]) -> dict[str, str]:
     return found
 
 
-class SchemaTranslator:
-    """Translates one schema document; :meth:`build` returns the IR."""
+class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Unevaluated, EnumKeywords,
+                       ScalarKeywords):
+    """Translates one schema document; :meth:`build` returns the IR. The keywords' helpers live
+    in the mixins, one module per kind of keyword; they share the attributes set here."""
 
     def __init__(self, root: Any, *, whitespace: Whitespace = "flexible", lenient: bool = False,
                  any_order: bool | str = False, limits: Limits, builder: GrammarBuilder | None = None) -> None:
         self.root = root
         self.ctx = SchemaContext(builder.pool if builder else schema_pool(limits), lenient)
         self.pool = self.ctx.pool
-        self.b = builder or GrammarBuilder(limits, pool=self.pool)
+        self.builder = builder or GrammarBuilder(limits, pool=self.pool)
         dialect = root.get("$schema", "") if isinstance(root, dict) else ""
         self.draft = _draft(dialect)
         self.root = root = for_draft(root, self.draft)
@@ -103,9 +99,9 @@ class SchemaTranslator:
         self._overflow: str | None = None
 
     def build(self) -> GrammarIR:
-        start = self.b.nonterminal("start")
-        self.b.rule(start, [self.top_symbol()])
-        return self.b.build(start)
+        start = self.builder.nonterminal("start")
+        self.builder.rule(start, [self.top_symbol()])
+        return self.builder.build(start)
 
     def top_symbol(self) -> int:
         """The symbol of the whole document's values, in the builder (shared or own). A schema
@@ -141,7 +137,7 @@ class SchemaTranslator:
         if run == 0:
             return None
         ws = whitespace_expr(self.pool, run)
-        return self.b.optional([self.b.lexeme("WS", ws)], hint="ws")
+        return self.builder.optional([self.builder.lexeme("WS", ws)], hint="ws")
 
     def ows(self) -> list[int]:
         """Optional whitespace (nothing in compact mode)."""
@@ -150,26 +146,8 @@ class SchemaTranslator:
     def punct(self, text: str) -> list[int]:
         """``text`` with optional whitespace on both sides, or its fixed separator."""
         if self._separators:
-            return [self.b.literal(self._separators[text])]
-        return [*self.ows(), self.b.literal(text), *self.ows()]
-
-    def string_lexeme(self, expr: int, name: str, *, check_empty: bool = False) -> int | None:
-        """The lexeme of ``expr``; with ``check_empty``, ``None`` when it provably matches
-        nothing (a search within ``Limits.max_emptiness_steps``; past it, kept). Value lexemes
-        are not checked: a large ``pattern`` ∩ ``maxLength`` costs seconds to prove non-empty, and
-        an empty lexeme only never matches."""
-        if check_empty:
-            try:
-                if self.pool.is_empty(expr):
-                    return None
-            except BudgetExceededError:
-                pass
-        return self.b.lexeme(name, expr)
-
-    def any_string_expr(self) -> int:
-        if self._any_string is None:
-            self._any_string = string_expr(self.ctx, {}, "")
-        return self._any_string
+            return [self.builder.literal(self._separators[text])]
+        return [*self.ows(), self.builder.literal(text), *self.ows()]
 
     # ----- values -------------------------------------------------------------------------
 
@@ -185,7 +163,8 @@ class SchemaTranslator:
         key = self.schema_key(schema)
         if key in self._memo:
             return self._memo[key]
-        nt = self._memo[key] = self.b.fresh_nonterminal(f"schema:{pointer or '/'}")  # fresh: unique in a shared builder
+        # fresh: unique in a shared builder
+        nt = self._memo[key] = self.builder.fresh_nonterminal(f"schema:{pointer or '/'}")
         try:
             alternatives = self._alternatives(schema, pointer)
         except RecursionError:
@@ -195,7 +174,7 @@ class SchemaTranslator:
             self._memo[key] = None
             return None
         for symbol in alternatives:
-            self.b.rule(nt, [symbol])
+            self.builder.rule(nt, [symbol])
         return nt
 
     def note_overflow(self, pointer: str) -> None:
@@ -247,19 +226,19 @@ class SchemaTranslator:
             schema = self.derived("static", schema, lambda: {
                 ("$ref" if k == "$dynamicRef" else k): v for k, v in schema.items()})
         if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
-            schema = unevaluated.rewrite(self, schema, pointer)
+            schema = self.rewrite_unevaluated(schema, pointer)
         self._check_keywords(schema, pointer)
         if "$ref" in schema:
             return self._ref(schema, pointer)
-        if any(k in schema for k in negation.CONDITIONAL_KEYWORDS):
-            return self._alternatives_of(combinators.expand_conditionals(self, schema, pointer), pointer)
+        if any(k in schema for k in CONDITIONAL_KEYWORDS):
+            return self._alternatives_of(self.expand_conditionals(schema, pointer), pointer)
         if "allOf" in schema:
-            merged = combinators.merge_all_of(self, schema, pointer)
+            merged = self.merge_all_of(schema, pointer)
             return [] if merged is False else self._alternatives_of(merged, pointer)
         if "anyOf" in schema or "oneOf" in schema:
-            return combinators.union(self, schema, pointer)
+            return self.union(schema, pointer)
         if "not" in schema:
-            schema = combinators.apply_not(self, schema, pointer)
+            schema = self.apply_not(schema, pointer)
             if schema is False:
                 return []
             if schema is True or any(k in schema for k in ("allOf", "anyOf", "oneOf", "not")):
@@ -279,7 +258,7 @@ class SchemaTranslator:
         siblings = {k: v for k, v in schema.items() if k != "$ref" and k not in ANNOTATIONS}
         if not siblings or self._ref_overrides:  # drafts 3 to 7: keywords beside $ref are ignored
             return self._alternatives_of(target, target_pointer)
-        parts = [target, siblings] if combinators.keyword_first(schema, "$ref") else [siblings, target]
+        parts = [target, siblings] if keyword_first(schema, "$ref") else [siblings, target]
         return self._alternatives_of({"allOf": parts}, pointer)
 
     def _check_keywords(self, schema: dict, pointer: str) -> None:
@@ -292,14 +271,6 @@ class SchemaTranslator:
                             self.ctx.warnings.append(f"{pointer}/{branch}: ignored with 'if'")
 
     # ----- by type ------------------------------------------------------------------------
-
-    def resolved(self, schema: Any, pointer: str) -> Any:
-        """``schema`` with its ``$ref`` and combinators merged into one schema where exact."""
-        return combinators._resolved(self, schema, pointer)
-
-    def excluded(self, schema: dict, values: list[Any], pointer: str) -> dict | bool:
-        """``schema`` minus the scalar ``values``."""
-        return combinators._exclude(self, schema, values, pointer)
 
     def types_of(self, schema: dict, pointer: str) -> set[str]:
         """The JSON types ``schema`` allows (``integer`` only when ``number`` is absent)."""
@@ -330,132 +301,18 @@ class SchemaTranslator:
         return out
 
     def _of_type(self, kind: str, schema: dict, pointer: str) -> int | None:
-        b = self.b
+        builder = self.builder
         if kind == "null":
-            return b.literal("null")
+            return builder.literal("null")
         if kind == "boolean":
-            return b.choice([[b.literal("true")], [b.literal("false")]], hint="boolean")
+            return builder.choice([[builder.literal("true")], [builder.literal("false")]], hint="boolean")
         if kind == "string":
             return self.string_lexeme(self.scalar_expr(schema, pointer, "string"), f"string:{pointer or '/'}")
         if kind in ("number", "integer"):
             return self.string_lexeme(self.scalar_expr(schema, pointer, kind), f"{kind}:{pointer or '/'}")
         if kind == "object":
-            return objects.object_symbol(self, schema, pointer)
-        return arrays.array_symbol(self, schema, pointer)
-
-    def scalar_expr(self, schema: dict, pointer: str, kind: str) -> int:
-        """The lexeme expression of a string or number schema, with the extra conjuncts that
-        ``allOf`` merging left (``$leapgram:and``) intersected in and ``not`` exclusions cut out."""
-        exprs = [self._one_scalar_expr(schema, pointer, kind)]
-        for extra in schema.get("$leapgram:and", ()):
-            exprs.append(self._one_scalar_expr(extra, pointer, kind))
-        expr = exprs[0] if len(exprs) == 1 else self.pool.intersect(exprs)
-        excluded = schema.get("$leapgram:exclude", ())
-        negations = schema.get("$leapgram:not", ())
-        if kind == "string" and (excluded or negations) and expr == self.any_string_expr():
-            expr = string_universe(self.pool)  # cut from every spelling (see string_universe)
-        if excluded:
-            expr = self.pool.difference(expr, self.pool.alt([self._spellings_expr(v) for v in excluded]))
-        for negated in negations:  # values failing these keywords (negation.py)
-            expr = self.pool.difference(expr, self.scalar_expr(negated, pointer, kind))
-        return expr
-
-    def _spellings_expr(self, value: Any) -> int:
-        """Every text of a scalar: a string in every offered spelling (:func:`literal_string`)."""
-        if isinstance(value, str):
-            return literal_string(self.pool, value)
-        return self.pool.alt([self.pool.literal(t) for t in scalar_spellings(value)])
-
-    def _one_scalar_expr(self, schema: dict, pointer: str, kind: str) -> int:
-        """``string_expr``/``number_expr``, memoized by the keywords they read (schemas repeat
-        ``{"type": "string"}`` and the like many times, and building a Unicode class is slow)."""
-        names = STRING_KEYWORDS if kind == "string" else NUMBER_KEYWORDS
-        key = (kind, repr(sorted((k, schema[k]) for k in names if k in schema)))
-        found = self._scalar_exprs.get(key)
-        if found is None:
-            warnings = len(self.ctx.warnings)
-            if kind == "string":
-                found = string_expr(self.ctx, schema, pointer)
-            else:
-                found = number_expr(self.ctx, schema, pointer, integer=kind == "integer")
-            if len(self.ctx.warnings) == warnings:  # a warning names its pointer: recompute elsewhere
-                self._scalar_exprs[key] = found
-        return found
-
-    # ----- enum and const -----------------------------------------------------------------
-
-    def _enumerated(self, schema: dict, pointer: str, types: set[str]) -> list[int]:
-        """The symbols of the enumerated values ``types`` allows, memoized by the keywords they
-        depend on: large schemas repeat the same long enum in many places."""
-        rest = {k: v for k, v in schema.items() if k not in ("enum", "const", "type", "nullable") and k not in ANNOTATIONS}
-        listed = {k: schema[k] for k in ("enum", "const") if k in schema}
-        key = (json.dumps([listed, rest], sort_keys=True, default=repr), tuple(sorted(types)))
-        found = self._enum_symbols.get(key)
-        if found is None:
-            warnings = len(self.ctx.warnings)
-            found = self._new_enumerated(schema, pointer, types, rest)
-            if len(self.ctx.warnings) == warnings:  # a warning names its pointer: recompute elsewhere
-                self._enum_symbols[key] = found
-        return list(found)
-
-    def _new_enumerated(self, schema: dict, pointer: str, types: set[str], rest: dict) -> list[int]:
-        values = self.enumerated_values(schema, pointer)
-        kept = [v for v in values if _type_allowed(json_type(v), types) and self._passes(v, rest, pointer)]
-        scalars = [text for v in kept if not isinstance(v, (dict, list)) for text in scalar_spellings(v)]
-        out = []
-        if scalars:
-            out.append(self.b.lexeme(f"enum:{pointer or '/'}", self.pool.alt([self.pool.literal(t) for t in scalars])))
-        out.extend(self.literal_value(v) for v in kept if isinstance(v, (dict, list)))
-        return out
-
-    def enumerated_values(self, schema: dict, pointer: str) -> list[Any]:
-        if "const" in schema:
-            values = [schema["const"]]
-            if "enum" in schema:
-                values = [v for v in values if any(json_equal(v, e) for e in self._enum_list(schema, pointer))]
-            return values
-        return unique_values(self._enum_list(schema, pointer))
-
-    def _enum_list(self, schema: dict, pointer: str) -> list[Any]:
-        values = schema["enum"]
-        if not isinstance(values, list):
-            raise GrammarError("enum must be an array", pointer=f"{pointer}/enum")
-        return values
-
-    def _passes(self, value: Any, rest: dict, pointer: str) -> bool:
-        """Whether an enumerated value satisfies the schema's other keywords (checked with the
-        same lexemes the grammar would use; structured values only when nothing else applies)."""
-        if not rest:
-            return True
-        kind = json_type(value)
-        if kind in ("string", "number", "integer"):
-            lexeme_kind = "string" if kind == "string" else "number"
-            expr = self.scalar_expr(rest, pointer, lexeme_kind)
-            return any(self.pool.matches(expr, text) for text in scalar_spellings(value))
-        if kind in ("null", "boolean"):
-            return True
-        constraining = [k for k in rest if k in objects.OBJECT_KEYWORDS or k in arrays.ARRAY_KEYWORDS]
-        if constraining:
-            self.ctx.unsupported(constraining[0], f"{pointer}/{constraining[0]}",
-                                 "an enum of objects or arrays together with object or array keywords")
-        return True
-
-    def literal_value(self, value: Any) -> int:
-        """The nonterminal writing exactly ``value`` (objects and arrays with whitespace)."""
-        b = self.b
-        if isinstance(value, dict):
-            members = []
-            for i, (key, item) in enumerate(value.items()):
-                members += [*(self.punct(",") if i else []), b.literal(json.dumps(key, ensure_ascii=False)),
-                            *self.punct(":"), self.literal_value(item)]
-            return b.sequence([b.literal("{"), *self.ows(), *members, *self.ows(), b.literal("}")], hint="const")
-        if isinstance(value, list):
-            items = []
-            for i, item in enumerate(value):
-                items += [*(self.punct(",") if i else []), self.literal_value(item)]
-            return b.sequence([b.literal("["), *self.ows(), *items, *self.ows(), b.literal("]")], hint="const")
-        texts = scalar_spellings(value)
-        return b.lexeme(texts[0].decode("utf-8", "replace"), self.pool.alt([self.pool.literal(t) for t in texts]))
+            return self.object_symbol(schema, pointer)
+        return self.array_symbol(schema, pointer)
 
     # ----- any value ------------------------------------------------------------------------
 
@@ -463,19 +320,18 @@ class SchemaTranslator:
         """Every JSON value (the schema ``{}`` or ``true``)."""
         if self._any is not None:
             return self._any
-        b = self.b
-        value = self._any = b.fresh_nonterminal("any")  # fresh: a shared builder may hold other schemas
-        string = b.lexeme("string", self.any_string_expr())
-        number = b.lexeme("number", number_expr(self.ctx, {}, "", integer=False))
-        for symbol in (string, number, b.literal("true"), b.literal("false"), b.literal("null")):
-            b.rule(value, [symbol])
+        builder = self.builder
+        value = self._any = builder.fresh_nonterminal("any")  # fresh: a shared builder may hold other schemas
+        string = builder.lexeme("string", self.any_string_expr())
+        number = builder.lexeme("number", number_expr(self.ctx, {}, "", integer=False))
+        for symbol in (string, number, builder.literal("true"), builder.literal("false"), builder.literal("null")):
+            builder.rule(value, [symbol])
         member = [string, *self.punct(":"), value]
-        members = b.sequence([*member, b.star([*self.punct(","), *member], hint="members")], hint="members")
-        b.rule(value, [b.literal("{"), *self.ows(), b.optional([members]), *self.ows(), b.literal("}")])
-        items = b.sequence([value, b.star([*self.punct(","), value], hint="items")], hint="items")
-        b.rule(value, [b.literal("["), *self.ows(), b.optional([items]), *self.ows(), b.literal("]")])
+        members = builder.sequence([*member, builder.star([*self.punct(","), *member], hint="members")],
+                                   hint="members")
+        builder.rule(value, [builder.literal("{"), *self.ows(), builder.optional([members]), *self.ows(),
+                             builder.literal("}")])
+        items = builder.sequence([value, builder.star([*self.punct(","), value], hint="items")], hint="items")
+        builder.rule(value, [builder.literal("["), *self.ows(), builder.optional([items]), *self.ows(),
+                             builder.literal("]")])
         return value
-
-
-def _type_allowed(kind: str, types: set[str]) -> bool:
-    return kind in types or (kind == "integer" and "number" in types)

@@ -1,28 +1,16 @@
-"""``unevaluatedProperties`` and ``unevaluatedItems``, where exact.
+"""``unevaluatedProperties`` and ``unevaluatedItems``, where exact (:class:`Unevaluated`).
 
-A property is evaluated when the schema or one of the parts that always apply to the same
-instance (its ``allOf`` parts and ``$ref`` targets, at any depth) declares it in ``properties`` or
-``patternProperties``, or has ``additionalProperties`` (which evaluates every property). All of
-those parts must succeed for the instance to be valid, so the evaluated names are known from the
-schema alone: ``unevaluatedProperties: U`` becomes ``additionalProperties: U`` beside
-``properties`` listing every evaluated name (with ``{}`` for the names only the parts declare;
-a sibling ``additionalProperties`` sees only its own schema's names, see ``combinators.py``).
-Items likewise: ``unevaluatedItems: U`` becomes ``items: U`` after a ``prefixItems`` as long as
-the longest prefix of the parts; a part with ``items`` (or ``additionalItems``) evaluates all.
-
-Where the parts that succeed depend on the instance (``anyOf``, ``oneOf``, ``not``, ``if``,
-``dependentSchemas``, ``$dynamicRef``, nested ``unevaluated*``), or ``contains`` or a part's
-``patternProperties`` decide, the keyword is refused (skipped with a warning under ``lenient``).
+When the parts that evaluate properties or items are known from the schema alone (its ``allOf``
+parts and ``$ref`` targets, which all must succeed), the keyword becomes ``additionalProperties``
+or ``items`` over the names and prefix those parts declare; where ``anyOf``, ``oneOf``, ``not``,
+``if``, ``contains`` or the like decide, it is refused. Details: docs/design/json-schema-reliability.md.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .combinators import element_parts
-
-if TYPE_CHECKING:
-    from .translate import SchemaTranslator
 
 UNEVALUATED = ("unevaluatedProperties", "unevaluatedItems")
 UNSURE = ("anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "dependencies", "$dynamicRef",
@@ -32,30 +20,53 @@ ADVICE = ("exact only beside properties, patternProperties, additionalProperties
           "and $ref (not anyOf, oneOf, not, if, dependentSchemas, contains or patternProperties in parts)")
 
 
-def rewrite(t: SchemaTranslator, schema: dict, pointer: str) -> dict:
-    """``schema`` with its ``unevaluated*`` keywords written as ``additionalProperties`` and
-    ``items`` (the same object for the same schema)."""
-    return t.derived("unevaluated", schema, lambda: _rewrite(t, schema, pointer))
+class Unevaluated:
+    """The ``unevaluated*`` keywords of :class:`SchemaTranslator` (a mixin: ``self`` is the translator)."""
 
+    def rewrite_unevaluated(self, schema: dict, pointer: str) -> dict:
+        """``schema`` with its ``unevaluated*`` keywords written as ``additionalProperties`` and
+        ``items`` (the same object for the same schema)."""
+        return self.derived("unevaluated", schema, lambda: self._rewrite_unevaluated(schema, pointer))
 
-def _rewrite(t: SchemaTranslator, schema: dict, pointer: str) -> dict:
-    for keyword, apply in (("unevaluatedProperties", _properties), ("unevaluatedItems", _items)):
-        if keyword in schema:
-            schema = _rewrite_one(t, schema, pointer, keyword, apply)
-    return schema
+    def _rewrite_unevaluated(self, schema: dict, pointer: str) -> dict:
+        for keyword, apply in (("unevaluatedProperties", _properties), ("unevaluatedItems", _items)):
+            if keyword in schema:
+                schema = self._rewrite_one_unevaluated(schema, pointer, keyword, apply)
+        return schema
 
+    def _rewrite_one_unevaluated(self, schema: dict, pointer: str, keyword: str, apply) -> dict:
+        value = schema[keyword]
+        rest = {k: v for k, v in schema.items() if k != keyword}
+        if value is True or value == {}:
+            return rest
+        parts = self._evaluated_parts(rest, self.refs.base(schema), pointer)
+        out = None if parts is None else apply(rest, parts, value)
+        if out is None:
+            self.ctx.unsupported(keyword, f"{pointer}/{keyword}", ADVICE)
+            return rest
+        return out
 
-def _rewrite_one(t: SchemaTranslator, schema: dict, pointer: str, keyword: str, apply) -> dict:
-    value = schema[keyword]
-    rest = {k: v for k, v in schema.items() if k != keyword}
-    if value is True or value == {}:
-        return rest
-    parts = _parts(t, rest, t.refs.base(schema), pointer)
-    out = None if parts is None else apply(rest, parts, value)
-    if out is None:
-        t.ctx.unsupported(keyword, f"{pointer}/{keyword}", ADVICE)
-        return rest
-    return out
+    def _evaluated_parts(self, schema: dict, base: str, pointer: str) -> list[dict] | None:
+        """``schema`` (at base URI ``base``) and every ``allOf`` part and ``$ref`` target that
+        applies with it, or ``None`` when one of them has a keyword whose evaluation depends on the
+        instance."""
+        if any(k in schema for k in UNSURE):
+            return None
+        parts, pending = [schema], [(schema, pointer)]
+        while pending:
+            node, at = pending.pop()
+            found = [(part, f"{at}/allOf/{i}") for i, part in enumerate(node.get("allOf", []))]
+            if "$ref" in node:
+                where = base if node is schema else self.refs.base(node)
+                found.append(self.refs.resolve(node["$ref"], where, f"{at}/$ref"))
+            for part, where in found:
+                if isinstance(part, bool):
+                    continue
+                if not isinstance(part, dict) or any(k in part for k in UNSURE) or len(parts) >= MAX_PARTS:
+                    return None
+                parts.append(part)
+                pending.append((part, where))
+        return parts
 
 
 def _properties(rest: dict, parts: list[dict], unevaluated: Any) -> dict | None:
@@ -83,25 +94,3 @@ def _items(rest: dict, parts: list[dict], unevaluated: Any) -> dict | None:
     prefix = list(element_parts(rest)[0])
     out = {k: v for k, v in rest.items() if k not in ("items", "additionalItems", "prefixItems")}
     return {**out, "prefixItems": prefix + [{}] * (width - len(prefix)), "items": unevaluated}
-
-
-def _parts(t: SchemaTranslator, schema: dict, base: str, pointer: str) -> list[dict] | None:
-    """``schema`` (at base URI ``base``) and every ``allOf`` part and ``$ref`` target that
-    applies with it, or ``None`` when one of them has a keyword whose evaluation depends on the
-    instance."""
-    if any(k in schema for k in UNSURE):
-        return None
-    parts, pending = [schema], [(schema, pointer)]
-    while pending:
-        node, at = pending.pop()
-        found = [(part, f"{at}/allOf/{i}") for i, part in enumerate(node.get("allOf", []))]
-        if "$ref" in node:
-            found.append(t.refs.resolve(node["$ref"], base if node is schema else t.refs.base(node), f"{at}/$ref"))
-        for part, where in found:
-            if isinstance(part, bool):
-                continue
-            if not isinstance(part, dict) or any(k in part for k in UNSURE) or len(parts) >= MAX_PARTS:
-                return None
-            parts.append(part)
-            pending.append((part, where))
-    return parts

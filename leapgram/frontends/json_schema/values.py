@@ -29,6 +29,15 @@ def count_keyword(schema: dict, keyword: str, pointer: str, default: Any) -> Any
     return value
 
 
+def mapping_keyword(schema: dict, keyword: str, pointer: str) -> dict:
+    """An object-valued keyword (``properties``, ``dependentSchemas``, ...), ``{}`` when absent;
+    anything else is a :class:`GrammarError` at its pointer."""
+    value = schema.get(keyword, {})
+    if not isinstance(value, dict):
+        raise GrammarError(f"{keyword} must be an object", pointer=f"{pointer}/{keyword}")
+    return value
+
+
 def json_type(value: Any) -> str:
     """The JSON Schema type of a Python JSON value (``integer`` for integral numbers)."""
     if value is None:

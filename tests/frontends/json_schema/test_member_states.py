@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leapgram.frontends.json_schema.objects import _live_states
+from leapgram.frontends.json_schema.objects import live_states
 
 
 def live_by_passes(rules):
@@ -29,4 +29,4 @@ alternative = st.lists(st.one_of(states, st.integers(0, 3)), max_size=3)
 def test_worklist_liveness_matches_the_fixpoint(rules):
     referenced = {x for alts in rules.values() for alt in alts for x in alt if isinstance(x, tuple)}
     rules = {**{key: [] for key in referenced}, **rules}  # every referenced state has rules, as _expand makes
-    assert _live_states(rules) == live_by_passes(rules)
+    assert live_states(rules) == live_by_passes(rules)
