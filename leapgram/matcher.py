@@ -235,6 +235,26 @@ class Matcher:
         self.fill_next_token_bitmask(out, 0)
         return out[0]
 
+    def _next_row(self, compute: bool = True) -> memoryview | None:
+        """For :mod:`leapgram.batch`: a memoryview of the int32 words that
+        :meth:`fill_next_token_bitmask` would write (shared: do not modify), or ``None`` when
+        ``compute`` is false and the state's mask is not cached (a pending prefix is never)."""
+        compiled = self.compiled
+        if self._terminated or self._error is not None:
+            return compiled._eos_entry[2]
+        try:
+            pending = self._pending[-1]
+            if pending:
+                return memoryview(compiled._prefix_masks.mask(self._states[-1], pending).view(np.int32)) \
+                    if compute else None
+            if compute:
+                return compiled._state_row(self._states[-1])[2]
+            entry = compiled._masks.get(compiled._engine.mask_key(self._states[-1]))
+            return None if entry is None else entry[2]
+        except LeapgramError as exc:
+            self._error = str(exc)
+            return compiled._eos_entry[2]
+
     # ----- fast-forward, drafts, forks ---------------------------------------------------
 
     def forced_bytes(self) -> bytes:
