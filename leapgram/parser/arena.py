@@ -1,14 +1,9 @@
 """Earley charts in flat arrays, driven by the kernels of :mod:`leapgram._kernels.earley`.
 
-:class:`ParserTables` holds one grammar's static tables (shared by every matcher of a compiled
-grammar). :class:`ChartArena` holds the charts of one matcher and its forks: a tree of charts that
-only grows, so a state is just ``(chart id, lexer state)`` and rolling back costs nothing. The trie
-walk reads and extends the same arena, so the charts it explores for one mask are there when the
-matcher consumes the token that was sampled.
-
-The arena grows its arrays when a kernel says one is full (``NEED_SPACE``), fills lexer fresh
-states the kernels ask for (``NEED_FRESH``), and stops at ``Limits.max_parse_items`` items in all
-and ``Limits.max_earley_items`` per row with :class:`leapgram.errors.BudgetExceededError`.
+:class:`ParserTables` holds one grammar's static tables (shared by its matchers); :class:`ChartArena`
+holds the charts of one matcher and its forks, a tree that only grows, so a state is
+``(chart id, lexer state)`` and rollback costs nothing. The arena answers the kernels' requests
+(``NEED_SPACE``, ``NEED_FRESH``) and enforces the item budgets. Design: docs/design/earley-walk.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
-"""An Earley parser over lexemes.
+"""An Earley parser over lexemes: the plain reference the numba kernels are tested against.
 
-Rules are laid out flat as *dotted rules*: ``dr = rule_base[r] + dot``; an Earley item is
-``(dr, origin)``. A row is the closure of the items advanced over the scanned lexemes: prediction,
-completion, and the Aycock–Horspool rule (predicting a nullable nonterminal also steps over it),
-so empty rules need no special completion pass. Repetitions built by
-:class:`leapgram.grammar.builder.GrammarBuilder` are left-recursive, which keeps rows of constant
-size on long lists.
-
-A :class:`ParserNode` is a chart: its row plus its parent's rows. Nodes form a tree (the trie walk
-explores several continuations of one chart); the rows list is shared with the parent as long as
-no sibling has extended it, so adding a row costs O(1). A node caches its children by scanned
-lexemes: a row computed once for a chart and a lexeme is reused, as the llguidance design does.
+An item is ``(dotted rule, origin)``; a row is the closure of prediction, completion and the
+Aycock–Horspool step over nullable nonterminals. A :class:`ParserNode` is a chart (its row plus
+its parent's rows) in a tree that shares rows with the parent and caches its children by scanned
+lexeme. Design: docs/design/earley-walk.md.
 """
 
 from __future__ import annotations

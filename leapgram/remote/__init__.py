@@ -1,12 +1,8 @@
 """Grammar-valid output from models behind an OpenAI-compatible API (vLLM, OpenAI, llama.cpp...).
 
-The model writes freely; its streamed text is followed byte by byte by a matcher over the grammar;
-at the first byte the grammar refuses the stream is closed, the break is repaired cheapest first
-(forced bytes, the streamed ``top_logprobs``, a one-token call restricted to the allowed tokens, the
-model's own scores of the allowed pieces, the grammar) and the model continues from the repaired
-prefix. When a budget runs out the grammar finishes the text, so every result parses. Standard
-library only (asyncio streams); the ``openai`` package is never imported. Design:
-``docs/design/remote.md``.
+The model writes freely while a matcher follows its stream; at the first refused byte the break
+is repaired cheapest first and the model continues, and when a budget runs out the grammar
+finishes the text, so every result parses. Standard library only. Design: docs/design/remote.md.
 
     from leapgram import Grammar
     from leapgram.remote import Endpoint

@@ -1,20 +1,9 @@
 """Byte-level BPE read from a ``tokenizer.json``, in plain Python.
 
-The encoder of a :class:`leapgram.Vocabulary` loaded from a ``tokenizer.json`` is the
-``tokenizers`` package when it is installed; without it, this reimplementation of the same
-algorithm serves the byte-level BPE tokenizers (GPT-2, Llama-3, Qwen, SmolLM2):
-
-1. normalizer: none, or ``NFC``;
-2. pre-tokenizers, each splitting every piece further: ``Split`` by a regex with behaviour
-   ``Isolated`` (matches and the text between them become pieces), ``Digits`` and ``ByteLevel``
-   (with ``use_regex``, GPT-2's pattern);
-3. each piece as bytes, written with GPT-2's byte-to-character table; with ``ignore_merges`` a
-   piece that is a token is that token; otherwise the adjacent pair with the lowest merge rank
-   is merged (the leftmost on a tie) until no pair is in the merges.
-
-Anything else (SentencePiece-style models such as Mistral's, byte fallback, other normalizers,
-non-special added tokens) raises :class:`ValueError` naming it. The pattern needs the
-third-party ``regex`` module (``\\p{L}``), imported on first use.
+The encoder of a :class:`leapgram.Vocabulary` is the ``tokenizers`` package when installed;
+without it, this reimplementation serves the byte-level BPE tokenizers (GPT-2, Llama-3, Qwen,
+SmolLM2). What it supports, step by step: docs/design/vocabulary.md; anything else raises
+:class:`ValueError` naming it. The pattern needs the ``regex`` module, imported on first use.
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """Loaders behind the ``Vocabulary.from_*`` constructors.
 
 Token strings become exact bytes the way the tokenizer's decoder would turn them into bytes,
-token by token:
-
-* byte-level BPE (decoder ``ByteLevel``: GPT-2, Llama-3, Qwen, SmolLM2): every character stands
-  for one byte through GPT-2's bytes-to-unicode table. A token holding a character outside that
-  table is taken as its UTF-8, as the ``tokenizers`` decoder does.
-* SentencePiece style (decoders ``Replace``, ``ByteFallback``, ``Fuse``, ``Strip``,
-  ``Metaspace``: Mistral, Llama-2, Gemma): ``▁`` is a space, ``<0xNN>`` is byte NN, anything
-  else is its UTF-8. ``Strip`` after ``Fuse`` trims the start of a whole decoded text, not of a
-  token, so it does not change token bytes.
-
-Added tokens are taken as their content's UTF-8; the ``special`` ones are special. Ids that
-neither the model nor the added tokens use become special placeholders with empty bytes.
-
-The ``tokenizers`` and ``regex`` packages are optional; they are imported only to encode text.
+token by token (byte-level BPE and SentencePiece-style decoders; the rules are in
+docs/design/vocabulary.md). Ids no token uses become special placeholders with empty bytes. The
+``tokenizers`` and ``regex`` packages are optional; they are imported only to encode text.
 """
 
 from __future__ import annotations

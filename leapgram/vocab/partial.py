@@ -1,20 +1,10 @@
 """Tokenizing a piece of text as the tokenizer would inside a longer text, and backing off.
 
-Fast-forward tokens and token healing both need the same two steps (see
-``docs/design/fast-forward.md``):
-
-* :func:`encode_in_context`: the tokenizer's own tokens for some bytes that follow recent tokens.
-  Pre-tokenizers look at the characters before a piece (Llama-3 glues one punctuation character
-  to the letters after it: ``"name`` alone is one piece, ``{"`` + ``name`` after ``{``), so the
-  bytes of up to :data:`CONTEXT_TOKENS` recent tokens are encoded in front and their tokens cut
-  off again. When no token boundary falls where the context ends, the tokenizer would merge
-  across it and there is no canonical answer: ``None``.
-* :func:`kept_tokens`: the back-off. The last tokens of a piece are dropped when a vocabulary
-  token starts inside them and runs past the end of the piece (``"`` when ``":`` exists): the
-  text that follows may be tokenized together with them.
-
-A vocabulary without an encoder (hand-made test vocabularies) is tokenized by greedy longest
-match, which is canonical for no real tokenizer.
+Fast-forward tokens and token healing both need :func:`encode_in_context` (the tokenizer's own
+tokens for bytes that follow recent tokens; ``None`` when no canonical answer exists) and
+:func:`kept_tokens` (dropping final tokens the following text may merge with). Why pre-tokenizers
+need the context: docs/design/fast-forward.md. A vocabulary without an encoder (hand-made test
+vocabularies) is tokenized by greedy longest match, canonical for no real tokenizer.
 """
 
 from __future__ import annotations
