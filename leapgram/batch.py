@@ -1,10 +1,13 @@
-"""Fill many matchers' rows of one bitmask in parallel threads.
+"""Fill many matchers' rows of one bitmask, the uncached ones in parallel threads.
 
-The mask kernels are compiled with ``nogil=True``, so threads overlap while they walk the token
-trie; the Python around them (a cached mask's lookup and copy, a matcher's bookkeeping) holds
-the GIL and runs one thread at a time. A batch whose masks are mostly cached therefore gains
-little from threads; a batch of fresh states (new grammars, new schema branches) gains up to the
-number of cores. Measurements: ``benchmarks/bench_batch.py``.
+A fill runs in two phases. First, in the caller's thread, each matcher's state is looked up
+in its compiled grammar's mask cache (a dictionary lookup, no copy). Then only the rows not
+cached are computed, in up to ``threads`` threads when there are two or more of them: the walk
+kernels are compiled with ``nogil=True`` and overlap, while the Python around them (lexer
+states built on demand) runs one thread at a time. Last, every row is copied in the caller's
+thread. A batch of cached rows therefore never touches a thread (threads would only trade the
+GIL back and forth); a batch of fresh states gains what its kernels' share allows.
+Measurements: ``benchmarks/bench_batch.py``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .bitmask import bitmask_words
 from .matcher import Matcher
 
 _POOL_LOCK = threading.Lock()
@@ -26,35 +30,45 @@ _POOL: list[tuple[int, ThreadPoolExecutor]] = []  # made on first use, replaced 
 def fill_next_token_bitmasks(matchers: Sequence[Matcher], bitmask: np.ndarray,
                              indices: Sequence[int] | None = None, *, threads: int | None = None) -> None:
     """Write ``matchers[i]``'s next-token mask into row ``indices[i]`` of ``bitmask`` (rows
-    ``0..len(matchers)-1`` by default), in up to ``threads`` threads (default: the CPU count).
+    ``0..len(matchers)-1`` by default); the uncached masks are computed in up to ``threads``
+    threads (default: the CPU count).
 
     Each row is exactly what :meth:`Matcher.fill_next_token_bitmask` writes. The matchers must be
     distinct objects, and no two may be forks that share a chart arena (see :meth:`Matcher.fork`);
-    matchers of one compiled grammar are fine. The first misuse error (a bad row index, a wrong
-    bitmask) is raised after every thread has stopped.
+    matchers of one compiled grammar are fine. Misuse (a bad row index, a wrong bitmask) raises
+    before any row is written.
     """
     matchers = list(matchers)
     rows = _checked_indices(indices, len(matchers), bitmask)
-    workers = _thread_count(threads, len(matchers))
+    widths = [_checked_width(m, bitmask) for m in matchers]
+    sources = [m._next_row(compute=False) for m in matchers]
+    missing = [i for i, source in enumerate(sources) if source is None]
+    workers = _thread_count(threads, len(missing))
     if workers <= 1:
-        for matcher, row in zip(matchers, rows):
-            matcher.fill_next_token_bitmask(bitmask, row)
-        return
-    _fill_in_threads(matchers, rows, bitmask, workers)
+        for i in missing:
+            sources[i] = matchers[i]._next_row()
+    else:
+        _compute_in_threads(matchers, missing, sources, workers)
+    for row, width, source in zip(rows, widths, sources):
+        out = bitmask[row]
+        out[:width] = source
+        if width < out.shape[0]:
+            out[width:] = 0
 
 
-def _fill_in_threads(matchers: list[Matcher], rows: list[int], bitmask: np.ndarray, workers: int) -> None:
-    """Each thread (the caller's included) takes the next unfilled row until none is left, so a
+def _compute_in_threads(matchers: list[Matcher], missing: list[int], sources: list, workers: int) -> None:
+    """Each thread (the caller's included) takes the next uncached row until none is left, so a
     slow mask does not hold up a fixed share of the batch."""
     order = itertools.count()  # next() on a count is atomic under the GIL
     errors: list[BaseException] = []
 
     def work() -> None:
         try:
-            for i in iter(order.__next__, None):
-                if i >= len(matchers) or errors:
+            for j in iter(order.__next__, None):
+                if j >= len(missing) or errors:
                     return
-                matchers[i].fill_next_token_bitmask(bitmask, rows[i])
+                i = missing[j]
+                sources[i] = matchers[i]._next_row()
         except BaseException as exc:  # noqa: BLE001 -- re-raised in the caller's thread
             errors.append(exc)
 
@@ -85,15 +99,34 @@ def _thread_count(threads: int | None, jobs: int) -> int:
     return max(1, min(int(threads), jobs, os.cpu_count() or 1))  # the kernels gain nothing past the cores
 
 
+def _checked_width(matcher: Matcher, bitmask: np.ndarray) -> int:
+    if not isinstance(matcher, Matcher):
+        raise TypeError(f"matchers must be leapgram.Matcher objects, not {type(matcher).__name__}")
+    words = bitmask_words(matcher.compiled.vocab_size)
+    if bitmask.shape[1] < words:
+        raise ValueError(f"bitmask must have shape (batch, >= {words}), got {bitmask.shape}")
+    return words
+
+
 def _checked_indices(indices: Sequence[int] | None, count: int, bitmask: np.ndarray) -> list[int]:
     if not isinstance(bitmask, np.ndarray) or bitmask.ndim != 2:
         raise ValueError("bitmask must be a 2-D numpy int32 array; allocate one with "
                          "leapgram.allocate_token_bitmask")
+    if bitmask.dtype != np.int32:
+        raise TypeError(f"bitmask dtype must be int32, got {bitmask.dtype}")
+    if not bitmask.flags.c_contiguous:
+        raise ValueError("bitmask must be C-contiguous; use np.ascontiguousarray")
     if indices is None:
         if count > bitmask.shape[0]:
             raise ValueError(f"{count} matchers but the bitmask has {bitmask.shape[0]} rows")
         return list(range(count))
-    rows = [int(i) for i in indices]
+    rows = []
+    for i in indices:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"the row index must be an int, not {type(i).__name__}")
+        if not 0 <= i < bitmask.shape[0]:
+            raise ValueError(f"index {i} out of range for a bitmask of {bitmask.shape[0]} rows")
+        rows.append(int(i))
     if len(rows) != count:
         raise ValueError(f"{count} matchers but {len(rows)} indices")
     if len(set(rows)) != len(rows):

@@ -67,6 +67,32 @@ def test_misuse_raises(matchers: list[Matcher]) -> None:
         leapgram.fill_next_token_bitmasks(matchers, bitmask, threads=0)
     with pytest.raises(ValueError, match="rows"):
         leapgram.fill_next_token_bitmasks(matchers, bitmask[:3])
-    with pytest.raises(ValueError, match="out of range"):  # raised in a worker thread, re-raised here
+    with pytest.raises(ValueError, match="out of range"):
         leapgram.fill_next_token_bitmasks(matchers[:4], bitmask, [0, 1, 2, len(matchers) + 5], threads=2)
+    with pytest.raises(TypeError, match="int32"):
+        leapgram.fill_next_token_bitmasks(matchers[:2], bitmask.astype(np.int64))
+    with pytest.raises(TypeError, match="row index"):
+        leapgram.fill_next_token_bitmasks(matchers[:1], bitmask, [1.0])
+    assert not bitmask.any()  # misuse writes no row
     leapgram.fill_next_token_bitmasks([], bitmask)
+
+
+def test_cached_and_fresh_rows_in_one_batch(byte_vocab: Vocabulary) -> None:
+    """Rows whose masks are cached (copied in the caller's thread) and fresh ones (computed in
+    threads) and a terminated matcher, in one call."""
+    compiler = leapgram.GrammarCompiler(byte_vocab, cache_size=0)
+    warm = [Matcher(compiler.compile(g)) for g in GRAMMARS]
+    for matcher in warm:
+        matcher.compute_mask()  # start states cached
+    fresh = [Matcher(compiler.compile(g)) for g in GRAMMARS]
+    for matcher, prefix in zip(fresh, PREFIXES):
+        assert matcher.consume_tokens(list(prefix))
+    done = Matcher(compiler.compile(Grammar.from_regex("ab")))
+    assert done.consume_tokens([ord("a"), ord("b")] + list(byte_vocab.eos_token_ids)[:1])
+    batch = [m.fork() for m in warm] + fresh + [done]
+    bitmask = np.full((len(batch), words(batch) + 2), -1, dtype=np.int32)  # wider than the vocabulary
+    leapgram.fill_next_token_bitmasks(batch, bitmask, threads=2)
+    expected = np.full_like(bitmask, -1)
+    for index, matcher in enumerate(batch):
+        matcher.fill_next_token_bitmask(expected, index)
+    np.testing.assert_array_equal(bitmask, expected)
