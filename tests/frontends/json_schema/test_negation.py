@@ -12,11 +12,11 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from schema_helpers import accepts, texts
 
 import leapgram
 from leapgram import Grammar, UnsupportedError, Vocabulary
 from tests.helpers.compiling import compile_for
+from tests.helpers.schema_acceptance import accepts, texts
 
 VALUES = [None, True, False, 0, 3, -2, 2.5, 10, "", "a", "ab", "abc", "ba", [], [1], ["a", 2], [3, 3, 3],
           {}, {"a": 1}, {"a": "x"}, {"b": None}, {"a": 2, "b": "y"}, {"c": [1]}, {"a": [], "c": 0}]

@@ -9,11 +9,11 @@ import random
 from pathlib import Path
 
 import pytest
-from schema_helpers import accepts, texts
 
 import leapgram
 from leapgram import Grammar, GrammarError, UnsupportedError, Vocabulary
 from tests.helpers.compiling import compile_for
+from tests.helpers.schema_acceptance import accepts, texts
 
 jsonschema = pytest.importorskip("jsonschema")
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from schema_helpers import accepts
 
 import leapgram
 from leapgram import Grammar, Vocabulary
 from leapgram.frontends.json_schema.strings import encoded_string, literal_string
 from leapgram.regex import ExprPool
 from tests.helpers.compiling import compile_for
+from tests.helpers.schema_acceptance import accepts
 
 INTEGER_A = {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "string"}}
 CASES = [
