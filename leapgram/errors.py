@@ -49,14 +49,8 @@ class GrammarError(LeapgramError):
     input is not text), ``pointer`` (JSON pointer for schemas, else ``None``), ``source`` (the text).
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        source: str | None = None,
-        offset: int | None = None,
-        pointer: str | None = None,
-    ) -> None:
+    def __init__(self, message: str, *, source: str | None = None, offset: int | None = None,
+                 pointer: str | None = None) -> None:
         self.message = message
         self.source = source
         self.pointer = pointer
@@ -84,15 +78,8 @@ class UnsupportedError(GrammarError):
     ``feature`` names it (a regex construct, a JSON Schema keyword); the message says what to do.
     """
 
-    def __init__(
-        self,
-        feature: str,
-        message: str,
-        *,
-        source: str | None = None,
-        offset: int | None = None,
-        pointer: str | None = None,
-    ) -> None:
+    def __init__(self, feature: str, message: str, *, source: str | None = None, offset: int | None = None,
+                 pointer: str | None = None) -> None:
         self.feature = feature
         super().__init__(message, source=source, offset=offset, pointer=pointer)
 

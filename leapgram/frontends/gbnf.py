@@ -60,7 +60,7 @@ from ..grammar.ir import GrammarIR, Lexeme, is_lexeme, lexeme_index
 from ..limits import DEFAULT_LIMITS, Limits
 from ..regex.expr import EPSILON, INF, ExprPool, bits_of
 from ..regex.utf8 import MAX_CODE_POINT, negate, normalize, ranges_to_expr
-from .syntax_tree import Alternatives, Literal, Ref, Repeat, references
+from .syntax_tree import Alternatives, Escapes, Literal, Ref, Repeat, references, scan_string
 
 # ----- syntax tree --------------------------------------------------------------------------
 
@@ -98,9 +98,9 @@ _NAME = re.compile(r"[A-Za-z0-9-]+")
 _SPACE = re.compile(r"(?:\s+|#[^\n]*)*")
 _RULE_START = re.compile(r"[A-Za-z0-9-]+(?:[ \t]|#[^\n]*)*::=")
 _NUMBER = re.compile(r"[0-9]+")
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "[": "[", "]": "]",
-                   "-": "-", "^": "^", "/": "/", "'": "'"}
-_HEX_WIDTH = {"x": 2, "u": 4, "U": 8}
+_ESCAPES = Escapes({"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "[": "[", "]": "]",
+                    "-": "-", "^": "^", "/": "/", "'": "'"},
+                   known="\\n \\t \\r \\\\ \\\" \\[ \\] \\- \\^ \\xHH \\uHHHH \\UHHHHHHHH")
 ANY_CHAR = ((0, MAX_CODE_POINT),)
 
 
@@ -247,34 +247,15 @@ class _Parser:
 
     def parse_string(self) -> Literal:
         at = self.pos
-        i = at + 1
-        out: list[str] = []
-        while i >= len(self.src) or self.src[i] != '"':
-            if i >= len(self.src) or self.src[i] == "\n":
-                raise self.fail("unterminated string literal", at)
-            ch, i = self.parse_char(i)
-            out.append(ch)
-        self.pos = i + 1
-        return Literal("".join(out), at)
+        text, end = scan_string(self.src, at, _ESCAPES, self.fail)
+        self.pos = end + 1
+        return Literal(text, at)
 
     def parse_char(self, i: int) -> tuple[str, int]:
         """The character at ``i`` (an escape or itself) and the offset after it."""
         if self.src[i] != "\\":
             return self.src[i], i + 1
-        nxt = self.src[i + 1] if i + 1 < len(self.src) else ""
-        if nxt in _SIMPLE_ESCAPES:
-            return _SIMPLE_ESCAPES[nxt], i + 2
-        if nxt not in _HEX_WIDTH:
-            what = f"bad escape \\{nxt}" if nxt.strip() else "bad escape: a backslash before nothing"
-            raise self.fail(what + " (known: \\n \\t \\r \\\\ \\\" \\[ \\] \\- \\^ \\xHH \\uHHHH \\UHHHHHHHH)", i)
-        width = _HEX_WIDTH[nxt]
-        digits = self.src[i + 2:i + 2 + width]
-        if len(digits) < width or not all(c in "0123456789abcdefABCDEF" for c in digits):
-            raise self.fail(f"bad escape \\{nxt}: expected {width} hex digits", i)
-        code = int(digits, 16)
-        if code > MAX_CODE_POINT or 0xD800 <= code <= 0xDFFF:
-            raise self.fail(f"bad escape \\{nxt}{digits}: not a Unicode scalar value", i)
-        return chr(code), i + 2 + width
+        return _ESCAPES.read(self.src, i, self.fail)
 
     def parse_class(self) -> CharClass:
         at = self.pos

@@ -63,7 +63,7 @@ from ..regex.syntax import parse_regex
 from ..regex.utf8 import ranges_to_expr
 from .json_schema.common import schema_pool
 from .lark_common import COMMON_TERMINALS
-from .syntax_tree import Alternatives, Literal, Ref, Repeat
+from .syntax_tree import Alternatives, Escapes, Literal, Ref, Repeat, scan_string
 
 MAX_TEMPLATE_INSTANCES = 1_000
 """Distinct template instantiations allowed in one grammar."""
@@ -200,8 +200,7 @@ _NAME = re.compile(r"[_A-Za-z][_A-Za-z0-9]*")
 _NUMBER = re.compile(r"[+-]?[0-9]+")
 _REGEX_FLAGS = re.compile(r"[imslux]*")
 _PUNCT = set(":()[]{},?*+~!")
-_SIMPLE_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "r": "\r", "f": "\f"}
-_HEX_WIDTH = {"x": 2, "u": 4, "U": 8}
+_ESCAPES = Escapes({"\\": "\\", '"': '"', "n": "\n", "t": "\t", "r": "\r", "f": "\f"})  # others stay as written
 
 
 class _Scanner:
@@ -266,38 +265,10 @@ class _Scanner:
 
     def scan_string(self) -> Token:
         at = self.pos
-        i = at + 1
-        out: list[str] = []
-        while i >= len(self.src) or self.src[i] != '"':
-            if i >= len(self.src) or self.src[i] == "\n":
-                raise self.fail("unterminated string literal", at)
-            if self.src[i] == "\\":
-                text, i = self.string_escape(i)
-                out.append(text)
-            else:
-                out.append(self.src[i])
-                i += 1
+        text, i = scan_string(self.src, at, _ESCAPES, self.fail)
         ignore_case = self.src.startswith("i", i + 1)
         self.pos = i + 1 + ignore_case
-        return Token("STRING", self.src[at:self.pos], at, ("".join(out), ignore_case))
-
-    def string_escape(self, i: int) -> tuple[str, int]:
-        """The text of the escape at ``i`` and the offset after it (Lark's rules)."""
-        nxt = self.src[i + 1] if i + 1 < len(self.src) else "\n"
-        if nxt == "\n":
-            raise self.fail("unterminated string literal: backslash at the end of the line", i)
-        if nxt in _SIMPLE_ESCAPES:
-            return _SIMPLE_ESCAPES[nxt], i + 2
-        if nxt not in _HEX_WIDTH:
-            return "\\" + nxt, i + 2
-        width = _HEX_WIDTH[nxt]
-        digits = self.src[i + 2 : i + 2 + width]
-        if len(digits) < width or not all(c in "0123456789abcdefABCDEF" for c in digits):
-            raise self.fail(f"bad escape \\{nxt}: expected {width} hex digits", i)
-        code = int(digits, 16)
-        if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
-            raise self.fail(f"bad escape \\{nxt}{digits}: not a Unicode scalar value", i)
-        return chr(code), i + 2 + width
+        return Token("STRING", self.src[at:self.pos], at, (text, ignore_case))
 
     def scan_regex(self) -> Token:
         at = self.pos
@@ -430,12 +401,7 @@ class _Parser:
     def parse_params(self, name: Token, terminal: bool) -> tuple[str, ...]:
         if terminal:
             raise self.fail(f"terminal {name.text} can't be a template; templates are rules", self.peek().offset)
-        self.take()
-        params = [self.name("a template parameter")]
-        while self.peek().kind == ",":
-            self.take()
-            params.append(self.name("a template parameter"))
-        self.expect("}", "'}' after the template parameters")
+        params = self.name_list("a template parameter", "}", "the template parameters")
         texts = [p.text for p in params]
         for param in params:
             if is_terminal_name(param.text) or texts.count(param.text) > 1:
@@ -463,13 +429,18 @@ class _Parser:
         return Import(tuple(p.text for p in path[:-1]), relative, ((last.text, alias, last.offset),), directive.offset)
 
     def parse_import_list(self) -> tuple[tuple[str, str, int], ...]:
+        names = self.name_list("a name to import", ")", "the imported names")
+        return tuple((n.text, n.text, n.offset) for n in names)
+
+    def name_list(self, what: str, closer: str, after: str) -> list[Token]:
+        """After the opening bracket: names separated by commas, then ``closer``."""
         self.take()
-        names = [self.name("a name to import")]
+        names = [self.name(what)]
         while self.peek().kind == ",":
             self.take()
-            names.append(self.name("a name to import"))
-        self.expect(")", "')' after the imported names")
-        return tuple((n.text, n.text, n.offset) for n in names)
+            names.append(self.name(what))
+        self.expect(closer, f"'{closer}' after {after}")
+        return names
 
     def parse_declare(self, directive: Token) -> None:
         if self.peek().kind != "NAME":

@@ -28,20 +28,17 @@ WORD: Ranges = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
 SPACE: Ranges = ((0x09, 0x0D), (0x20, 0x20))
 CLASS_ESCAPES = {"d": DIGIT, "w": WORD, "s": SPACE}
 CHAR_ESCAPES = {"n": 0x0A, "t": 0x09, "r": 0x0D, "f": 0x0C, "v": 0x0B, "a": 0x07, "0": 0x00}
-UNSUPPORTED_ESCAPES = {
-    "b": ("word boundary \\b", "rewrite the pattern without word boundaries"),
-    "B": ("word boundary \\B", "rewrite the pattern without word boundaries"),
-    "A": ("anchor \\A", "anchors are implicit: the whole output must match"),
-    "Z": ("anchor \\Z", "anchors are implicit: the whole output must match"),
-    "z": ("anchor \\z", "anchors are implicit: the whole output must match"),
-    "G": ("anchor \\G", "anchors are implicit: the whole output must match"),
-    "p": ("Unicode property \\p", "spell the property out as a character class"),
-    "P": ("Unicode property \\P", "spell the property out as a character class"),
-    "k": ("backreference \\k", "backreferences are not regular; enumerate the alternatives"),
-    "X": ("grapheme cluster \\X", "use . or an explicit class"),
-    "R": ("line break \\R", "use (\\r\\n|\\n|\\r)"),
-    "N": ("named character \\N{...}", "write the character itself or \\uXXXX"),
-}
+_UNSUPPORTED_GROUPS = [  # (escape letters, what they are, what to do instead)
+    ("bB", "word boundary", "rewrite the pattern without word boundaries"),
+    ("AZzG", "anchor", "anchors are implicit: the whole output must match"),
+    ("pP", "Unicode property", "spell the property out as a character class"),
+    ("k", "backreference", "backreferences are not regular; enumerate the alternatives"),
+    ("X", "grapheme cluster", "use . or an explicit class"),
+    ("R", "line break", "use (\\r\\n|\\n|\\r)"),
+]
+UNSUPPORTED_ESCAPES = {letter: (f"{what} \\{letter}", hint) for letters, what, hint in _UNSUPPORTED_GROUPS
+                       for letter in letters}
+UNSUPPORTED_ESCAPES["N"] = ("named character \\N{...}", "write the character itself or \\uXXXX")
 META = set("\\^$.|?*+()[]{}/-")
 QUANTIFIER_CHARS = "*+?{"
 ASCII_DIGITS = frozenset("0123456789")
