@@ -1,21 +1,10 @@
-"""The exceptions leapgram raises.
+"""The exceptions leapgram raises; every one is a :class:`LeapgramError`.
 
-Every exception is a :class:`LeapgramError`.
-
-* :class:`GrammarError`: a malformed regex, grammar or schema. It carries the location
-  (``line``/``column`` for text, ``pointer`` for JSON) and its ``str()`` ends with a caret excerpt.
-* :class:`UnsupportedError`: the input is valid but uses a feature leapgram does not implement; it
-  is a :class:`GrammarError` (so one ``except`` catches every bad input) and names the
-  ``feature`` and what to do instead.
-* :class:`BudgetExceededError`: a named limit of :class:`leapgram.limits.Limits` ran out.
-* :class:`TokenizerError`: a tokenizer (file, rank table or object) that cannot be read into a
-  vocabulary; it is also a :class:`ValueError`.
-
-A :class:`leapgram.Matcher` never raises these for what happens while matching: a bad token or an
-exhausted budget puts it in an error state instead (see ``Matcher.error()``). Misuse of the API
-raises :class:`TypeError` for an argument of the wrong type (a bitmask that is not int32, a token
-id that is not an int) and :class:`ValueError` for a wrong value (a bitmask of the wrong shape, a
-token id out of range).
+:class:`GrammarError` (malformed input, with its location), :class:`UnsupportedError` (valid input
+using a feature leapgram does not implement; a ``GrammarError``), :class:`BudgetExceededError` (a
+named :class:`leapgram.limits.Limits` budget ran out) and :class:`TokenizerError` (also a
+``ValueError``). A matcher enters an error state instead of raising; misuse of the API raises
+``TypeError`` or ``ValueError``. The error model: docs/design/errors.md.
 """
 
 from __future__ import annotations

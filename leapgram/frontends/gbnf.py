@@ -1,52 +1,10 @@
 """GBNF grammar text (llama.cpp's grammar format) → grammar IR.
 
-Supported syntax (llama.cpp ``grammars/README.md``):
-
-* rules ``name ::= ...``; names are letters, digits and ``-``; a rule may span lines and ends
-  where the next ``name ::=`` starts; comments run from ``#`` to the end of the line;
-* alternatives ``|``, sequences, groups ``( )``, ``x?``, ``x*``, ``x+``, ``x{m}``, ``x{m,}``,
-  ``x{m,n}`` and ``x{,n}``;
-* strings ``"..."`` and character classes ``[a-z]``, ``[^...]`` with the escapes ``\\n \\t \\r
-  \\\\ \\" \\[ \\] \\- \\^ \\xHH \\uHHHH \\UHHHHHHHH`` (``\\xHH`` is the code point U+00HH, as in
-  llama.cpp, not a raw byte); ``.`` is any character.
-
-GBNF is character-level (scannerless): a rule matches a string of code points (UTF-8 in the
-output), with no lexer. leapgram's lexer is greedy over the lexemes the parser allows (a lexeme
-ends where the next byte cannot extend any allowed lexeme), so the translation chooses its lexemes
-so that the language stays exactly the same:
-
-1. A rule that cannot reach a recursive rule is *regular*: it is inlined into one regular
-   expression. When the start rule is regular, the whole grammar is one regex (no parser).
-2. Elsewhere, each maximal run of regular items of a sequence (say ``"," ws string ":" ws``
-   before ``value``) starts as one lexeme. Splitting a run peels its first item off (``","``
-   then ``ws string ":" ws``), then the next, until every item stands alone. An item alone is
-   first one lexeme; split again, it keeps its structure: a string as its characters, a rule
-   reference as the rule's nonterminal (whose options are runs again), a group as a choice, a
-   repetition of its item's run.
-3. **The greedy-safety rule.** Let ``F(A)`` be the bytes that can follow lexeme ``A`` (FIRST of
-   the lexemes in its FOLLOW set; EOS is not a byte). The lexemes are accepted only when no
-   string ``x`` of a lexeme ``A`` and byte ``c`` in ``F(A)`` make ``x c`` a prefix of a string of
-   a lexeme ``C`` that the parser may allow together with ``A`` (checked as the emptiness of
-   ``A·F(A)·Σ* ∩ C``). Then, reading a string of the GBNF language, the lexer never extends a
-   lexeme past the end of the one a derivation used, so it finds every derivation's
-   segmentation; the converse inclusion holds because lexemes are inlined GBNF. "Allowed
-   together" is over-approximated soundly: the lexemes an Earley row allows all follow lexemes
-   scanned together just before, which matched one same string; so ``A`` and ``C`` qualify when
-   they follow ``L1`` and ``L2`` that share a string, or both start the grammar.
-4. While the rule fails, the run that made ``C`` is split one step (or ``A``'s, when ``C`` can't
-   be split further) and the grammar is rebuilt. A conflict sits at the start of ``C`` (``x c``
-   is a prefix of it), which is why runs are split from the front. Every split makes progress,
-   and when nothing can be split every lexeme is one character, a prefix code (UTF-8) that
-   always passes: the loop ends, at worst with a character-level (scannerless) parse.
-
-For example ``term ::= "(" expr ")" ws`` followed by ``"\n"`` elsewhere, with
-``ws ::= [ \n]*``: the run ``")" ws`` fails (``") "`` then ``\n`` extends it), so it becomes
-``")"`` and ``ws``, and ``ws``, failing the same way, a repetition of ``[ \n]``. The llama.cpp
-JSON grammar keeps ``string``, ``number`` and ``"{" ws`` whole.
-
-Errors: malformed grammars raise :class:`GrammarError` with line, column and a caret excerpt
-(messages name the rule); repetition bounds above ``Limits.max_repeat`` raise
-:class:`UnsupportedError`.
+GBNF is scannerless; leapgram's lexer is greedy. Rules that cannot reach recursion are inlined
+into regexes, and runs of regular items become lexemes, split from the front until no lexeme can
+swallow the start of another that may follow it (the greedy-safety rule), so the language stays
+exactly GBNF's. Syntax, the rule and its proof: docs/design/gbnf.md. Malformed grammars raise
+:class:`GrammarError` with line, column and a caret excerpt.
 """
 
 from __future__ import annotations
@@ -293,7 +251,7 @@ class _Build:
 
 
 class _Compiler:
-    """Rule definitions → :class:`GrammarIR`, following the levels rule of the module docstring."""
+    """Rule definitions → :class:`GrammarIR`, following docs/design/gbnf.md."""
 
     def __init__(self, text: str, rules: dict[str, RuleDef], limits: Limits) -> None:
         self.src = text
@@ -569,7 +527,7 @@ def _render(node: Node) -> str:
 
 def greedy_conflicts(ir: GrammarIR, memo: dict[tuple[int, int], bool] | None = None) -> set[tuple[int, int]]:
     """Pairs of lexemes ``(A, C)`` such that a string of ``A`` and a byte that may follow ``A``
-    are a prefix of a string of ``C`` (see the module docstring). ``memo`` caches intersection
+    are a prefix of a string of ``C`` (docs/design/gbnf.md). ``memo`` caches intersection
     tests across calls on grammars that share one pool."""
     memo = {} if memo is None else memo
     sets = _LexemeSets(ir, memo)
@@ -699,7 +657,7 @@ class _LexemeSets:
 
 
 def gbnf_to_ir(text: str, *, start: str = "root", limits: Limits = DEFAULT_LIMITS) -> GrammarIR:
-    """Compile a grammar in llama.cpp's GBNF syntax (see the module docstring) into a
+    """Compile a grammar in llama.cpp's GBNF syntax (docs/design/gbnf.md) into a
     :class:`GrammarIR` with the same language.
 
     ``start`` names the start rule. Malformed grammars raise :class:`GrammarError` located in

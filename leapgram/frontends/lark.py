@@ -1,49 +1,10 @@
 """Lark grammar text → grammar IR.
 
-Supported syntax (Lark 1.x, https://lark-parser.readthedocs.io/en/stable/grammar.html):
-
-* rules ``name: a b | c`` and terminals ``NAME: ...``; alternatives may continue on the next line
-  when it starts with ``|``; a ``\\`` at the end of a line continues it; comments ``//`` and ``#``;
-* the markers ``?name`` and ``!name``, names starting with ``_``, aliases ``-> name`` and
-  priorities ``name.2:`` / ``NAME.-1:`` are accepted; they shape Lark's trees and lexer, not which
-  strings match, and are ignored;
-* strings ``"..."`` with Lark's escapes (``\\\\ \\" \\n \\t \\r \\f \\xHH \\uHHHH \\UHHHHHHHH``; any
-  other ``\\c`` stays the two characters, as in Lark) and the ``i`` flag; regexes ``/.../flags``
-  with flags ``i``, ``s`` and ``u`` (a no-op in Python 3); ranges ``"a".."z"``;
-* grouping ``( )``, ``[optional]``, ``x?``, ``x*``, ``x+``, ``x ~ n``, ``x ~ n..m``;
-* templates ``_sep{x, sep}: x (sep x)*`` used as ``_sep{item, ","}``;
-* ``%ignore`` (a terminal, string, regex or any terminal expression), ``%import common.NAME``,
-  ``%import common.NAME -> OTHER``, ``%import common (A, B)`` (our own definitions, see
-  :mod:`leapgram.frontends.lark_common`), ``%declare``, ``%override`` and ``%extend``.
-* ``%json { ...schema... }`` in a rule (llguidance's syntax): the JSON texts valid under the
-  schema, built by the JSON Schema front end into this grammar's builder; options in the schema's
-  ``"x-leapgram": {"whitespace", "any_order", "lenient"}`` or llguidance's ``"x-guidance"``
-  (``whitespace_flexible``, ``item_separator``, ``key_separator``, ``lenient``). ``%ignore``
-  applies between its lexemes too, as between any two lexemes of the grammar.
-
-Semantics: terminals are regular. A terminal's definition, with the terminals it references
-inlined, becomes one regex expression and one lexeme named after the terminal; recursion among
-terminals is a :class:`GrammarError`. Strings, regexes and ranges written in rules become
-anonymous lexemes named as written. A terminal named by ``%declare`` is a lexeme with the empty
-language: it never matches, as in Lark without a postlexer (a reserved byte string would not do:
-byte-fallback vocabularies can emit any byte). Unused terminals and unreachable rules are checked
-but not built.
-
-Differences from Lark, by design of leapgram's lexer (see :mod:`leapgram.grammar.ir`), which is
-greedy over the lexemes the parser allows at that point:
-
-* keywords are never reserved: where the parser allows both ``"let"`` and ``NAME``, ``let`` may be
-  either (``let = 1;`` is an assignment), where Lark's ``basic`` lexer always reads a keyword and
-  its contextual lexer reads one whenever the parser state allows it;
-* a lexeme is never shortened so that the next one can match (``("ab" | "a") "bc"`` rejects
-  ``abc``; Lark's ``dynamic`` lexer accepts it);
-* terminal priorities do not apply; terminals and strings that match the empty string are allowed
-  (they are optional) where Lark refuses them;
-* ``i`` on strings folds simple Unicode case pairs, ``i`` on regexes folds ASCII only.
-
-Errors: malformed grammars raise :class:`GrammarError` with line, column and a caret excerpt;
-regex flags ``m``, ``x``, ``l``, imports of other modules or files and repetition bounds above
-``Limits.max_repeat`` raise :class:`UnsupportedError`.
+Lark 1.x syntax with templates, ``%ignore``, ``%import common``, ``%declare``/``%override``/
+``%extend`` and llguidance's ``%json {schema}``. Terminals become regex lexemes; rules go to the
+Earley parser. leapgram's lexer is greedy over the lexemes the parser allows, so keywords are not
+reserved and priorities do not apply. Syntax and differences from Lark: docs/design/lark.md.
+Malformed grammars raise :class:`GrammarError` with line, column and a caret excerpt.
 """
 
 from __future__ import annotations
@@ -932,7 +893,7 @@ def json_options(schema: dict | bool) -> tuple[dict | bool, dict]:
 
 
 def lark_to_ir(text: str, *, start: str = "start", limits: Limits = DEFAULT_LIMITS) -> GrammarIR:
-    """Compile a grammar in Lark syntax (see the module docstring) into a :class:`GrammarIR`.
+    """Compile a grammar in Lark syntax (docs/design/lark.md) into a :class:`GrammarIR`.
 
     ``start`` names the start rule. Malformed grammars raise :class:`GrammarError` located in
     ``text``; valid but unsupported features raise :class:`UnsupportedError`.

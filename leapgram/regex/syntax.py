@@ -1,20 +1,9 @@
 """Regex text → expression in an :class:`ExprPool`.
 
-The syntax is the subset that JSON Schema ``pattern``\\ s and Lark grammars use, read with Python
-``re`` semantics where ECMA-262 and Python differ only in corner cases:
-
-* literals, ``.`` (any code point but ``\\n``; with ``dotall`` any code point), classes
-  ``[a-z]``/``[^...]`` over Unicode code points (compiled to UTF-8 byte sequences);
-* escapes ``\\d \\w \\s \\D \\W \\S`` (ASCII meanings), ``\\n \\t \\r \\f \\v \\0 \\xHH \\uXXXX
-  \\u{X...} \\UXXXXXXXX`` and escaped punctuation;
-* groups ``(...)``, ``(?:...)``, ``(?P<name>...)``, ``(?<name>...)``, inline flags ``(?i)``/``(?s)``
-  at the start and scoped ``(?i:...)``; alternation; ``* + ? {m} {m,} {m,n}`` and their lazy forms
-  (laziness does not change which strings match);
-* ``^`` and ``$`` where they can only match at the ends of the string.
-
-Lookaround, backreferences, word boundaries, possessive and atomic forms and Unicode properties raise
-:class:`UnsupportedError` with the position; malformed patterns raise :class:`GrammarError`.
-Case-insensitivity folds ASCII letters only.
+The subset of Python ``re`` syntax that JSON Schema ``pattern``\\ s and Lark grammars use; the
+whole text must match. Lookaround, backreferences, word boundaries, possessive and atomic forms
+and Unicode properties raise :class:`UnsupportedError` with the position; malformed patterns raise
+:class:`GrammarError`. The supported syntax: docs/design/regex-derivatives.md.
 """
 
 from __future__ import annotations
