@@ -10,7 +10,8 @@ through a :class:`leapgram.Matcher`, and sorts each answer:
 * ``agree``;
 * ``loosened``: leapgram accepts an instance the reference rejects (a bug);
 * ``stricter:<reason>``: leapgram rejects a valid instance for a documented choice: ``order``
-  (the declared property order: accepted with the members in another order), ``exponent`` (a number in
+  (the declared property order: accepted with the members in another order, or as written
+  with ``any_order=True``), ``exponent`` (a number in
   exponent form under a bound or ``multipleOf``, see ``numbers.py``), ``integer`` (an integral
   float such as ``1.0`` is not an integer; accepted once such floats are written as ints),
   ``format`` (a format the reference does not check without optional packages, or checks
@@ -369,7 +370,7 @@ def _is_json(value: Any) -> bool:
 def _stricter_reason(schema: Any, value: Any, compiled: leapgram.CompiledGrammar | None, variants: dict) -> str:
     """The documented choice that rejects ``value`` (the format-free variant compiled once per
     schema)."""
-    if accepts_some_order(compiled, value):
+    if _accepts_in_any_order(schema, value, variants) or accepts_some_order(compiled, value):
         return "order"
     if any(isinstance(x, float) and "e" in repr(x) for x in _nodes(value)):
         return "exponent"
@@ -384,10 +385,19 @@ def _stricter_reason(schema: Any, value: Any, compiled: leapgram.CompiledGrammar
     return "other"
 
 
+def _accepts_in_any_order(schema: Any, value: Any, variants: dict) -> bool:
+    """Whether the schema compiled with ``any_order=True`` accepts ``value`` as written (tried
+    before the member-order search, which backtracks exponentially on an object of 26 optional
+    properties nested in another and ran out of budget before it found the declared order)."""
+    if "any_order" not in variants:
+        variants["any_order"] = _try_compile(schema, any_order=True)
+    return accepts(variants["any_order"], value)
+
+
 def _try_compile(schema: Any, **options):
     try:
         return compile_schema(schema, **options)
-    except (GrammarError, BudgetExceededError):
+    except (GrammarError, BudgetExceededError):  # UnsupportedError too (any_order past its bound)
         return None
 
 
