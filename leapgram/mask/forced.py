@@ -171,6 +171,12 @@ def fast_forward(engine: RegexEngine | CfgEngine, trie: TokenTrie, vocab: Vocabu
     """The canonical tokens for a prefix of ``forced`` (the forced bytes at ``cursor``; a run
     that reached ``limits.max_forced_bytes`` keeps its last :data:`CAPPED_MARGIN` bytes out)."""
     ids = encode_in_context(vocab, forced, recent_tokens)
+    if ids is None and recent_tokens:
+        # The last token ends where the tokenizer puts no boundary (a tag's ">" written alone,
+        # where Llama-3 has '>{"'): the output is off the canonical path already, so the forced
+        # bytes get their own tokens.
+        recent_tokens = ()
+        ids = encode_in_context(vocab, forced, recent_tokens)
     if not ids:
         return []
     lengths = [len(vocab.token_bytes(t)) for t in ids]

