@@ -1,21 +1,9 @@
 """Structural tags → grammar IR: free text in which tool calls are exact.
 
-Accepts what vLLM forwards and XGrammar documents (``docs/design/structural-tags.md``):
-
-* the legacy form ``{"structures": [{"begin", "schema", "end"}, ...], "triggers": [...]}``;
-* ``{"type": "structural_tag", "format": FORMAT}`` with the format types ``const_string``,
-  ``json_schema`` (style ``json``), ``regex``, ``any_text``, ``sequence``, ``or``, ``optional``,
-  ``star``, ``plus``, ``repeat``, ``tag`` (``end`` a string or a list), ``triggered_tags`` and
-  ``tags_with_separator``; a ``token`` begin or end is its text;
-* :class:`Tag` objects (the Python spelling of the legacy form).
-
-Free text is a sequence of lexemes built so that the greedy lexer ends one exactly where a stop
-string (a trigger, an excluded string, the end that follows) may start: ``TEXT`` (characters
-that start no stop string) at most once, then pieces that each start with such a character and
-never start a stop string. A trigger is its own lexeme, the rest of a tag's begin and its end
-other literal lexemes (split around ``<...>``-like pieces, so that a special token of the
-vocabulary with that text can stand for one: ``leapgram.mask.special``), and a JSON Schema is
-spliced in by the JSON Schema front end into the same builder.
+Parses what vLLM forwards and XGrammar documents (the legacy ``structures``/``triggers`` form and
+the ``format`` tree) or a list of :class:`Tag`, and builds one grammar: free text as lexemes that
+end where a trigger may start, tags as literal lexemes, JSON Schemas spliced in by the JSON Schema
+front end. Design, inputs and limits: ``docs/design/structural-tags.md``.
 """
 
 from __future__ import annotations
@@ -33,7 +21,7 @@ from ..limits import Limits
 from ..regex.expr import INF
 from ..regex.syntax import parse_regex
 from ..regex.utf8 import negate, normalize, ranges_to_expr
-from .syntax_tree import Repeat
+from .syntax_tree import Alternatives, Literal, Repeat
 
 
 @dataclass(frozen=True)
@@ -47,12 +35,7 @@ class Tag:
     format: dict | None = field(default=None, compare=False)
 
 
-# ----- the format tree ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Const:
-    text: str
+# ----- the format tree: these, and syntax_tree's Literal, Alternatives (a sequence: one option), Repeat
 
 
 @dataclass(frozen=True)
@@ -68,27 +51,15 @@ class Regex:
 
 
 @dataclass(frozen=True)
-class AnyText:
-    excludes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Seq:
-    items: tuple
-
-
-@dataclass(frozen=True)
-class Or:
-    items: tuple
-
-
-
-
-@dataclass(frozen=True)
 class TagNode:
     begin: str
     content: Any
     ends: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AnyText:
+    excludes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -222,15 +193,15 @@ def _parse_separated(node: dict, pointer: str) -> Separated:
 
 
 _PARSERS = {
-    "const_string": lambda n, p: Const(_string(n, "value", p)),
+    "const_string": lambda n, p: Literal(_string(n, "value", p), 0),
     "json_schema": _parse_json,
     "regex": lambda n, p: Regex(_string(n, "pattern", p)),
     "any_text": _parse_any_text,
-    "sequence": lambda n, p: Seq(_parse_items(n, p)),
-    "or": lambda n, p: Or(_parse_items(n, p)),
+    "sequence": lambda n, p: Alternatives((_parse_items(n, p),), 0),
+    "or": lambda n, p: Alternatives(tuple((item,) for item in _parse_items(n, p)), 0),
     "optional": _parse_repeat, "star": _parse_repeat, "plus": _parse_repeat, "repeat": _parse_repeat,
     "tag": parse_tag,
-    "token": lambda n, p: Const(_token_text(n, p)),
+    "token": lambda n, p: Literal(_token_text(n, p), 0),
     "triggered_tags": _parse_triggered,
     "tags_with_separator": _parse_separated,
 }
@@ -305,7 +276,7 @@ class _TagCompiler:
     def symbols(self, node: Any, follow: tuple[str, ...] | None) -> list[int]:
         """The symbols of ``node`` when the strings in ``follow`` may come after it (``()``: the
         end of the output; ``None``: something that is not a literal)."""
-        if isinstance(node, Const):
+        if isinstance(node, Literal):
             return self.literal(node.text)
         if isinstance(node, Json):
             return [self.json(node)]
@@ -313,10 +284,9 @@ class _TagCompiler:
             return [self.b.lexeme(f"/{node.pattern}/", parse_regex(node.pattern, self.pool))]
         if isinstance(node, AnyText):
             return [self.text(follow, node.excludes)]
-        if isinstance(node, Seq):
-            return self.sequence(node.items, follow)
-        if isinstance(node, Or):
-            return [self.b.choice([self.symbols(item, follow) for item in node.items], hint="or")]
+        if isinstance(node, Alternatives):
+            options = [self.sequence(option, follow) for option in node.options]
+            return options[0] if len(options) == 1 else [self.b.choice(options, hint="or")]
         if isinstance(node, Repeat):
             starts = _starts(node.item)
             again = None if starts is None or follow is None else tuple(dict.fromkeys(starts + follow))
@@ -428,36 +398,36 @@ class _TagCompiler:
 
 def _follow(rest: tuple, follow: tuple[str, ...] | None) -> tuple[str, ...] | None:
     """The strings that may come after a node followed by ``rest`` and then ``follow``."""
+    starts = _sequence_starts(rest)
+    if starts is None:
+        return None
+    if not all(_nullable(item) for item in rest):
+        return tuple(dict.fromkeys(starts))
+    return None if follow is None else tuple(dict.fromkeys(starts + follow))
+
+
+def _sequence_starts(items: tuple) -> tuple[str, ...] | None:
+    """The literal strings a sequence of nodes may start with (``None``: not only literals)."""
     out: tuple[str, ...] = ()
-    for item in rest:
-        starts = _starts(item)
-        if starts is None:
+    for item in items:
+        found = _starts(item)
+        if found is None:
             return None
-        out += starts
+        out += found
         if not _nullable(item):
-            return tuple(dict.fromkeys(out))
-    return None if follow is None else tuple(dict.fromkeys(out + follow))
+            break
+    return out
 
 
 def _starts(node: Any) -> tuple[str, ...] | None:
     """The literal strings ``node`` may start with (``None``: not only literals)."""
-    if isinstance(node, Const):
+    if isinstance(node, Literal):
         return (node.text,) if node.text else ()
     if isinstance(node, TagNode):
         return (node.begin,)
-    if isinstance(node, Or):
-        found = [_starts(item) for item in node.items]
+    if isinstance(node, Alternatives):
+        found = [_sequence_starts(option) for option in node.options]
         return None if None in found else tuple(s for f in found for s in f)
-    if isinstance(node, Seq):
-        out: tuple[str, ...] = ()
-        for item in node.items:
-            found = _starts(item)
-            if found is None:
-                return None
-            out += found
-            if not _nullable(item):
-                return out
-        return out
     if isinstance(node, Repeat):
         return _starts(node.item)
     if isinstance(node, Separated):
@@ -466,14 +436,12 @@ def _starts(node: Any) -> tuple[str, ...] | None:
 
 
 def _nullable(node: Any) -> bool:
-    if isinstance(node, Const):
+    if isinstance(node, Literal):
         return not node.text
     if isinstance(node, Repeat):
         return node.low == 0 or _nullable(node.item)
-    if isinstance(node, Seq):
-        return all(_nullable(item) for item in node.items)
-    if isinstance(node, Or):
-        return any(_nullable(item) for item in node.items)
+    if isinstance(node, Alternatives):
+        return any(all(_nullable(item) for item in option) for option in node.options)
     if isinstance(node, Separated):
         return not node.at_least_one
     return isinstance(node, (AnyText, Triggered))
@@ -482,7 +450,7 @@ def _nullable(node: Any) -> bool:
 def structural_tag_to_ir(spec: Any, *, triggers: Sequence[str] | None = None, whitespace: Any = "flexible",
                          any_order: bool | str = False, lenient: bool = False,
                          limits: Limits) -> tuple[GrammarIR, list[str], Any]:
-    """The grammar of ``spec`` (see the module docstring), its warnings and its format tree."""
+    """The grammar of ``spec`` (``docs/design/structural-tags.md``), its warnings and its format tree."""
     root = parse_structural_tag(spec, triggers)
     compiler = _TagCompiler(limits, whitespace, any_order, lenient)
     return compiler.build(root), compiler.warnings, root
