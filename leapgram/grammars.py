@@ -39,8 +39,9 @@ class Grammar:
         """A context-free grammar in Lark syntax (rules, terminals, ``%ignore``, ``%import common``)."""
         from .frontends.lark import lark_to_ir
 
-        ir = lark_to_ir(text, start=start, limits=limits or DEFAULT_LIMITS)
-        return cls(ir, kind="lark", source=text, options=(start,))
+        warnings: list[str] = []
+        ir = lark_to_ir(text, start=start, limits=limits or DEFAULT_LIMITS, warnings=warnings)
+        return cls(ir, kind="lark", source=text, options=(start,), warnings=tuple(warnings))
 
     @classmethod
     def from_json_schema(cls, schema: Any, *, whitespace: str | int | tuple[str, str] = "flexible", lenient: bool = False,

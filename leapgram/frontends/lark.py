@@ -777,7 +777,16 @@ class _Compiler:
     def add_ignore(self, body: Alternatives) -> None:
         only = body.options[0] if len(body.options) == 1 and len(body.options[0]) == 1 else ()
         name = only[0].name if only and isinstance(only[0], Ref) else "%ignore"
-        self.builder.ignore(self.regular_expr(body), name)
+        expr = self.regular_expr(body)
+        pool = self.pool
+        json_space = pool.repeat(ranges_to_expr(pool, [(9, 10), (13, 13), (32, 32)]), 0, INF)
+        if self.json_symbols and not pool.is_empty(pool.difference(expr, json_space)):
+            # %ignore is global here (llguidance gives %json its own lexer): it may come between
+            # a schema's lexemes, where anything but whitespace would break the JSON
+            raise UnsupportedError("%ignore with %json", f"{name} matches more than whitespace and would be "
+                                   "allowed inside %json's JSON; ignore only whitespace in a grammar with %json",
+                                   source=self.src, offset=body.offset)
+        self.builder.ignore(expr, name)
 
     # ----- rules ------------------------------------------------------------------------
 
@@ -892,7 +901,8 @@ def json_options(schema: dict | bool) -> tuple[dict | bool, dict]:
     return schema, options
 
 
-def lark_to_ir(text: str, *, start: str = "start", limits: Limits = DEFAULT_LIMITS) -> GrammarIR:
+def lark_to_ir(text: str, *, start: str = "start", limits: Limits = DEFAULT_LIMITS,
+               warnings: list[str] | None = None) -> GrammarIR:
     """Compile a grammar in Lark syntax (docs/design/lark.md) into a :class:`GrammarIR`.
 
     ``start`` names the start rule. Malformed grammars raise :class:`GrammarError` located in
@@ -901,4 +911,8 @@ def lark_to_ir(text: str, *, start: str = "start", limits: Limits = DEFAULT_LIMI
     if not isinstance(text, str):
         raise TypeError(f"grammar text must be str, not {type(text).__name__}")
     statements = _Parser(text, limits).parse()
-    return _Compiler(text, limits).compile(statements, start)
+    compiler = _Compiler(text, limits)
+    ir = compiler.compile(statements, start)
+    if warnings is not None:  # the keywords lenient %json schemas skipped
+        warnings.extend(compiler.warnings)
+    return ir

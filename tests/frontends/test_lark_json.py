@@ -72,7 +72,22 @@ def test_same_schema_twice_is_built_once():
     ('start: A\nA: %json {"type": "integer"}', GrammarError, "%json makes a rule, not a terminal"),
     ('start: %json {"type": "string", "pattern": "(?<=a)b"}', UnsupportedError, "in %json"),
     ('start: %json {"type": "integer", "x-leapgram": {"indent": 2}}', UnsupportedError, "unknown x-leapgram option"),
+    ('start: %json {"type": "array"}\n%ignore /#[^\\n]*/', UnsupportedError, "matches more than whitespace"),
 ])
 def test_errors(text, error, message):
     with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
         Grammar.from_lark(text)
+
+
+def test_ignored_whitespace_may_come_between_json_lexemes():
+    """leapgram's ``%ignore`` is global, so a whitespace ``%ignore`` also applies inside ``%json``
+    (where it keeps the JSON valid); one that matches more is refused (test_errors)."""
+    grammar = Grammar.from_lark('start: "a" %json {"type": "array", "x-leapgram": {"whitespace": "compact"}}\n'
+                                "%ignore /[ \\t]+/")
+    assert accepts(grammar, "a [1,2]") and accepts(grammar, "a[1 , 2]")
+
+
+def test_lenient_warnings_reach_the_grammar():
+    grammar = Grammar.from_lark('start: %json {"type": "string", "pattern": "(?<=a)b", "x-leapgram": {"lenient": true}}')
+    assert accepts(grammar, '"anything"')
+    assert any("pattern" in w for w in grammar.warnings), grammar.warnings
