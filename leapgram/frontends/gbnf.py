@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import BudgetExceededError, GrammarError, UnsupportedError
+from ..grammar.analysis import share_a_string, swallows_prefix
 from ..grammar.builder import GrammarBuilder
 from ..grammar.ir import GrammarIR, Lexeme, is_lexeme, lexeme_index
 from ..limits import DEFAULT_LIMITS, Limits
@@ -532,31 +533,41 @@ def greedy_conflicts(ir: GrammarIR, memo: dict[tuple[int, int], bool] | None = N
     memo = {} if memo is None else memo
     sets = _LexemeSets(ir, memo)
     pool = ir.pool
-    tail = pool.universal()
     failing: set[tuple[int, int]] = set()
     for a, lexeme in enumerate(ir.lexemes):
         follow = sets.follow_bytes(a)
         if not follow:
             continue
-        extended = pool.concat(lexeme.expr, pool.concat(pool.byteset(follow), tail))
         starts = pool.first_bytes(lexeme.expr)
         for c in bits_of(sets.allowed_with(a)):
             other = ir.lexemes[c].expr
-            if pool.first_bytes(other) & starts and _overlaps(pool, extended, other, memo):
+            if pool.first_bytes(other) & starts and _swallows(pool, lexeme.expr, follow, other, memo):
                 failing.add((a, c))
     return failing
 
 
-def _overlaps(pool: ExprPool, a: int, b: int, memo: dict[tuple[int, int], bool]) -> bool:
+def _overlaps(pool: ExprPool, a: int, b: int, memo: dict) -> bool:
     key = (min(a, b), max(a, b))
     found = memo.get(key)
     if found is None:
-        try:
-            found = not pool.is_empty(pool.intersect([a, b]))
-        except BudgetExceededError:
-            found = True  # undecided: split, which is always safe
-        memo[key] = found
+        found = memo[key] = _undecided_is_true(share_a_string, pool, a, b)
     return found
+
+
+def _swallows(pool: ExprPool, a: int, follow: int, c: int, memo: dict) -> bool:
+    """Whether a string of ``c`` starts with a string of ``a`` and a byte of ``follow``."""
+    key = (a, follow, c)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _undecided_is_true(swallows_prefix, pool, a, follow, c)
+    return found
+
+
+def _undecided_is_true(test, *args) -> bool:
+    try:
+        return test(*args)
+    except BudgetExceededError:
+        return True  # undecided: split, which is always safe
 
 
 class _LexemeSets:

@@ -1,17 +1,23 @@
-"""Analyses of a grammar's rules: which nonterminals are nullable and which are productive.
+"""Analyses of a grammar: which nonterminals are nullable and which are productive, and which
+lexemes overlap.
 
-Each is a least fixed point computed by a worklist over rules, linear in the grammar's size.
+The first two are least fixed points computed by a worklist over rules, linear in the grammar's
+size; the overlaps are searches over pairs of derivatives.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..regex.construction import EMPTY
+from ..regex.derivatives import refine_partition
+
 if TYPE_CHECKING:
+    from ..regex.expr import ExprPool
     from .ir import Rule
 
 
@@ -99,3 +105,60 @@ def _waiting_arrays(rules: Sequence[Rule], size: int):
     waiting = owners[is_nonterminal][order].tolist()
     start = np.searchsorted(needed[order], np.arange(size + 1)).tolist()
     return missing.tolist(), (missing == lengths).tolist(), lambda symbol: waiting[start[symbol]:start[symbol + 1]]
+
+
+# ----- overlaps between lexemes ---------------------------------------------------------------
+
+
+def share_a_string(pool: ExprPool, a: int, b: int) -> bool:
+    """Whether lexemes ``a`` and ``b`` match one same string.
+
+    A search over pairs of derivatives ``(a/w, b/w)``: the derivatives of each lexeme are cached
+    in its pool and shared by every pair it is in, where an intersection ``a & b`` makes new
+    nodes for each of its own. Past ``Limits.max_emptiness_steps`` pairs: True (undecided)."""
+    return _pair_search(pool, a, b, lambda x, y: pool.nullable[x] and pool.nullable[y])
+
+
+def swallows_prefix(pool: ExprPool, a: int, follow: int, c: int) -> bool:
+    """Whether a string of ``c`` starts with a string of ``a`` and then a byte of ``follow`` (a
+    byte class): whether ``a follow .*`` and ``c`` share a string, searched as
+    :func:`share_a_string` over pairs ``(a/w, c/w)`` (True when undecided)."""
+
+    def found(x: int, y: int) -> bool:
+        if not pool.nullable[x]:
+            return False
+        bytes_ = follow & pool.first_bytes(y)
+        while bytes_:
+            low = bytes_ & -bytes_
+            if not pool.is_empty(pool.derivative(y, low.bit_length() - 1)):
+                return True
+            bytes_ ^= low
+        return False
+
+    return _pair_search(pool, a, c, found)
+
+
+def _pair_search(pool: ExprPool, a: int, b: int, found: Callable[[int, int], bool]) -> bool:
+    """Whether some string ``w`` gives ``found(a/w, b/w)``; breadth first over the pairs, each
+    pair's bytes split by both partitions and kept to the bytes both can start with."""
+    budget = pool.limits.max_emptiness_steps
+    seen = {(a, b)}
+    pending = [(a, b)]
+    while pending:
+        x, y = pending.pop()
+        if found(x, y):
+            return True
+        if len(seen) > budget:
+            return True
+        both = pool.first_bytes(x) & pool.first_bytes(y)
+        if not both:
+            continue
+        for part in refine_partition(pool.byte_classes(x), pool.byte_classes(y)):
+            part &= both
+            if part:
+                byte = (part & -part).bit_length() - 1
+                pair = (pool.derivative(x, byte), pool.derivative(y, byte))
+                if pair[0] != EMPTY and pair[1] != EMPTY and pair not in seen:
+                    seen.add(pair)
+                    pending.append(pair)
+    return False
