@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..regex.construction import EMPTY
-from ..regex.derivatives import refine_partition
 
 if TYPE_CHECKING:
     from ..regex.expr import ExprPool
@@ -139,8 +138,8 @@ def swallows_prefix(pool: ExprPool, a: int, follow: int, c: int) -> bool:
 
 
 def _pair_search(pool: ExprPool, a: int, b: int, found: Callable[[int, int], bool]) -> bool:
-    """Whether some string ``w`` gives ``found(a/w, b/w)``; breadth first over the pairs, each
-    pair's bytes split by both partitions and kept to the bytes both can start with."""
+    """Whether some string ``w`` gives ``found(a/w, b/w)``; depth first over the pairs, each
+    pair's bytes split by both byte partitions and kept to the bytes both can start with."""
     budget = pool.limits.max_emptiness_steps
     seen = {(a, b)}
     pending = [(a, b)]
@@ -153,12 +152,17 @@ def _pair_search(pool: ExprPool, a: int, b: int, found: Callable[[int, int], boo
         both = pool.first_bytes(x) & pool.first_bytes(y)
         if not both:
             continue
-        for part in refine_partition(pool.byte_classes(x), pool.byte_classes(y)):
-            part &= both
-            if part:
-                byte = (part & -part).bit_length() - 1
-                pair = (pool.derivative(x, byte), pool.derivative(y, byte))
-                if pair[0] != EMPTY and pair[1] != EMPTY and pair not in seen:
-                    seen.add(pair)
-                    pending.append(pair)
+        y_parts = [part & both for part in pool.byte_classes(y) if part & both]
+        for x_part in pool.byte_classes(x):
+            x_part &= both
+            if not x_part:
+                continue
+            for part in y_parts:
+                part &= x_part
+                if part:
+                    byte = (part & -part).bit_length() - 1
+                    pair = (pool.derivative(x, byte), pool.derivative(y, byte))
+                    if pair[0] != EMPTY and pair[1] != EMPTY and pair not in seen:
+                        seen.add(pair)
+                        pending.append(pair)
     return False
