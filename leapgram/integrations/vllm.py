@@ -267,6 +267,25 @@ def warm_up(compiler: Any) -> None:
         logger.warning("leapgram: warm-up failed", exc_info=True)
 
 
+def warm_first_masks(matcher: Matcher, limit: int = 16) -> None:
+    """Compute (and so cache, in the compiled grammar) the masks of the start state and of the
+    states after each token the grammar forces from there (``fast_forward_tokens``), up to
+    ``limit`` tokens; the matcher is left at its start. vLLM compiles grammars in a thread pool
+    while the model runs, so the request's first steps find their masks ready instead of
+    walking the vocabulary on the engine's critical path. A grammar error found here is
+    found again, and reported, at the request's first fill."""
+    consumed = 0
+    try:
+        matcher.compute_mask()
+        for token in matcher.fast_forward_tokens()[:limit]:
+            if not matcher.consume_token(token):
+                break
+            consumed += 1
+            matcher.compute_mask()
+    finally:
+        matcher.rollback(consumed)  # also leaves an error state
+
+
 def _compiler_for(vocab: Vocabulary) -> Any:
     return leapgram.GrammarCompiler(vocab, cache_size=0)  # the backend's GrammarCache bounds it
 
@@ -294,7 +313,9 @@ def _make_backend_class() -> type:
                             stop_token_ids: set[int] | None = None) -> StructuredOutputGrammar:
             compiled = self.cache.get(request_type.name, grammar_spec)
             stops = stop_token_ids if stop_token_ids else compiled.vocab.eos_token_ids
-            return grammar_class(Matcher(compiled), stops)
+            matcher = Matcher(compiled)
+            warm_first_masks(matcher)
+            return grammar_class(matcher, stops)
 
         def allocate_token_bitmask(self, max_num_seqs: int) -> Any:
             import torch

@@ -11,7 +11,8 @@ import pytest
 
 import leapgram
 from leapgram import Grammar, Matcher, Vocabulary
-from leapgram.integrations.vllm import GrammarCache, LeapgramGrammar, _compiler_for, choice_regex, grammar_for
+from leapgram.integrations.vllm import (GrammarCache, LeapgramGrammar, _compiler_for, choice_regex, grammar_for,
+                                        warm_first_masks)
 
 EOS, SPECIAL, NEWLINE = 256, 257, 10
 MODEL_VOCAB = 300  # the model's padded vocabulary: ids 258..299 have no token
@@ -156,3 +157,17 @@ def test_masks_filled_from_threads_equal_serial_masks(cache: GrammarCache) -> No
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(lambda i: grammars[i].fill_bitmask(threaded, i), range(len(grammars))))
     np.testing.assert_array_equal(threaded, serial)
+
+
+def test_warming_the_first_masks_leaves_the_matcher_at_its_start(vocab: Vocabulary) -> None:
+    """compile_grammar warms the masks of the start and forced states (in vLLM's compile thread):
+    the matcher stays at its start and then gives the masks a cold matcher gives."""
+    spec = json.dumps({"type": "object", "properties": {"key": {"enum": ["x", "yz"]}}, "required": ["key"]})
+    warm = Matcher(GrammarCache(_compiler_for(vocab), size=1).get("JSON", spec))
+    warm_first_masks(warm)
+    cold = Matcher(GrammarCache(_compiler_for(vocab), size=1).get("JSON", spec))
+    assert warm.num_tokens == 0 and not warm.is_error()
+    for token in b'{"key": "yz"}':
+        np.testing.assert_array_equal(warm.compute_mask(), cold.compute_mask())
+        assert warm.consume_token(token) and cold.consume_token(token)
+    assert warm.is_accepting()
