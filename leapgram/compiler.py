@@ -47,10 +47,11 @@ def sliced_vocabulary(vocab: Vocabulary) -> SlicedVocabulary:
     return found
 
 
-def row_entry(row: np.ndarray, accepting: bool) -> tuple[np.ndarray, bool, memoryview]:
-    """A mask cache entry: the int32 row, whether the output is complete, and a memoryview of
-    the row (a fill copies it with one ``memmove``, a third of numpy's cost for a 16 KB row)."""
-    return row, accepting, memoryview(row)
+def row_entry(row: np.ndarray, accepting: bool) -> list:
+    """A mask cache entry: ``[row, accepting, memoryview of row, used]`` (the memoryview: a fill
+    copies the row with one ``memmove``, a third of numpy's cost for a 16 KB row; ``used``: hit
+    since the eviction last passed over it)."""
+    return [row, accepting, memoryview(row), False]
 
 
 class CompiledGrammar:
@@ -79,7 +80,7 @@ class CompiledGrammar:
         self._eos_row = eos_words.view(np.int32)  # the row after EOS and in the error state
         self._eos_row.flags.writeable = False
         self._eos_entry = row_entry(self._eos_row, False)
-        self._masks: OrderedDict[object, tuple] = OrderedDict()
+        self._masks: dict[object, list] = {}  # insertion order; evicted by second chance (_state_row)
         self._lock = threading.Lock()
         self._special_tokens = SpecialTokens(grammar.ir, vocab)  # control tokens the grammar spells out
 
@@ -121,16 +122,14 @@ class CompiledGrammar:
     def _state_row(self, state) -> tuple:
         """What a bitmask row gets in ``state`` (int32 words, EOS included exactly when the output
         is complete; do not modify), whether it is complete, and a view of it (:func:`row_entry`).
-        The ``Limits.max_cached_masks`` most recently used rows are kept, keyed by the engine's
-        ``mask_key``."""
+        ``Limits.max_cached_masks`` rows are kept, keyed by the engine's ``mask_key``, evicted
+        oldest first except that a row used since it was last passed over gets a second chance
+        (the clock approximation of least recently used: a hit only sets a flag)."""
         key = self._engine.mask_key(state)
         masks = self._masks
         entry = masks.get(key)  # one C call, atomic under the GIL (not on free-threaded builds): no lock
         if entry is not None:
-            try:
-                masks.move_to_end(key)
-            except KeyError:  # evicted by another thread in between: the entry is still right
-                pass
+            entry[3] = True
             return entry
         mask = self._engine.new_mask(state, key)
         if self._special_tokens:
@@ -142,7 +141,11 @@ class CompiledGrammar:
         with self._lock:
             masks[key] = entry
             while len(masks) > self.limits.max_cached_masks:
-                masks.popitem(last=False)
+                oldest = next(iter(masks))
+                old = masks.pop(oldest)
+                if old[3]:  # used since last passed over: back to the end, unflagged
+                    old[3] = False
+                    masks[oldest] = old
         return entry
 
     def __repr__(self) -> str:

@@ -250,7 +250,10 @@ class Matcher:
             if compute:
                 return compiled._state_row(self._states[-1])[2]
             entry = compiled._masks.get(compiled._engine.mask_key(self._states[-1]))
-            return None if entry is None else entry[2]
+            if entry is None:
+                return None
+            entry[3] = True  # used: see CompiledGrammar._state_row
+            return entry[2]
         except LeapgramError as exc:
             self._error = str(exc)
             return compiled._eos_entry[2]
