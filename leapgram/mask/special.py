@@ -27,12 +27,17 @@ class SpecialTokens:
         if ir.is_regex:
             return
         ignored = set(ir.ignore)
+        pool = ir.pool
         lexeme_of_expr = {lexeme.expr: i for i, lexeme in enumerate(ir.lexemes) if i not in ignored}
-        memo = ir.pool.memo
+        starts = 0  # the bytes the lexemes can start with: most special texts start with none of them
+        for expr in lexeme_of_expr:
+            starts |= pool.first_bytes(expr)
+        memo = pool.memo
         for token_id, data in _special_texts(vocab):
-            lexeme = lexeme_of_expr.get(memo.get(("literal", data), -1))
-            if lexeme is not None:
-                self.tokens[token_id] = (data, lexeme)
+            if starts >> data[0] & 1:
+                lexeme = lexeme_of_expr.get(memo.get(("literal", data), -1))
+                if lexeme is not None:
+                    self.tokens[token_id] = (data, lexeme)
 
     def __bool__(self) -> bool:
         return bool(self.tokens)

@@ -230,9 +230,14 @@ class Lexer(LazyRows):
         (inside a key or an enum member, or at the end of a lexeme) the row is written without
         byte classes."""
         pool = self.pool
+        first = pool.first_bytes(expr)
+        if first == 0:  # the lexeme is complete (most often ε): a dead row, no template needed
+            trans = self.trans
+            trans[state, 1:] = DEAD
+            trans[state, 0] = DEAD
+            return
         if self._fill_from_template(state, lex, expr):
             return
-        first = pool.first_bytes(expr)
         while first & (first - 1) == 0:  # along a literal, state after state, while rows are new
             byte = first.bit_length() - 1
             target = DEAD if first == 0 else self._single_target(lex, expr, byte)

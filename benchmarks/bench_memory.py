@@ -1,0 +1,147 @@
+"""Memory per engine: RSS of the vocabulary, of a compiled grammar and of a matcher, beside the peers.
+
+``python benchmarks/bench_memory.py [FOLDER] [--vs llguidance,xgrammar] [--copies 20] [--matchers 100]``
+
+Each engine runs in a fresh process (``bench_schemas.py``'s engine adapters). Measured, as growth
+of the resident set (``VmRSS``, after ``gc.collect()``):
+
+* *vocabulary*: the engine's start-up after its import (leapgram: after ``warm_up()`` loaded
+  the kernels, the vocabulary, its token trie and slices and the JSON Schema base pool, i.e.
+  ``warm_up(vocab)``; peers: their tokenizer tables);
+* *per compiled grammar*: compiled copies of one schema kept alive, each with the masks of one
+  valid instance computed (leapgram caches them in the compiled grammar): the growth from a
+  fifth of ``--copies`` to all of them, divided by their difference (memory freed earlier is
+  reused first, so the first copies look cheaper than they are);
+* *per matcher*: the same with ``--matchers`` matchers of one compiled grammar kept alive, each
+  advanced through that instance.
+
+The schemas are the dev set's median and largest (by the size of the schema's JSON text) among
+those that have a valid instance; a single number per schema is a rough figure (the allocator
+keeps freed memory), so copies and matchers are averaged over many.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_schemas import DEFAULT_FOLDER, ENGINES, load_cases, resolve_tokenizer  # noqa: E402
+
+
+def rss_mb() -> float:
+    gc.collect()
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def measure(engine_name: str, tokenizer_json: Path, case_path: Path, copies: int, matchers: int) -> dict:
+    """Run in the child process: the three figures for one engine and one schema."""
+    with tempfile.TemporaryDirectory() as folder:  # load_cases reads a folder: one link in it
+        (Path(folder) / case_path.name).symlink_to(case_path.resolve())
+        case = load_cases(Path(folder), tokenizer_json, None, None)[0]
+    tokens = next(t for valid, t in case.instances if valid)
+    _import_engine(engine_name)
+    before = rss_mb()
+    engine = ENGINES[engine_name](tokenizer_json)
+    after_vocab = rss_mb()
+    kept = []
+    grammar_rss = []
+    for count in (copies // 5, copies):  # the slope between two counts: freed memory is reused first
+        while len(kept) < count:
+            engine.prepare()  # forget the compiler's cache: a new compiled grammar each time
+            compiled = engine.compile(case.schema)
+            walk(engine, engine.matcher(compiled), tokens)
+            kept.append(compiled)
+        grammar_rss.append(rss_mb())
+    alive = []
+    matcher_rss = []
+    for count in (matchers // 5, matchers):
+        while len(alive) < count:
+            matcher = engine.matcher(kept[0])
+            walk(engine, matcher, tokens, fill=False)
+            alive.append(matcher)
+        matcher_rss.append(rss_mb())
+    scale = 1024 / (copies - copies // 5)
+    return {"engine": engine_name, "schema": case.name, "schema_bytes": len(case.schema), "tokens": len(tokens),
+            "vocabulary_mb": round(after_vocab - before, 1),
+            "per_grammar_kb": round((grammar_rss[1] - grammar_rss[0]) * scale, 1),
+            "per_matcher_kb": round((matcher_rss[1] - matcher_rss[0]) * 1024 / (matchers - matchers // 5), 2)}
+
+
+def _import_engine(name: str) -> None:
+    """Load the engine's modules (leapgram: also its kernels, over the byte vocabulary), so the
+    vocabulary figure is what one more vocabulary costs."""
+    if name.startswith("leapgram"):
+        import leapgram
+
+        leapgram.warm_up()
+    elif name == "llguidance":
+        import llguidance
+        import llguidance.numpy  # noqa: F401
+    else:
+        import transformers  # noqa: F401
+        import xgrammar  # noqa: F401
+
+
+def walk(engine, matcher, tokens: list[int], fill: bool = True) -> None:
+    for token in tokens:
+        if fill:
+            engine.fill(matcher)
+        if not engine.consume(matcher, token):
+            break
+
+
+def pick_schemas(folder: Path) -> list[Path]:
+    """The median and the largest schema (JSON text size) with a valid instance."""
+    sized = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        if any(t.get("valid") for t in data.get("tests", [])):
+            sized.append((len(json.dumps(data["schema"])), path))
+    sized.sort()
+    return [sized[len(sized) // 2][1], sized[-1][1]]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", nargs="?", help="benchmark folder (default: ../shared/jsonschemabench)")
+    parser.add_argument("--tokenizer", default="llama3")
+    parser.add_argument("--vs", default="llguidance,xgrammar")
+    parser.add_argument("--copies", type=int, default=60)
+    parser.add_argument("--matchers", type=int, default=300)
+    parser.add_argument("--schema", action="append", help="a case file to measure (default: median and largest)")
+    parser.add_argument("--child", nargs=2, metavar=("ENGINE", "CASE"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    tokenizer = resolve_tokenizer(args.tokenizer)
+    if args.child:
+        print(json.dumps(measure(args.child[0], tokenizer, Path(args.child[1]), args.copies, args.matchers)))
+        return 0
+    folder = Path(args.folder) if args.folder else DEFAULT_FOLDER
+    schemas = [Path(s) for s in args.schema] if args.schema else pick_schemas(folder)
+    engines = ["leapgram", *[p for p in args.vs.split(",") if p]]
+    for schema in schemas:
+        for name in engines:
+            command = [sys.executable, __file__, "--tokenizer", str(tokenizer), "--copies", str(args.copies),
+                       "--matchers", str(args.matchers), "--child", name, str(schema)]
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            lines = done.stdout.strip().splitlines()
+            print(lines[-1] if done.returncode == 0 and lines else
+                  json.dumps({"engine": name, "schema": schema.stem, "error": done.stderr.strip()[-300:]}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
