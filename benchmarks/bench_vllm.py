@@ -6,7 +6,8 @@ instance as the target description; and the character workload of ``bench_genera
 Harry Potter character as JSON, ``benchmarks/data/character.json``). Each backend runs in a fresh
 process with one in-process engine (the embedded SmolLM2-135M-Instruct, CPU, greedy decoding),
 all requests submitted together. Reported per backend: output tokens/s (output tokens / wall
-time of the whole batch), mean and p50 time to first token, invalid outputs (not JSON, not valid
+time of the whole batch), output tokens per CPU second of the process (engine, model and
+grammar: steadier than wall time on a shared machine), mean and p50 time to first token, invalid outputs (not JSON, not valid
 under the schema, or cut by ``max_tokens``), and grammar time per engine step (the manager's
 ``grammar_bitmask`` call, which fills every structured row of the step, plus its
 ``accept_tokens``, divided by the steps). Also, with ``--first-request``, the worst mask of the
@@ -133,10 +134,10 @@ def run_backend(backend: str, reqs: list[dict], max_tokens: int) -> dict:
                                              add_generation_prompt=True) for r in reqs]
     params = [SamplingParams(max_tokens=max_tokens, temperature=0.0,
                              structured_outputs=StructuredOutputsParams(json=r["schema"])) for r in reqs]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     outputs = llm.generate(prompts, params, use_tqdm=False)
-    wall = time.perf_counter() - start
-    return {"backend": backend, "startup_s": startup, "wall_s": wall, **totals,
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {"backend": backend, "startup_s": startup, "wall_s": wall, "cpu_s": cpu, **totals,
             "results": [summarize(r, o) for r, o in zip(reqs, outputs)]}
 
 
@@ -194,8 +195,8 @@ def first_request(warm: bool) -> dict:
 # ----- report ---------------------------------------------------------------------------------
 
 def report(runs: list[dict]) -> None:
-    print(f"{'backend':>10} {'workload':>16} {'reqs':>4} {'invalid':>7} {'out tok/s':>9} {'TTFT mean':>9} "
-          f"{'TTFT p50':>8} {'grammar ms/step':>15} {'start-up s':>10}")
+    print(f"{'backend':>10} {'workload':>16} {'reqs':>4} {'invalid':>7} {'out tok/s':>9} {'tok/CPU-s':>9} "
+          f"{'TTFT mean':>9} {'TTFT p50':>8} {'grammar ms/step':>15} {'start-up s':>10}")
     for run in runs:
         per_step = (run["bitmask_s"] + run["accept_s"]) / max(1, run["steps"]) * 1e3
         tokens = sum(r["tokens"] for r in run["results"])
@@ -205,7 +206,8 @@ def report(runs: list[dict]) -> None:
                 continue
             ttft = [r["ttft_s"] for r in rows if r["ttft_s"] is not None]
             invalid = sum(r["error"] is not None for r in rows)
-            rate = f"{tokens / run['wall_s']:9.1f}" if workload == "all" else f"{'':>9}"
+            rate = (f"{tokens / run['wall_s']:9.1f} {tokens / run['cpu_s']:9.2f}" if workload == "all"
+                    else f"{'':>9} {'':>9}")
             step = f"{per_step:15.3f}" if workload == "all" else f"{'':>15}"
             print(f"{run['backend']:>10} {workload:>16} {len(rows):4d} {invalid:7d} {rate} "
                   f"{statistics.mean(ttft) if ttft else float('nan'):9.2f} "

@@ -6,8 +6,10 @@ cached are computed, in up to ``threads`` threads when there are two or more of 
 kernels are compiled with ``nogil=True`` and overlap, while the Python around them (lexer
 states built on demand) runs one thread at a time. Last, every row is copied in the caller's
 thread. A batch of cached rows therefore never touches a thread (threads would only trade the
-GIL back and forth); a batch of fresh states gains what its kernels' share allows.
-Measurements: ``benchmarks/bench_batch.py``.
+GIL back and forth); a batch of fresh states gains what its kernels' share allows, and where
+that share is small the threads lose to the GIL's hand-overs. So the uncached rows' cost per row
+is measured with one thread and with several (:class:`_ThreadChoice`), and the cheaper is used,
+the other tried again now and then. Measurements: ``benchmarks/bench_batch.py``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+import time
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -31,7 +35,7 @@ def fill_next_token_bitmasks(matchers: Sequence[Matcher], bitmask: np.ndarray,
                              indices: Sequence[int] | None = None, *, threads: int | None = None) -> None:
     """Write ``matchers[i]``'s next-token mask into row ``indices[i]`` of ``bitmask`` (rows
     ``0..len(matchers)-1`` by default); the uncached masks are computed in up to ``threads``
-    threads (default: the CPU count).
+    threads (default: the CPU count), or in one where that has measured cheaper.
 
     Each row is exactly what :meth:`Matcher.fill_next_token_bitmask` writes. The matchers must be
     distinct objects, and no two may be forks that share a chart arena (see :meth:`Matcher.fork`);
@@ -43,12 +47,15 @@ def fill_next_token_bitmasks(matchers: Sequence[Matcher], bitmask: np.ndarray,
     widths = [_checked_width(m, bitmask) for m in matchers]
     sources = [m._next_row(compute=False) for m in matchers]
     missing = [i for i, source in enumerate(sources) if source is None]
-    workers = _thread_count(threads, len(missing))
+    workers = _CHOICE.workers(_thread_count(threads, len(missing)))
+    start = time.perf_counter()
     if workers <= 1:
         for i in missing:
             sources[i] = matchers[i]._next_row()
     else:
         _compute_in_threads(matchers, missing, sources, workers)
+    if len(missing) >= 2:
+        _CHOICE.record(workers, (time.perf_counter() - start) / len(missing))
     for row, width, source in zip(rows, widths, sources):
         out = bitmask[row]
         out[:width] = source
@@ -79,6 +86,42 @@ def _compute_in_threads(matchers: list[Matcher], missing: list[int], sources: li
         future.result()
     if errors:
         raise errors[0]
+
+
+class _ThreadChoice:
+    """Uncached rows' cost per row in one thread and in ``n`` (the median of each one's last
+    ``SAMPLES`` calls in this process: one stalled call does not flip the choice); :meth:`workers` gives the cheaper, and now and then the other, so that a
+    change of workload is seen: every ``EXPLORE``-th call, times how much dearer the other is
+    (at most 64 times), so that the trials cost about ``1 / EXPLORE`` of the time. Unsynchronized:
+    a lost update only costs a sample."""
+
+    EXPLORE = 16
+    SAMPLES = 9
+
+    def __init__(self) -> None:
+        self.samples: dict[int, deque[float]] = {}
+        self.calls = 0
+
+    def cost(self, workers: int) -> float | None:
+        found = self.samples.get(workers)
+        return sorted(found)[len(found) // 2] if found else None
+
+    def workers(self, allowed: int) -> int:
+        if allowed <= 1:
+            return allowed
+        self.calls += 1
+        one, many = self.cost(1), self.cost(allowed)
+        if one is None or many is None:
+            return 1 if one is None else allowed
+        better, other = (allowed, 1) if many < one else (1, allowed)
+        period = self.EXPLORE * int(min(64.0, max(one, many) / max(min(one, many), 1e-9)))
+        return other if self.calls % period == 0 else better
+
+    def record(self, workers: int, seconds_per_row: float) -> None:
+        self.samples.setdefault(workers, deque(maxlen=self.SAMPLES)).append(seconds_per_row)
+
+
+_CHOICE = _ThreadChoice()
 
 
 def _pool(size: int) -> ThreadPoolExecutor:
