@@ -163,14 +163,16 @@ def main() -> None:
 def report(mode: str, engines: list, tokens: list[int], inside: np.ndarray, repeat: int) -> None:
     """``cold``: each pass right after a fresh compile (the first request of a grammar);
     ``warm``: passes over one compiled grammar after a warm-up pass (a server's steady state).
-    The engines take turns pass by pass, so a change of load on the machine reaches all three."""
+    The engines take turns pass by pass, so a change of load on the machine reaches all three, each
+    pass starting with the next engine, so none always runs right after the same one (whose memory
+    traffic leaves the CPU caches cold for the next)."""
     print(f"-- {mode}: " + report.__doc__.split(";")[0 if mode == "cold" else 1].split(":", 1)[1].split(".")[0].strip())
     runs: dict[str, list[list[float]]] = {engine.name: [] for engine in engines}
     if mode == "warm":
         for engine in engines:
             engine.run(tokens)
-    for _ in range(repeat):
-        for engine in engines:
+    for turn in range(repeat):
+        for engine in engines[turn % len(engines):] + engines[:turn % len(engines)]:
             if mode == "cold":
                 engine.compile()
             runs[engine.name].append(engine.run(tokens))
