@@ -1,17 +1,14 @@
 """Analyses of a grammar: which nonterminals are nullable and which are productive, and which
 lexemes overlap.
 
-The first two are least fixed points computed by a worklist over rules, linear in the grammar's
-size; the overlaps are searches over pairs of derivatives.
+The first two are least fixed points, linear in the grammar's size; the overlaps are searches
+over pairs of derivatives.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from ..regex.construction import EMPTY
 
@@ -22,88 +19,61 @@ if TYPE_CHECKING:
 
 def productive_nonterminals(rules: Sequence[Rule]) -> set[int]:
     """Nonterminals that derive at least one string of lexemes."""
-    return _closure(rules, lexemes_given=True)
+    return _least(rules, set())
 
 
 def nullable_nonterminals(rules: Sequence[Rule]) -> set[int]:
     """Nonterminals that derive the empty sequence."""
-    return _closure(rules, lexemes_given=False)
+    return _least(_without_lexemes(rules), set())
 
 
 def productive_and_nullable(rules: Sequence[Rule]) -> tuple[set[int], set[int]]:
-    """Both, from one pass over the rules."""
-    lhs, missing, pure, waiting = _waiting(rules)
-    nullable = _least(lhs, [m if p else -1 for m, p in zip(missing, pure)], waiting)
-    return _least(lhs, missing, waiting), nullable
+    """Both; the productive search starts from the nullable nonterminals."""
+    nullable = nullable_nonterminals(rules)
+    return _least(rules, set(nullable)), nullable
 
 
-def _closure(rules: Sequence[Rule], *, lexemes_given: bool) -> set[int]:
-    """The least set of nonterminals with a rule whose every symbol is a lexeme (when
-    ``lexemes_given``) or in the set. Without ``lexemes_given`` a rule with a lexeme never counts."""
-    lhs, missing, pure, waiting = _waiting(rules)
-    if not lexemes_given:
-        missing = [m if p else -1 for m, p in zip(missing, pure)]
-    return _least(lhs, missing, waiting)
+def _without_lexemes(rules: Sequence[Rule]) -> list[Rule]:
+    return [rule for rule in rules if not rule[1] or min(rule[1]) >= 0]
 
 
-def _least(lhs: list[int], missing: list[int], waiting) -> set[int]:
-    """A worklist over rules counting their missing nonterminals (``missing``, updated in
-    place; -1 for a rule that never counts), linear in the grammar's size."""
-    ready = [lhs[index] for index, count in enumerate(missing) if count == 0]
-    found: set[int] = set()
-    while ready:
-        symbol = ready.pop()
-        if symbol in found:
-            continue
-        found.add(symbol)
-        for index in waiting(symbol):
-            missing[index] -= 1
-            if missing[index] == 0:
-                ready.append(lhs[index])
+def _least(rules: Sequence[Rule], found: set[int]) -> set[int]:
+    """``found`` grown to the least set of nonterminals with a rule whose every nonterminal is in
+    it (lexemes count as derived), linear in the grammar's size.
+
+    Each rule waits on one missing nonterminal at a time (its first one not yet found, as a SAT
+    solver watches a literal): scanned once in document order, a rule whose nonterminals are all
+    found already costs only that scan, and one that waits is scanned on from where it stopped
+    when that nonterminal is found, so each symbol of each rule is read once. (A count of missing
+    nonterminals per rule and every rule listed under each of its nonterminals cost twice as much,
+    most of it building those lists.)"""
+    watching: dict[int, list[tuple[Rule, int]]] = {}
+    for rule in rules:
+        if rule[0] not in found and not _waits(rule, 0, found, watching):
+            found.add(rule[0])
+            added = [rule[0]]
+            while added:
+                for waiting, at in watching.pop(added.pop(), ()):
+                    if waiting[0] not in found and not _waits(waiting, at + 1, found, watching):
+                        found.add(waiting[0])
+                        added.append(waiting[0])
     return found
 
 
-SMALL_GRAMMAR = 256  # rules; below it a list per nonterminal costs less than sorting arrays
-
-
-def _waiting(rules: Sequence[Rule]):
-    """Per rule its left side, how many nonterminals it has and whether it has no lexeme; per
-    nonterminal (a function of it) the rules it occurs in. A large grammar keeps the rules
-    waiting for each nonterminal in one array sorted by symbol, not a list per nonterminal: its
-    thousands of small lists lived long enough to reach the oldest generation of Python's
-    collector and brought its full collections (60-100 ms) closer."""
-    lhs = [left for left, _ in rules]
-    if len(rules) < SMALL_GRAMMAR:
-        return lhs, *_waiting_lists(rules)
-    return lhs, *_waiting_arrays(rules, max(lhs, default=-1) + 1)
-
-
-def _waiting_lists(rules: Sequence[Rule]):
-    missing = []
-    pure = []
-    waiting: dict[int, list[int]] = {}
-    for index, (_, rhs) in enumerate(rules):
-        needed = [symbol for symbol in rhs if symbol >= 0]
-        missing.append(len(needed))
-        pure.append(len(needed) == len(rhs))
-        for symbol in needed:
-            waiting.setdefault(symbol, []).append(index)
-    return missing, pure, lambda symbol: waiting.get(symbol, ())
-
-
-def _waiting_arrays(rules: Sequence[Rule], size: int):
-    count = len(rules)
-    lengths = np.fromiter((len(rhs) for _, rhs in rules), dtype=np.int64, count=count)
-    symbols = np.fromiter(itertools.chain.from_iterable(rhs for _, rhs in rules), dtype=np.int64,
-                          count=int(lengths.sum()))
-    owners = np.repeat(np.arange(count), lengths)
-    is_nonterminal = symbols >= 0
-    missing = np.bincount(owners[is_nonterminal], minlength=count)
-    needed = symbols[is_nonterminal]
-    order = np.argsort(needed, kind="stable")
-    waiting = owners[is_nonterminal][order].tolist()
-    start = np.searchsorted(needed[order], np.arange(size + 1)).tolist()
-    return missing.tolist(), (missing == lengths).tolist(), lambda symbol: waiting[start[symbol]:start[symbol + 1]]
+def _waits(rule: Rule, start: int, found: set[int], watching: dict[int, list[tuple[Rule, int]]]) -> bool:
+    """Whether ``rule`` misses a nonterminal from position ``start`` on; the first one it misses
+    then lists it in ``watching``."""
+    rhs = rule[1]
+    for i in range(start, len(rhs)):
+        symbol = rhs[i]
+        if symbol >= 0 and symbol not in found:
+            waiting = watching.get(symbol)
+            if waiting is None:
+                watching[symbol] = [(rule, i)]
+            else:
+                waiting.append((rule, i))
+            return True
+    return False
 
 
 # ----- overlaps between lexemes ---------------------------------------------------------------
