@@ -2,9 +2,10 @@
 (:class:`ArrayKeywords`).
 
 Element ``j`` follows ``prefixItems[j]`` (``items`` as an array before draft 2020-12) and later
-elements the rest schema; length bounds become bounded repetitions. ``contains`` is exact alone
-with ``minContains``, ``uniqueItems`` over at most ``MAX_UNIQUE`` scalar values; otherwise each
-is refused (skipped with a warning under ``lenient``).
+elements the rest schema; length bounds become bounded repetitions. ``contains`` counts the
+matching items between ``minContains`` and ``maxContains`` (with a prefix and length bounds);
+``uniqueItems`` is exact over at most ``MAX_UNIQUE`` scalar values; otherwise each is refused
+(skipped with a warning under ``lenient``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ ARRAY_KEYWORDS = frozenset({"items", "prefixItems", "additionalItems", "minItems
 INF = math.inf  # no maxItems
 MAX_UNIQUE = 8
 MAX_SPAN = 2_000  # maxItems - minItems spelled out as nested optional rules
+MAX_CONTAINS_STATES = 4_096  # contains: (item count, match count) states
 
 
 class ArrayKeywords:
@@ -43,7 +45,9 @@ class ArrayKeywords:
         if low > high:
             return None
         if "contains" in schema:
-            body = self.contains_items(schema, pointer, elements, rest, rest_at, low, high)
+            prefix_schemas = [sub for sub, _ in prefix[:len(elements)]]
+            body = self.contains_items(schema, pointer, prefix_schemas, rest if rest_symbol is not None else False,
+                                       low, high)
         elif schema.get("uniqueItems") is True:
             body = self.unique_items(schema, pointer, elements, rest, low, high)
         else:
@@ -101,29 +105,80 @@ class ArrayKeywords:
         more = [] if high == 1 else [builder.repeat([*comma, element], low - 1, bound(high - 1), hint="items")]
         return [element, *more]
 
-    def contains_items(self, schema: dict, pointer: str, elements: list[int], rest: Any, rest_at: str,
-                       low: int, high: int) -> list[int] | None:
+    def contains_items(self, schema: dict, pointer: str, prefix: list[Any], rest: Any, low: int,
+                       high: float) -> list[int] | None:
+        """Arrays of ``low..high`` items, ``minContains..maxContains`` of them matching
+        ``contains``: rules ``N(j, c)`` after ``j`` items of which ``c`` matched (``j`` told apart
+        up to the prefix and the length bounds, ``c`` up to the contains bounds), kept where they
+        can end. Without ``maxContains`` an item that need not match is any item (no negation);
+        with it, an item that does not match is one valid under ``not contains``."""
         at = f"{pointer}/contains"
         need = count_keyword(schema, "minContains", pointer, 1)
-        if "maxContains" in schema or elements or low > need or high != INF or schema.get("uniqueItems") is True:
-            self.ctx.unsupported("contains", at, "contains is exact only alone with minContains (no maxContains, "
-                                 "prefix items, length bounds or uniqueItems)")
-            return self.item_sequence(elements, self.value(rest, rest_at), low, high, pointer)
+        most = count_keyword(schema, "maxContains", pointer, INF)
         self.check_item_count("minContains", need, pointer)
-        plain = self.value(rest, rest_at)
-        hit = self.value({"allOf": [rest, schema["contains"]]}, at)
-        if need == 0:
-            return self.item_sequence([], plain, 0, INF, pointer)
-        if hit is None:
+        last = max(len(prefix), low, 1, 0 if high == INF else high)  # item counts told apart (0: no comma yet)
+        top = need if most == INF else most  # match counts told apart
+        if schema.get("uniqueItems") is True or (last + 1) * (top + 1) > MAX_CONTAINS_STATES:
+            self.ctx.unsupported("contains", at, "contains is exact with its counts, a prefix and length bounds, "
+                                 f"in at most {MAX_CONTAINS_STATES} (item count, match count) states, "
+                                 "without uniqueItems")
+            return self.item_sequence([self.value(sub, at) for sub in prefix], self.value(rest, at), low, high,
+                                      pointer)
+        if most < need:
+            return None
+        moves = self._contains_moves(schema["contains"], at, prefix, rest, high, (need, most), (last, top))
+        live = {state for state in moves if state[0] >= low and state[1] >= need}
+        grew = True
+        while grew:
+            grew = False
+            for state, out in moves.items():
+                if state not in live and any(after in live for _, after in out):
+                    live.add(state)
+                    grew = True
+        if (0, 0) not in live:
             return None
         builder = self.builder
-        comma = self.punct(",")
-        # (P ,)* H ((, P)* , H){need-1} (, P)*  -- every hit is also a plain element
-        body = [builder.star([plain, *comma], hint="items"), hit]
-        for _ in range(need - 1):
-            body += [builder.star([*comma, plain], hint="items"), *comma, hit]
-        body.append(builder.star([*comma, plain], hint="items"))
-        return body
+        names = {state: builder.fresh_nonterminal("contains") for state in live}
+        for (j, c), out in moves.items():
+            if (j, c) in live:
+                if j >= low and c >= need:
+                    builder.rule(names[(j, c)], [])
+                for symbol, after in out:
+                    if after in live:
+                        builder.rule(names[(j, c)], [*(self.punct(",") if j else []), symbol, names[after]])
+        return [names[(0, 0)]]
+
+    def _contains_moves(self, contained: Any, at: str, prefix: list[Any], rest: Any, high: float,
+                        matches: tuple[int, float], told: tuple[int, int]) -> dict[tuple[int, int], list]:
+        """The states ``(j, c)`` reachable from ``(0, 0)`` and their moves ``(item symbol, next state)``."""
+        (need, most), (last, top) = matches, told
+        symbols: dict[tuple[int, bool], int | None] = {}
+
+        def element(j: int, hit: bool) -> int | None:
+            key = (min(j, len(prefix)), hit)
+            if key not in symbols:
+                base = prefix[j] if j < len(prefix) else rest
+                if hit:
+                    symbols[key] = self.value({"allOf": [base, contained]}, at)
+                else:
+                    symbols[key] = self.value(base if most == INF else {"allOf": [base, {"not": contained}]}, at)
+            return symbols[key]
+
+        moves: dict[tuple[int, int], list[tuple[int, tuple[int, int]]]] = {}
+        pending = [(0, 0)]
+        while pending:
+            here = pending.pop()
+            if here in moves:
+                continue
+            j, c = here
+            moves[here] = []
+            for hit in (True, False) if j < high else ():
+                symbol = element(j, hit)
+                after = (min(j + 1, last) if high == INF else j + 1, c + hit if most != INF else min(c + hit, need))
+                if symbol is not None and after[1] <= top:
+                    moves[here].append((symbol, after))
+                    pending.append(after)
+        return moves
 
     def unique_items(self, schema: dict, pointer: str, elements: list[int], rest: Any,
                      low: int, high: int) -> list[int] | None:

@@ -69,6 +69,8 @@ class Combinators:
             raise
 
     def _new_resolved(self, schema: Any, pointer: str) -> Any:
+        if isinstance(schema, dict) and any(k in schema for k in UNEVALUATED):
+            schema = self.rewrite_unevaluated(schema, pointer)  # before any merge: it sees its own parts only
         while isinstance(schema, dict) and "$ref" in schema:
             target, pointer = self.refs.resolve(schema["$ref"], self.refs.base(schema), f"{pointer}/$ref")
             rest = {k: v for k, v in schema.items() if k != "$ref"}
@@ -111,11 +113,8 @@ class Combinators:
             return a
         if not isinstance(a, dict) or not isinstance(b, dict):
             raise GrammarError("a schema must be an object or a boolean", pointer=pointer)
-        for keyword in UNEVALUATED:
-            if keyword in a or keyword in b:  # merged, it would see the other side's properties as evaluated
-                self.ctx.unsupported(keyword, f"{pointer}/{keyword}", "exact only where no allOf, anyOf or $ref "
-                                     "sibling merges the schema that holds it with another")
-                a, b = ({k: v for k, v in x.items() if k not in UNEVALUATED} for x in (a, b))
+        if any(k in x for x in (a, b) for k in UNEVALUATED):  # left only after a refusal under lenient
+            a, b = ({k: v for k, v in x.items() if k not in UNEVALUATED} for x in (a, b))
         out = dict(a)
         elements_merged = _merge_elements(out, a, b)
         for key, value in b.items():
@@ -143,8 +142,6 @@ class Combinators:
         if key == "required":
             return list(dict.fromkeys([*mine, *value]))
         if key in ("properties", "patternProperties") and isinstance(mine, dict) and isinstance(value, dict):
-            if key == "patternProperties":
-                return self._refuse_merge(key, pointer)
             return {k: ({"allOf": [mine[k], value[k]]} if k in mine and k in value else mine.get(k, value.get(k)))
                     for k in {**mine, **value}}
         if key == "contains":  # one item of each kind, not one item of both kinds
@@ -186,10 +183,14 @@ class Combinators:
     def _drop_undeclared(self, out: dict, a: dict, b: dict, pointer: str) -> None:
         """One schema's ``additionalProperties`` constrains every key it does not declare itself
         (neither in its ``properties`` nor by its ``patternProperties``), also the keys the other
-        schema declares: those keys take it as one more conjunct (``false`` forbids them)."""
+        schema declares, by name or by pattern: those take it as one more conjunct (``false``
+        forbids them)."""
         for own in (a, b):
             extra = own.get("additionalProperties", True)
-            if extra is True or extra == {} or not isinstance(out.get("properties"), dict):
+            if extra is True or extra == {}:
+                continue
+            self._constrain_patterns(out, own, extra, pointer)
+            if not isinstance(out.get("properties"), dict):
                 continue
             declared = own.get("properties", {})
             patterns = own.get("patternProperties", {})
@@ -199,6 +200,21 @@ class Combinators:
                     continue
                 props[name] = False if extra is False or props[name] is False else {"allOf": [props[name], extra]}
             out["properties"] = props
+
+    def _constrain_patterns(self, out: dict, own: dict, extra: Any, pointer: str) -> None:
+        """The merged patterns that ``own`` does not have take its ``additionalProperties``
+        ``extra`` as one more conjunct: ``own`` declares none of their keys. Exact when ``own``
+        has no patterns and none of its names matches one (else refused: the keys would split)."""
+        patterns = out.get("patternProperties")
+        mine = own.get("patternProperties", {})
+        foreign = [p for p in patterns if p not in mine] if isinstance(patterns, dict) else []
+        if not foreign:
+            return
+        if mine or any(self._matches_pattern({p: {}}, name, pointer) for p in foreign for name in own.get("properties", {})):
+            self._refuse_merge("patternProperties", pointer)
+            return
+        out["patternProperties"] = {p: (sub if p not in foreign else False if extra is False or sub is False
+                                        else {"allOf": [sub, extra]}) for p, sub in patterns.items()}
 
     def _matches_pattern(self, patterns: Any, name: str, pointer: str) -> bool:
         if not isinstance(patterns, dict):
@@ -299,10 +315,10 @@ class Combinators:
         if keys == {"type"}:
             banned = self.types_of(negated, at)
             kept = sorted(self.types_of(out, pointer) - banned - ({"integer"} if "number" in banned else set()))
-            if "number" in kept and "integer" in banned:
-                self.ctx.unsupported("not", at, "'not integer' among numbers (non-integral numbers only) is not "
-                                     "expressible")
-                return out
+            if "number" in kept and "integer" in banned:  # numbers with a fraction, as negation does
+                fractional = {**out, "type": "number", "$leapgram:fractional": True}
+                others = [kind for kind in kept if kind != "number"]
+                return {"anyOf": [{**out, "type": others}, fractional]} if others else fractional
             return {**out, "type": kept} if kept else False
         if keys and keys <= {"enum", "const", "type"}:
             values = self.enumerated_values(negated, at)

@@ -11,7 +11,7 @@ from ...regex.expr import ExprPool
 ANNOTATIONS = frozenset({
     "title", "description", "default", "examples", "example", "$comment", "deprecated", "readOnly",
     "writeOnly", "$schema", "$id", "id", "$anchor", "$defs", "definitions", "$vocabulary",
-    "contentEncoding", "contentMediaType", "discriminator", "externalDocs", "xml", "markdownDescription",
+    "contentEncoding", "contentMediaType", "contentSchema", "discriminator", "externalDocs", "xml", "markdownDescription",
 })
 
 

@@ -55,24 +55,25 @@ class Negation:
     def _negate_dict(self, schema: dict, pointer: str) -> Any:
 
         types = self.types_of(schema, pointer)
-        if "integer" in types:
-            return None  # "not an integer" among numbers (non-integral values) has no lexeme here
+        integer = "integer" in types  # then not "number" (types_of): the other numbers have a fraction
         branches: list[Any] = []
-        others = [kind for kind in ALL_TYPES if kind not in types]
+        others = [kind for kind in ALL_TYPES if kind not in types and not (integer and kind == "number")]
         if others:
             branches.append({"type": others})
+        if integer:
+            branches.append({"type": "number", "$leapgram:fractional": True})
         handled = {"type", "nullable", *ANNOTATIONS, *_IGNORED}
         string_keys = {k: v for k, v in schema.items() if k in _STRING}
         number_keys = {k: v for k, v in schema.items() if k in _NUMBER}
         for key in ("$leapgram:and", "$leapgram:not"):
             if key in schema:  # conjuncts merged from allOf: they belong to the one scalar type allowed
-                if "string" in types and "number" in types:
+                if "string" in types and ("number" in types or integer):
                     return None
                 (string_keys if "string" in types else number_keys)[key] = schema[key]
         if string_keys and "string" in types:
             branches.append({"type": "string", "$leapgram:not": [string_keys]})
-        if number_keys and "number" in types:
-            branches.append({"type": "number", "$leapgram:not": [number_keys]})
+        if number_keys and ("number" in types or integer):
+            branches.append({"type": "integer" if integer else "number", "$leapgram:not": [number_keys]})
         handled |= set(string_keys) | set(number_keys)
         for key, value in schema.items():
             if key in handled:
@@ -124,6 +125,10 @@ class Negation:
                     for name, sub in value.items() if sub is not True and sub != {}]
         if key == "items" and (isinstance(value, dict) or isinstance(value, bool)) and "prefixItems" not in schema:
             return [] if value is True or value == {} else [{"type": "array", "contains": {"not": value}}]
+        if (key == "prefixItems" or key == "items" and "additionalItems" not in schema) and isinstance(value, list):
+            # an item j present and outside prefix schema j (either spelling of the prefix)
+            return [{"type": "array", "minItems": j + 1, "prefixItems": [True] * j + [{"not": sub}]}
+                    for j, sub in enumerate(value) if sub is not True and sub != {}]
         if key == "contains" and "minContains" not in schema and "maxContains" not in schema:
             return [{"type": "array", "items": {"not": value}}]
         if key in ("propertyNames", "additionalProperties", "additionalItems") and (value is True or value == {}):

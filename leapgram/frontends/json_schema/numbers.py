@@ -2,13 +2,15 @@
 
 Bounds are regexes built digit by digit, exact for numbers written without an exponent (exponent
 forms are left out under a nonzero bound or ``multipleOf``: a subset, never a superset).
-``multipleOf`` is exact for the steps listed in docs/design/json-schema-values.md, else refused;
+``multipleOf`` is exact for the steps listed in docs/design/json-schema-values.md and by the
+remainders of the digits (:meth:`NumberBuilder.multiples_by_residue`), else refused;
 ``integer=True`` takes integers as ``json.dumps`` writes an ``int``.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal, localcontext
+from typing import Any
 
 from ...errors import GrammarError
 from ...regex.expr import EMPTY, EPSILON, INF
@@ -18,7 +20,10 @@ from .context import SchemaContext
 JSON_INTEGER = r"-?(0|[1-9][0-9]*)"
 JSON_NUMBER = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?"
 
-NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+# A number that is not an integer, written without exponent (what 'not integer' leaves).
+MAX_RESIDUE_STATES = 64  # multipleOf by remainders: modulus times (fraction places + 1)
+JSON_FRACTIONAL = r"-?(0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*"
+NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "$leapgram:fractional")
 MAX_ENUMERATED = 2_000
 
 Bound = tuple[Decimal, bool]  # (value, strict)
@@ -28,10 +33,11 @@ def number_expr(ctx: SchemaContext, schema: dict, pointer: str, *, integer: bool
     """The pool expression of every JSON number valid under ``schema``'s numeric keywords (only
     integers written without fraction or exponent when ``integer``)."""
     lowers, uppers = bounds_of(schema, pointer)
-    if not lowers and not uppers and "multipleOf" not in schema:
+    if not lowers and not uppers and "multipleOf" not in schema and not schema.get("$leapgram:fractional"):
         return parse_regex(JSON_INTEGER if integer else JSON_NUMBER, ctx.pool)
     builder = NumberBuilder(ctx.pool, integer)
-    parts = [builder.at_least(value, strict) for value, strict in lowers]
+    parts = [parse_regex(JSON_FRACTIONAL, ctx.pool)] if schema.get("$leapgram:fractional") else []
+    parts += [builder.at_least(value, strict) for value, strict in lowers]
     parts += [builder.at_most(value, strict) for value, strict in uppers]
     if "multipleOf" in schema:
         step = decimal_of(schema["multipleOf"], f"{pointer}/multipleOf")
@@ -243,8 +249,67 @@ class NumberBuilder:
         if unit in (2, 5) and exponent >= 0:
             return self.multiples_of_small(unit, exponent)
         if lower is not None and upper is not None:
-            return self.enumerate_multiples(step, lower, upper)
-        return None
+            found = self.enumerate_multiples(step, lower, upper)
+            if found is not None:
+                return found
+        places = max(-exponent, 0)
+        modulus = unit * 10 ** max(exponent, 0)
+        if modulus * (places + 1) > MAX_RESIDUE_STATES:
+            return None
+        return self.multiples_by_residue(modulus, places)
+
+    def multiples_by_residue(self, modulus: int, places: int) -> int:
+        """Numbers whose value times ``10**places`` is an integer multiple of ``modulus``, by the
+        remainder of the digits read so far (a finite automaton, written as an expression by
+        state elimination): the whole part's digits, then at most ``places`` fraction digits
+        that count, then only zeros."""
+        pool = self.pool
+
+        def digits_to(r: int, target: int) -> int:
+            return pool.byteset(sum(1 << (48 + d) for d in range(10) if (10 * r + d) % modulus == target))
+
+        fractions: dict[tuple[int, int], int] = {}
+
+        def fraction(j: int, r: int) -> int:  # the digits after j fraction digits, remainder r
+            if (j, r) not in fractions:
+                if j == places:
+                    fractions[(j, r)] = pool.repeat(self.lit("0"), 0, INF) if r == 0 else EMPTY
+                else:
+                    here = [EPSILON] if r * 10 ** (places - j) % modulus == 0 else []
+                    fractions[(j, r)] = pool.alt(here + [pool.concat(digits_to(r, s), fraction(j + 1, s))
+                                                         for s in range(modulus)])
+            return fractions[(j, r)]
+
+        def tail(r: int) -> int:  # after the whole part, remainder r
+            ends = [EPSILON] if r * 10 ** places % modulus == 0 else []
+            if self.integer:
+                return ends[0] if ends else EMPTY
+            if places == 0:
+                more = [pool.concat(self.lit("."), pool.repeat(self.lit("0"), 1, INF))] if ends else []
+            else:
+                more = [pool.concat(self.lit("."), pool.alt([pool.concat(digits_to(r, s), fraction(1, s))
+                                                             for s in range(modulus)]))]
+            return pool.alt(ends + more)
+
+        # state elimination over the remainders: edges[i][j], with "start" and "end" nodes
+        edges: dict[Any, dict[Any, int]] = {i: {} for i in range(modulus)}
+        edges["start"] = {s: pool.byteset(sum(1 << (48 + d) for d in range(1, 10) if d % modulus == s))
+                          for s in range(modulus)}
+        for i in range(modulus):
+            for j in range(modulus):
+                edges[i][j] = digits_to(i, j)
+            edges[i]["end"] = tail(i)
+        for k in range(modulus):
+            loop = pool.star(edges[k].pop(k, EMPTY))
+            for i in edges:
+                through = edges[i].pop(k, None)
+                if through is None or i == k:
+                    continue
+                for j, out in edges[k].items():
+                    edges[i][j] = pool.alt([edges[i].get(j, EMPTY), pool.concat_all([through, loop, out])])
+            del edges[k]
+        whole = pool.alt([pool.concat(self.lit("0"), tail(0)), edges["start"].get("end", EMPTY)])
+        return pool.concat(pool.alt([EPSILON, self.lit("-")]), whole)
 
     def multiples_of_power(self, exponent: int) -> int:
         if exponent >= 0:

@@ -15,8 +15,8 @@ class RefResolver:
     ``$dynamicAnchor``, which a plain ``$ref`` reaches like an ``$anchor``) is indexed by its
     absolute URI, resolved against the base URI of its parent. A reference is resolved against
     the base URI where it stands; a reference to another document is an :class:`UnsupportedError`.
-    A ``$dynamicRef`` is a ``$ref`` where :meth:`is_static` says the dynamic scope cannot change
-    its target. In drafts 3 to 7 (a ``$schema`` naming ``draft-0N``) an ``$id`` beside a ``$ref`` is
+    A ``$dynamicRef`` lands where :meth:`dynamic_target` says, when the dynamic scope cannot
+    change its target. In drafts 3 to 7 (a ``$schema`` naming ``draft-0N``) an ``$id`` beside a ``$ref`` is
     ignored, as every keyword beside ``$ref`` is there.
     """
 
@@ -27,6 +27,7 @@ class RefResolver:
         self.by_uri: dict[str, tuple[Any, str]] = {}
         self.base_of: dict[int, str] = {}
         self.dynamic_anchors: dict[str, int] = {}  # name -> how many $dynamicAnchor have it
+        self.root_dynamic: dict[str, tuple[Any, str]] = {}  # name -> its $dynamicAnchor in the root resource
         self._splits: dict[tuple[str, str], tuple[str, str]] = {}
         base = _own_id(root) or ""
         self.root_uri = urldefrag(base)[0]
@@ -64,17 +65,25 @@ class RefResolver:
                 self.by_uri.setdefault(f"{base}#{anchor}", (schema, pointer))
                 if keyword == "$dynamicAnchor":
                     self.dynamic_anchors[anchor] = self.dynamic_anchors.get(anchor, 0) + 1
+                    if base == self.root_uri:
+                        self.root_dynamic.setdefault(anchor, (schema, pointer))
         self.base_of[id(schema)] = base
         return base
 
-    def is_static(self, dynamic_ref: Any) -> bool:
-        """Whether ``$dynamicRef`` ``dynamic_ref`` always lands where a ``$ref`` with the same value
-        does: its fragment names no ``$dynamicAnchor`` or exactly one in the document, so no
-        other resource in the dynamic scope can take it over."""
-        if not isinstance(dynamic_ref, str):
-            return False
+    def dynamic_target(self, dynamic_ref: Any, base: str, pointer: str) -> tuple[Any, str] | None:
+        """``(subschema, pointer)`` a ``$dynamicRef`` lands on whatever the dynamic scope, or
+        ``None`` when that depends on the path. It starts where a ``$ref`` with its value lands;
+        when that is a ``$dynamicAnchor`` of the same name (the bookend), the outermost
+        resource of the dynamic scope with that anchor wins, and the outermost is always the
+        root resource: its anchor when it has one, else the only one in the document."""
+        found = self.resolve(dynamic_ref, base, pointer)
         fragment = urldefrag(dynamic_ref)[1]
-        return fragment.startswith("/") or self.dynamic_anchors.get(fragment, 0) <= 1
+        if not fragment or fragment.startswith("/") or not isinstance(found[0], dict) \
+                or found[0].get("$dynamicAnchor") != fragment:
+            return found
+        if fragment in self.root_dynamic:
+            return self.root_dynamic[fragment]
+        return found if self.dynamic_anchors.get(fragment, 0) <= 1 else None
 
     def base(self, schema: dict) -> str:
         return self.base_of.get(id(schema), self.root_uri)

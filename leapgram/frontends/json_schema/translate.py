@@ -32,8 +32,8 @@ TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
 
 # Keywords with a validation meaning that this front end does not translate.
 REFUSED = {
-    "$dynamicRef": "exact only where one $dynamicAnchor has its name; use $ref", "$recursiveRef": "use $ref",
-    "contentSchema": "pass lenient=True to skip it",
+    "$dynamicRef": "exact where the root resource has the $dynamicAnchor it names, or one resource only; use $ref",
+    "$recursiveRef": "use $ref",
 }
 
 WHITESPACE = rb"[ \t\n\r]"
@@ -222,11 +222,12 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
         return out
 
     def _alternatives(self, schema: dict, pointer: str) -> list[int]:
-        if "$dynamicRef" in schema and "$ref" not in schema and self.refs.is_static(schema["$dynamicRef"]):
-            schema = self.derived("static", schema, lambda: {
-                ("$ref" if k == "$dynamicRef" else k): v for k, v in schema.items()})
         if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
-            schema = self.rewrite_unevaluated(schema, pointer)
+            schema = self.rewrite_unevaluated(schema, pointer)  # first: it sees the $dynamicRef target
+        if "$dynamicRef" in schema and "$ref" not in schema:
+            found = self.refs.dynamic_target(schema["$dynamicRef"], self.refs.base(schema), f"{pointer}/$dynamicRef")
+            if found is not None:
+                return self._dynamic_ref(schema, pointer, *found)
         self._check_keywords(schema, pointer)
         if "$ref" in schema:
             return self._ref(schema, pointer)
@@ -260,6 +261,15 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
             return self._alternatives_of(target, target_pointer)
         parts = [target, siblings] if keyword_first(schema, "$ref") else [siblings, target]
         return self._alternatives_of({"allOf": parts}, pointer)
+
+    def _dynamic_ref(self, schema: dict, pointer: str, target: Any, target_pointer: str) -> list[int]:
+        """A ``$dynamicRef`` whose target the dynamic scope cannot change: that target, with the
+        keywords beside it."""
+        siblings = self.derived("dynamic", schema, lambda: {
+            k: v for k, v in schema.items() if k != "$dynamicRef" and k not in ANNOTATIONS})
+        if not siblings:
+            return self._alternatives_of(target, target_pointer)
+        return self._alternatives_of({"allOf": [siblings, target]}, pointer)
 
     def _check_keywords(self, schema: dict, pointer: str) -> None:
         for keyword, advice in REFUSED.items():

@@ -1,6 +1,8 @@
 """Keywords beside applicators: a schema's ``additionalProperties`` and ``items`` see only its own
-``properties`` and ``prefixItems``, never those inside ``allOf`` branches; ``$ref`` with a sibling
-``$id`` (drafts 4-7) and references under a URN base. Each case is checked against ``jsonschema``."""
+``properties``, ``patternProperties`` and ``prefixItems``, never those inside ``allOf`` branches;
+``$ref`` with a sibling ``$id`` (drafts 4-7) and references under a URN base; overlapping and
+merged ``patternProperties``, ``not integer``, ``multipleOf`` by remainders, ``contains`` with
+its counts; ``unevaluated*`` beside every applicator. Each case is checked against ``jsonschema``."""
 
 from __future__ import annotations
 
@@ -49,7 +51,28 @@ CASES = [
      [{"b": 2}, {}], [{"a": 2}, {"a": 1}]),
     ("$ref to a $dynamicAnchor", {"$schema": D2020, "$id": "https://x.test/root", "items": {"$ref": "#items"},
                                   "$defs": {"foo": {"$dynamicAnchor": "items", "type": "string"}}},
-     [["a"]], [[1]]),
+     [["a"]], [[1]]),    ("additionalProperties false beside a branch's patternProperties",
+     {"allOf": [{"additionalProperties": False}, {"patternProperties": {"^a": {}}}]}, [{}], [{"a": 1}, {"b": 1}]),
+    ("additionalProperties beside a branch's patternProperties",
+     {"allOf": [{"patternProperties": {"^a": {"type": "integer"}}}, {"additionalProperties": {"type": "string"}}]},
+     [{"b": "s"}, {}], [{"a": 1}, {"a": "s"}, {"b": 1}]),
+    ("overlapping patternProperties", {"patternProperties": {"a*": {"type": "integer"}, "aaa*": {"maximum": 20}}},
+     [{"a": 21}, {"aaaa": 18}, {"b": 1}], [{"aaaa": 31}, {"aaa": "foo"}, {"a": "x"}, {"b": "x"}]),
+    ("patternProperties merged from allOf", {"patternProperties": {"^a": {"type": "integer"}},
+                                             "allOf": [{"patternProperties": {"b$": {"minimum": 3}}}]},
+     [{"ab": 3}, {"b": "s"}, {"a": 1}], [{"ab": 2}, {"ab": "s"}, {"a": "s"}]),
+    ("not integer", {"not": {"type": "integer"}}, [1.5, "a", -0.25], [1, -3]),
+    ("not an integer schema", {"not": {"type": "integer", "minimum": 3}}, [1.5, "a", 2, -1], [3, 10]),
+    ("multipleOf 1.5", {"type": "number", "multipleOf": 1.5}, [0, 4.5, -3, 1.5, 3], [35, 1.4, 0.5]),
+    ("multipleOf 3 among integers", {"type": "integer", "multipleOf": 3}, [0, 9, -12, 300], [10, 7, -1]),
+    ("multipleOf 0.3", {"multipleOf": 0.3}, [0.6, -0.9, 3, 0], [0.5, 1, 0.31]),
+    ("minContains and maxContains", {"$schema": D2020, "contains": {"const": 1}, "minContains": 1,
+                                     "maxContains": 2, "maxItems": 4},
+     [[1], [1, 2, 1], [2, 1, 3]], [[], [2], [1, 1, 1], [1, 2, 3, 4, 1]]),
+    ("contains after prefixItems", {"$schema": D2020, "prefixItems": [{"type": "string"}], "contains": {"type": "integer"}},
+     [["a", 1], ["a", "b", 2]], [["a"], ["a", "b"], [1]]),
+    ("maxContains 0", {"$schema": D2020, "contains": {"type": "string"}, "minContains": 0, "maxContains": 0},
+     [[], [1, 2]], [["a"], [1, "b"]]),
 ]
 
 
@@ -82,10 +105,43 @@ UNEVALUATED = [
      [[1, "a"], [1], []], [[1, "a", 2], ["a"], [1, 2]]),
     ("unevaluatedItems after items in a part", {"$schema": D2020, "allOf": [{"items": {"type": "integer"}}],
                                                 "unevaluatedItems": False},
-     [[1, 2]], [["a"]]),
+     [[1, 2]], [["a"]]),    ("unevaluatedProperties beside anyOf (one branch's names)", {
+        "$schema": D2020, "properties": {"foo": {}}, "anyOf": [{"properties": {"bar": {"const": 1}}, "required": ["bar"]},
+                                                                {"properties": {"baz": {"const": 2}}, "required": ["baz"]}],
+        "unevaluatedProperties": False},
+     [{"foo": 0, "bar": 1}, {"baz": 2}], [{"bar": 1, "qux": 3}, {"foo": 0}, {"bar": 2, "baz": 2}]),
+    ("unevaluatedProperties beside oneOf", {
+        "$schema": D2020, "oneOf": [{"properties": {"a": {"type": "integer"}}, "required": ["a"]},
+                                    {"properties": {"b": {"type": "string"}}, "required": ["b"]}],
+        "unevaluatedProperties": False},
+     [{"a": 1}, {"b": "s"}], [{"a": 1, "b": "s"}, {"a": 1, "c": 1}, {}]),
+    ("unevaluatedProperties beside not", {"$schema": D2020, "properties": {"a": {}}, "not": {"required": ["b"]},
+                                          "unevaluatedProperties": False},
+     [{"a": 1}, {}], [{"b": 1}, {"c": 1}]),
+    ("unevaluatedProperties beside if/then/else", {
+        "$schema": D2020, "if": {"properties": {"k": {"const": "t"}}, "required": ["k"]},
+        "then": {"properties": {"t": {}}}, "else": {"properties": {"e": {}}}, "unevaluatedProperties": False},
+     [{"k": "t", "t": 1}, {"e": 1}, {}], [{"k": "t", "e": 1}, {"t": 1}, {"k": "x"}]),
+    ("unevaluatedProperties beside dependentSchemas", {
+        "$schema": D2020, "properties": {"a": {}}, "dependentSchemas": {"a": {"properties": {"b": {}}}},
+        "unevaluatedProperties": False},
+     [{"a": 1, "b": 2}, {"a": 1}, {}], [{"b": 2}, {"a": 1, "c": 1}]),
+    ("unevaluatedProperties in a part does not see its cousin", {
+        "$schema": D2020, "allOf": [{"properties": {"foo": {}}}, {"unevaluatedProperties": False}]},
+     [{}], [{"foo": 1}]),
+    ("nested unevaluatedProperties evaluates every property", {
+        "$schema": D2020, "allOf": [{"properties": {"foo": {"type": "string"}}, "unevaluatedProperties": True}],
+        "unevaluatedProperties": False},
+     [{"foo": "a", "bar": 1}], [{"foo": 1}]),
+    ("unevaluatedItems beside contains", {"$schema": D2020, "prefixItems": [{}], "contains": {"type": "string"},
+                                          "unevaluatedItems": False},
+     [[1, "a"], ["a"], [1, "a", "b"]], [[1, 2], [1, "a", 2]]),
+    ("unevaluatedItems beside if without then", {"$schema": D2020, "if": {"prefixItems": [{"const": "a"}]},
+                                                  "unevaluatedItems": False},
+     [["a"], []], [["b"], ["a", "b"]]),
 ]
 
 
 @pytest.mark.parametrize(("name", "schema", "valid", "invalid"), UNEVALUATED, ids=[c[0] for c in UNEVALUATED])
-def test_unevaluated_where_exact(name, schema, valid, invalid):
+def test_unevaluated(name, schema, valid, invalid):
     test_keywords_beside_applicators(name, schema, valid, invalid)

@@ -114,10 +114,26 @@ def test_malformed_values_name_the_pointer(schema, pointer):
     assert info.value.pointer == pointer
 
 
+@pytest.mark.parametrize(("step", "integer", "values"), [
+    (3, True, range(-40, 41)), (30, True, range(-100, 101, 5)), (1.5, False, [x / 4 for x in range(-30, 31)]),
+    (0.3, False, [x / 10 for x in range(-30, 31)]), (0.5, True, range(-5, 6)), (7, False, [x / 2 for x in range(-30, 31)]),
+])
+def test_multiples_by_remainder(step, integer, values):
+    """Steps beyond powers of ten and 2 or 5 times them, without bounds: the remainder of the
+    digits read so far (a finite automaton), with trailing fraction zeros allowed."""
+    ctx = SchemaContext(ExprPool())
+    expr = number_expr(ctx, {"multipleOf": step}, "/n", integer=integer)
+    exact = Decimal(repr(step))
+    for value in values:
+        for text in {repr(value), repr(value) + ("0" if isinstance(value, float) else "")}:
+            expected = Decimal(text) % exact == 0 and not (integer and "." in text)
+            assert ctx.pool.matches(expr, text.encode()) == expected, (step, text)
+
+
 def test_unexpressible_multiple_is_refused_or_skipped():
     with pytest.raises(UnsupportedError) as info:
-        accepts({"multipleOf": 3}, "3")
+        accepts({"multipleOf": 0.123456789}, "0")
     assert info.value.pointer == "/n/multipleOf"
     ctx = SchemaContext(ExprPool(), lenient=True)
-    expr = number_expr(ctx, {"multipleOf": 3}, "/n", integer=True)
+    expr = number_expr(ctx, {"multipleOf": 0.123456789}, "/n", integer=True)
     assert ctx.pool.matches(expr, b"4") and ctx.warnings
