@@ -172,11 +172,13 @@ class GrammarBuilder:
         Raises :class:`GrammarError` for a nonterminal used but never defined, or a start symbol
         that derives no string.
         """
-        used = {s for _, rhs in self._rules for s in rhs if s >= 0} | {start}
-        undefined = sorted(used - self._defined)
-        if undefined:
-            names = ", ".join(self._nonterminals[n] for n in undefined)
-            raise GrammarError(f"rule used but never defined: {names}")
+        count = len(self._nonterminals)  # when every nonterminal has a rule, no scan:
+        if len(self._defined) != count or max(self._defined, default=-1) >= count or start not in self._defined:
+            used = {s for _, rhs in self._rules for s in rhs if s >= 0} | {start}
+            undefined = sorted(used - self._defined)
+            if undefined:
+                names = ", ".join(self._nonterminals[n] for n in undefined)
+                raise GrammarError(f"rule used but never defined: {names}")
         productive, nullable = productive_and_nullable(self._rules)
         if start not in productive:
             raise GrammarError(f"start rule {self._nonterminals[start]} derives no string")
