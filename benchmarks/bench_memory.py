@@ -2,8 +2,9 @@
 
 ``python benchmarks/bench_memory.py [FOLDER] [--vs llguidance,xgrammar] [--copies 20] [--matchers 100]``
 
-Each engine runs in a fresh process (``bench_schemas.py``'s engine adapters). Measured, as growth
-of the resident set (``VmRSS``, after ``gc.collect()``):
+Each engine runs in a fresh process (``bench_schemas.py``'s engine adapters). Measured as growth of
+the resident set (``VmRSS``, after ``gc.collect()``) and of what glibc's malloc holds (``mallinfo2``;
+RSS misses memory reused from earlier frees, malloc misses Python's object arenas):
 
 * *vocabulary*: the engine's start-up after its import (leapgram: after ``warm_up()`` loaded
   the kernels, the vocabulary, its token trie and slices and the JSON Schema base pool, i.e.
@@ -23,6 +24,7 @@ keeps freed memory), so copies and matchers are averaged over many.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import json
 import subprocess
@@ -32,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_schemas import DEFAULT_FOLDER, ENGINES, load_cases, resolve_tokenizer  # noqa: E402
+from bench_schemas import DEFAULT_FOLDER, ENGINES, load_cases, resolve_tokenizer
 
 
 def rss_mb() -> float:
@@ -44,6 +46,27 @@ def rss_mb() -> float:
     raise RuntimeError("no VmRSS in /proc/self/status")
 
 
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+                 "keepcost")]
+
+
+def malloc_mb() -> float:
+    """Bytes glibc's malloc has handed out and not taken back (``mallinfo2``: heap in use plus
+    mmapped chunks), in MB. Unlike RSS it grows when freed pages are reused (a C++ engine's
+    compiled grammars can fit in memory its start-up freed), but it misses Python's own object
+    arenas; the report gives both."""
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = _MallInfo2
+    info = libc.mallinfo2()
+    return (info.uordblks + info.hblkhd) / 2**20
+
+
+def usage() -> tuple[float, float]:
+    return rss_mb(), malloc_mb()
+
+
 def measure(engine_name: str, tokenizer_json: Path, case_path: Path, copies: int, matchers: int) -> dict:
     """Run in the child process: the three figures for one engine and one schema."""
     with tempfile.TemporaryDirectory() as folder:  # load_cases reads a folder: one link in it
@@ -51,31 +74,32 @@ def measure(engine_name: str, tokenizer_json: Path, case_path: Path, copies: int
         case = load_cases(Path(folder), tokenizer_json, None, None)[0]
     tokens = next(t for valid, t in case.instances if valid)
     _import_engine(engine_name)
-    before = rss_mb()
+    before = usage()
     engine = ENGINES[engine_name](tokenizer_json)
-    after_vocab = rss_mb()
+    after_vocab = usage()
     kept = []
-    grammar_rss = []
+    grammar_use = []
     for count in (copies // 5, copies):  # the slope between two counts: freed memory is reused first
         while len(kept) < count:
             engine.prepare()  # forget the compiler's cache: a new compiled grammar each time
             compiled = engine.compile(case.schema)
             walk(engine, engine.matcher(compiled), tokens)
             kept.append(compiled)
-        grammar_rss.append(rss_mb())
+        grammar_use.append(usage())
     alive = []
-    matcher_rss = []
+    matcher_use = []
     for count in (matchers // 5, matchers):
         while len(alive) < count:
             matcher = engine.matcher(kept[0])
             walk(engine, matcher, tokens, fill=False)
             alive.append(matcher)
-        matcher_rss.append(rss_mb())
-    scale = 1024 / (copies - copies // 5)
+        matcher_use.append(usage())
+    per_grammar = [(b - a) * 1024 / (copies - copies // 5) for a, b in zip(*grammar_use)]
+    per_matcher = [(b - a) * 1024 / (matchers - matchers // 5) for a, b in zip(*matcher_use)]
     return {"engine": engine_name, "schema": case.name, "schema_bytes": len(case.schema), "tokens": len(tokens),
-            "vocabulary_mb": round(after_vocab - before, 1),
-            "per_grammar_kb": round((grammar_rss[1] - grammar_rss[0]) * scale, 1),
-            "per_matcher_kb": round((matcher_rss[1] - matcher_rss[0]) * 1024 / (matchers - matchers // 5), 2)}
+            "vocabulary_mb": {"rss": round(after_vocab[0] - before[0], 1), "malloc": round(after_vocab[1] - before[1], 1)},
+            "per_grammar_kb": {"rss": round(per_grammar[0], 1), "malloc": round(per_grammar[1], 1)},
+            "per_matcher_kb": {"rss": round(per_matcher[0], 2), "malloc": round(per_matcher[1], 2)}}
 
 
 def _import_engine(name: str) -> None:

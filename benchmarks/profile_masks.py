@@ -1,10 +1,13 @@
 """Profile leapgram's compile and masks in one process (no worker, no peers), for cProfile/py-spy.
 
-``python benchmarks/profile_masks.py FOLDER [--sample N] [--cprofile OUT] [--repeat K]``: every
-case of ``FOLDER`` (a JSONSchemaBench folder, or one with links to some of its files) is
+``python benchmarks/profile_masks.py FOLDER [--sample N] [--cprofile OUT] [--repeat K] [--breakdown]``:
+every case of ``FOLDER`` (a JSONSchemaBench folder, or one with links to some of its files) is
 compiled with a cleared compiler cache and walked over its valid instances, a mask per token,
 as ``bench_schemas.py`` does; prints the thread-CPU TBM mean and TTFM p50, so a change can be
-checked quickly before the full benchmark with peers.
+checked quickly before the full benchmark with peers. ``--breakdown`` (after one untimed run)
+splits the uncached masks by the kind of lexer state they start from and times their parts
+(lexer rows built in Python, the trie-walk kernel, the slicer's split, fresh lexer states); each
+part costs a timer call, so compare shares, not absolute µs, with the plain run.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ import json
 import statistics
 import sys
 import time
+from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_schemas import load_cases, mask_allows, resolve_tokenizer  # noqa: E402
+from bench_schemas import load_cases, mask_allows, resolve_tokenizer
 
 
 def run(cases, engine) -> tuple[list[float], list[float]]:
@@ -32,7 +36,7 @@ def run(cases, engine) -> tuple[list[float], list[float]]:
         try:
             compiled = engine.compile(case.schema)
             engine.fill(engine.matcher(compiled))
-        except Exception:  # noqa: BLE001 - a schema leapgram does not take is skipped
+        except Exception:  # noqa: BLE001, S112 - a schema leapgram does not take is skipped
             continue
         ttfm.append((time.perf_counter() - start) * 1e3)
         for valid, tokens in case.instances:
@@ -48,6 +52,89 @@ def run(cases, engine) -> tuple[list[float], list[float]]:
     return ttfm, tbm
 
 
+def state_kind(compiled, state) -> str:
+    """The kind of lexer state a mask of a context-free grammar starts from."""
+    from leapgram.mask.engines import CfgEngine
+
+    engine = compiled._engine
+    if not isinstance(engine, CfgEngine):
+        return "regex"
+    key = engine.mask_key(state)
+    lexer = engine.lexer
+    if key in compiled._masks:
+        return "cached"
+    if lexer.is_fresh(key[2]):
+        return "fresh state"
+    items = lexer.items(key[2])
+    if len(items) > 1:
+        return "several lexemes"
+    pool = lexer.pool
+    first = pool.first_bytes(items[0][1])
+    if first == 0:
+        return "lexeme complete"
+    if pool.family is None or items[0][1] >= pool.family.size:
+        return "schema literal (key, enum)"
+    return "one byte left (closing quote)" if first & (first - 1) == 0 else "string/number/whitespace body"
+
+
+def breakdown(cases, engine) -> tuple[Counter, Counter, dict[str, Counter]]:
+    """One more run over ``cases`` with the parts of each uncached mask timed (thread CPU, ns)."""
+    import leapgram.compiler as compiler_module
+    from leapgram.mask import engines, slicer
+    from leapgram.parser import arena
+
+    total, count, parts = Counter(), Counter(), defaultdict(Counter)
+    kind = [""]
+    saved = []
+
+    def timed(owner, name: str, label: str | None = None) -> None:
+        original = getattr(owner, name)
+        saved.append((owner, name, original))
+
+        def wrapper(*args):
+            start = time.thread_time_ns()
+            try:
+                return original(*args)
+            finally:
+                spent = time.thread_time_ns() - start
+                if label is None:
+                    total[kind[0]] += spent
+                    count[kind[0]] += 1
+                else:
+                    parts[kind[0]][label] += spent
+        setattr(owner, name, wrapper)
+
+    def row(self, state):
+        kind[0] = state_kind(self, state)
+        return row_timed(self, state)
+
+    timed(compiler_module.CompiledGrammar, "_state_row")
+    row_timed = compiler_module.CompiledGrammar._state_row
+    saved.append((compiler_module.CompiledGrammar, "_state_row", row_timed))
+    compiler_module.CompiledGrammar._state_row = row
+    timed(engines, "fill_rows_down", "lexer rows")
+    timed(engines._WALK_KERNEL, "call", "kernel")
+    timed(slicer.SliceChecker, "split", "slicer split")
+    timed(arena.ChartArena, "fresh_of", "fresh_of")
+    try:
+        run(cases, engine)
+    finally:
+        for owner, name, original in reversed(saved):
+            setattr(owner, name, original)
+    return total, count, parts
+
+
+def print_breakdown(total: Counter, count: Counter, parts: dict[str, Counter]) -> None:
+    masks = sum(count.values())
+    labels = ("lexer rows", "kernel", "slicer split", "fresh_of")
+    print(f"{masks} masks (first masks included), thread CPU µs per mask of each kind")
+    print("kind of lexer state | share of masks | µs | " + " | ".join(labels) + " | µs over all masks")
+    for kind, spent in total.most_common():
+        n = count[kind]
+        shares = " | ".join(f"{parts[kind][label] / 1e3 / n:.1f}" for label in labels)
+        print(f"{kind} | {n / masks:.2f} | {spent / 1e3 / n:.1f} | {shares} | {spent / 1e3 / masks:.1f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder")
@@ -55,6 +142,7 @@ def main() -> int:
     parser.add_argument("--sample", type=int)
     parser.add_argument("--cprofile", help="write cProfile stats here")
     parser.add_argument("--repeat", type=int, default=1, help="runs over the cases (the first one is reported)")
+    parser.add_argument("--breakdown", action="store_true", help="time the parts of masks by kind of lexer state")
     args = parser.parse_args()
     from bench_schemas import LeapgramEngine
 
@@ -62,6 +150,10 @@ def main() -> int:
     cases = load_cases(Path(args.folder), tokenizer, None, args.sample)
     engine = LeapgramEngine(tokenizer)
     gc.freeze()  # as bench_schemas' workers: collections scan the grammars, not the cases
+    if args.breakdown:
+        run(cases, engine)  # untimed: the next run times what a second process would see
+        print_breakdown(*breakdown(cases, engine))
+        return 0
     profiler = cProfile.Profile() if args.cprofile else None
     for n in range(args.repeat):
         if profiler is not None:

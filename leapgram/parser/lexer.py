@@ -23,7 +23,17 @@ from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
 from ..regex.dfa import DEAD, UNKNOWN, LazyRows, class_index, grown_table, publish_row
-from ..regex.expr import ALL_BYTES, EMPTY, K_AND, K_BYTES, K_CONCAT, K_NOT, ExprPool, bits_of, refine_partition
+from ..regex.expr import (
+    ALL_BYTES,
+    EMPTY,
+    K_AND,
+    K_BYTES,
+    K_CONCAT,
+    K_NOT,
+    ExprPool,
+    bits_of,
+    refine_partition,
+)
 
 Items = tuple[tuple[int, int], ...]
 MINUS_BYTES = 24  # see Lexer._fill_minus_some: past this many bytes, one derivative per byte class

@@ -17,10 +17,8 @@ from leapgram import (
 )
 from leapgram._kernels.trie_walk import walk_trie_twin
 from leapgram.compiler import token_trie
-from tests.helpers.masks import REGEXES, check_against_brute_force, mask_set, walk_to
 from tests.helpers.compiling import compile_for
-
-
+from tests.helpers.masks import REGEXES, check_against_brute_force, mask_set, walk_to
 
 
 @pytest.mark.parametrize("pattern", REGEXES)
