@@ -277,7 +277,7 @@ class Combinators:
         va, vb = _finite(a), _finite(b)
         if va is not None and vb is not None and not any(json_equal(x, y) for x in va for y in vb):
             return True
-        if _tagged_apart(a, b):
+        if ta & tb <= {"object"} and _tagged_apart(a, b):  # tags tell objects apart, not other values
             return True
         if ta | tb <= {"string"} or ta | tb <= {"number", "integer"}:
             kind = "string" if ta | tb <= {"string"} else "number"

@@ -71,6 +71,11 @@ CASES = [
      [[1], [1, 2, 1], [2, 1, 3]], [[], [2], [1, 1, 1], [1, 2, 3, 4, 1]]),
     ("contains after prefixItems", {"$schema": D2020, "prefixItems": [{"type": "string"}], "contains": {"type": "integer"}},
      [["a", 1], ["a", "b", 2]], [["a"], ["a", "b"], [1]]),
+    ("oneOf tagged apart among objects only", {"type": "array", "items": {"oneOf": [
+        {"required": ["op"], "properties": {"op": {"const": "add"}}},
+        {"required": ["op"], "properties": {"op": {"const": "remove"}}, "type": "object"},
+        {"required": ["op"], "properties": {"op": {"enum": ["move", "copy"]}}}]}},
+     [[{"op": "add"}, {"op": "copy"}], []], [[1], [False], [{"op": "x"}]]),
     ("maxContains 0", {"$schema": D2020, "contains": {"type": "string"}, "minContains": 0, "maxContains": 0},
      [[], [1, 2]], [["a"], [1, "b"]]),
 ]
