@@ -10,7 +10,7 @@ one warm-up pass. Each step is timed alone with ``time.perf_counter`` around the
 into *free* (outside a tag) and *tag* (from the trigger to the end tag). Ratios are leapgram's
 median over the peer's: the target is <= 1.0 against the better peer in both places.
 
-    .venv/bin/python benchmarks/bench_structural_tag.py [--tokenizer tokenizer.json] [--repeat 5]
+    .venv/bin/python benchmarks/bench_structural_tag.py [--tokenizer tokenizer.json] [--repeat 5] [--blocks]
 """
 
 from __future__ import annotations
@@ -144,6 +144,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tokenizer", type=Path, default=None, help="tokenizer.json (default: Llama-3's)")
     parser.add_argument("--repeat", type=int, default=5, help="timed passes after the warm-up (default 5)")
+    parser.add_argument("--blocks", action="store_true",
+                        help="run each engine's passes together (default: the engines take turns pass by pass)")
     args = parser.parse_args()
     path = args.tokenizer or default_tokenizer()
     engines = []
@@ -157,25 +159,28 @@ def main() -> None:
     inside = np.array(steps_in_tags(vocab, tokens))
     print(f"tokenizer {path}, {len(tokens)} tokens ({int(inside.sum())} in tags), {args.repeat} passes")
     for mode in ("cold", "warm"):
-        report(mode, engines, tokens, inside, args.repeat)
+        report(mode, engines, tokens, inside, args.repeat, args.blocks)
 
 
-def report(mode: str, engines: list, tokens: list[int], inside: np.ndarray, repeat: int) -> None:
+def report(mode: str, engines: list, tokens: list[int], inside: np.ndarray, repeat: int, blocks: bool = False) -> None:
     """``cold``: each pass right after a fresh compile (the first request of a grammar);
     ``warm``: passes over one compiled grammar after a warm-up pass (a server's steady state).
     The engines take turns pass by pass, so a change of load on the machine reaches all three, each
     pass starting with the next engine, so none always runs right after the same one (whose memory
-    traffic leaves the CPU caches cold for the next)."""
+    traffic leaves the CPU caches cold for the next); ``blocks``: each engine's passes together instead."""
     print(f"-- {mode}: " + report.__doc__.split(";")[0 if mode == "cold" else 1].split(":", 1)[1].split(".")[0].strip())
     runs: dict[str, list[list[float]]] = {engine.name: [] for engine in engines}
     if mode == "warm":
         for engine in engines:
             engine.run(tokens)
-    for turn in range(repeat):
-        for engine in engines[turn % len(engines):] + engines[:turn % len(engines)]:
-            if mode == "cold":
-                engine.compile()
-            runs[engine.name].append(engine.run(tokens))
+    if blocks:  # each engine's passes together: its data stays in the CPU caches from pass to pass
+        turns = [[engine] * repeat for engine in engines]
+    else:
+        turns = [engines[turn % len(engines):] + engines[:turn % len(engines)] for turn in range(repeat)]
+    for engine in (engine for turn in turns for engine in turn):
+        if mode == "cold":
+            engine.compile()
+        runs[engine.name].append(engine.run(tokens))
     medians = {}
     for engine in engines:
         per_step = np.median(np.array(runs[engine.name]), axis=0) * 1e6
