@@ -22,10 +22,10 @@ import json
 import time
 from pathlib import Path
 
+from peers import all_three_compile  # beside this script
+
 import leapgram
 from leapgram import Grammar, Matcher
-
-from peers import all_three_compile  # beside this script
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO.parent / "shared" / "jsonschemabench"
@@ -173,8 +173,8 @@ def main() -> None:
         run(side, cases, 1, len(tokenizer))  # warm-up: numba kernels, tokenizer tables, thread pools
         times = {1: float("inf"), args.threads: float("inf")}
         for _ in range(args.repeat):  # interleaved, so that a change of the machine's load hits both
-            for n in times:
-                times[n] = min(times[n], run(side, cases, n, len(tokenizer)))
+            for n, best in list(times.items()):
+                times[n] = min(best, run(side, cases, n, len(tokenizer)))
         one, many = times[1], times[args.threads]
         print(f"{side.name:>10}: 1 thread {one * 1e3:8.1f} ms ({one / steps * 1e6:6.1f} us/mask)  "
               f"{args.threads} threads {many * 1e3:8.1f} ms  speed-up {one / many:4.2f}x")

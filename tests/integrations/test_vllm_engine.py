@@ -124,7 +124,7 @@ def test_chat_with_two_tools_every_completed_call_validates(llm) -> None:
         completion = output.outputs[0]
         made = vllm_tools.completed_calls(completion.text)
         if param.structured_outputs.structural_tag == required:
-            assert completion.finish_reason == "stop" and made, completion.text
+            assert made, completion.text  # a call within max_tokens (it may go on with more)
         calls += len(made)
     assert calls >= len(vllm_tools.QUESTIONS), [o.outputs[0].text for o in outputs]
 

@@ -11,8 +11,14 @@ import pytest
 
 import leapgram
 from leapgram import Grammar, Matcher, Vocabulary
-from leapgram.integrations.vllm import (GrammarCache, LeapgramGrammar, _compiler_for, choice_regex, grammar_for,
-                                        warm_first_masks)
+from leapgram.integrations.vllm import (
+    GrammarCache,
+    LeapgramGrammar,
+    _compiler_for,
+    choice_regex,
+    grammar_for,
+    warm_first_masks,
+)
 
 EOS, SPECIAL, NEWLINE = 256, 257, 10
 MODEL_VOCAB = 300  # the model's padded vocabulary: ids 258..299 have no token

