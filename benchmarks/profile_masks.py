@@ -5,7 +5,8 @@ every case of ``FOLDER`` (a JSONSchemaBench folder, or one with links to some of
 compiled with a cleared compiler cache and walked over its valid instances, a mask per token,
 as ``bench_schemas.py`` does; prints the thread-CPU TBM mean and TTFM p50, so a change can be
 checked quickly before the full benchmark with peers. ``--breakdown`` (after one untimed run)
-splits the uncached masks by the kind of lexer state they start from and times their parts
+splits the masks computed (not those the fill found in the mask cache) by the kind of lexer
+state they start from and times their parts
 (lexer rows built in Python, the trie-walk kernel, the slicer's split, fresh lexer states); each
 part costs a timer call, so compare shares, not absolute µs, with the plain run.
 """
@@ -127,7 +128,7 @@ def breakdown(cases, engine) -> tuple[Counter, Counter, dict[str, Counter]]:
 def print_breakdown(total: Counter, count: Counter, parts: dict[str, Counter]) -> None:
     masks = sum(count.values())
     labels = ("lexer rows", "kernel", "slicer split", "fresh_of")
-    print(f"{masks} masks (first masks included), thread CPU µs per mask of each kind")
+    print(f"{masks} masks computed (first masks included, cache hits not), thread CPU µs per mask of each kind")
     print("kind of lexer state | share of masks | µs | " + " | ".join(labels) + " | µs over all masks")
     for kind, spent in total.most_common():
         n = count[kind]

@@ -221,3 +221,24 @@ def test_bench_outside_a_checkout_says_what_to_do(monkeypatch):
     monkeypatch.setattr(leapgram.cli, "BENCH_SCRIPT", REPO / "nowhere" / "bench_schemas.py")
     with pytest.raises(SystemExit, match="source checkout.*Clone the leapgram repository"):
         main(["bench", "--limit", "1"])
+
+
+@pytest.mark.slow
+@pytest.mark.tokenizers
+def test_profile_masks_times_masks_and_splits_them_by_kind_of_state(tmp_path, capsys):
+    import profile_masks
+    from bench_schemas import LeapgramEngine, load_cases
+
+    for name in ("BFCL_java_0", "BFCL_java_5"):
+        (tmp_path / f"{name}.json").symlink_to(REPO / "tests" / "data" / "jsonschemabench" / f"{name}.json")
+    tokenizer = tokenizer_path("llama3") / "tokenizer.json"
+    cases = load_cases(tmp_path, tokenizer, None)
+    engine = LeapgramEngine(tokenizer)
+    ttfm, tbm = profile_masks.run(cases, engine)
+    assert len(ttfm) == 2 and tbm and all(t > 0 for t in tbm)
+    total, count, parts = profile_masks.breakdown(cases, engine)
+    assert 0 < sum(count.values()) <= len(tbm) + len(ttfm)  # the masks computed (hits are served before)
+    assert set(count) <= {"cached", "fresh state", "several lexemes", "lexeme complete", "schema literal (key, enum)",
+                          "one byte left (closing quote)", "string/number/whitespace body", "regex"}
+    profile_masks.print_breakdown(total, count, parts)
+    assert "kind of lexer state" in capsys.readouterr().out
