@@ -15,8 +15,8 @@ class RefResolver:
     ``$dynamicAnchor``, which a plain ``$ref`` reaches like an ``$anchor``) is indexed by its
     absolute URI, resolved against the base URI of its parent. A reference is resolved against
     the base URI where it stands; a reference to another document is an :class:`UnsupportedError`.
-    A ``$dynamicRef`` lands where :meth:`dynamic_target` says, when the dynamic scope cannot
-    change its target. In drafts 3 to 7 (a ``$schema`` naming ``draft-0N``) an ``$id`` beside a ``$ref`` is
+    A ``$dynamicRef`` (``$recursiveRef``) lands where :meth:`dynamic_target`
+    (:meth:`recursive_target`) says, when the dynamic scope cannot change its target. In drafts 3 to 7 (a ``$schema`` naming ``draft-0N``) an ``$id`` beside a ``$ref`` is
     ignored, as every keyword beside ``$ref`` is there.
     """
 
@@ -28,6 +28,7 @@ class RefResolver:
         self.base_of: dict[int, str] = {}
         self.dynamic_anchors: dict[str, int] = {}  # name -> how many $dynamicAnchor have it
         self.root_dynamic: dict[str, tuple[Any, str]] = {}  # name -> its $dynamicAnchor in the root resource
+        self.recursive_anchors = 0  # schemas with "$recursiveAnchor": true (2019-09)
         self._splits: dict[tuple[str, str], tuple[str, str]] = {}
         base = _own_id(root) or ""
         self.root_uri = urldefrag(base)[0]
@@ -59,6 +60,8 @@ class RefResolver:
             if fragment and not fragment.startswith("/"):
                 self.by_uri.setdefault(f"{uri}#{fragment}", (schema, pointer))
             base = uri
+        if schema.get("$recursiveAnchor") is True:
+            self.recursive_anchors += 1
         for keyword in ("$anchor", "$dynamicAnchor"):
             anchor = schema.get(keyword)
             if isinstance(anchor, str):
@@ -84,6 +87,17 @@ class RefResolver:
         if fragment in self.root_dynamic:
             return self.root_dynamic[fragment]
         return found if self.dynamic_anchors.get(fragment, 0) <= 1 else None
+
+    def recursive_target(self, recursive_ref: Any, base: str, pointer: str) -> tuple[Any, str] | None:
+        """:meth:`dynamic_target` for 2019-09's ``$recursiveRef``: where a ``$ref`` lands unless
+        that resource has ``$recursiveAnchor: true``; then the root's when it has one too, else
+        that one when no other resource has it, else ``None``."""
+        found = self.resolve(recursive_ref, base, pointer)
+        if not isinstance(found[0], dict) or found[0].get("$recursiveAnchor") is not True:
+            return found
+        if isinstance(self.root, dict) and self.root.get("$recursiveAnchor") is True:
+            return self.root, ""
+        return found if self.recursive_anchors <= 1 else None
 
     def base(self, schema: dict) -> str:
         return self.base_of.get(id(schema), self.root_uri)

@@ -33,7 +33,7 @@ TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
 # Keywords with a validation meaning that this front end does not translate.
 REFUSED = {
     "$dynamicRef": "exact where the root resource has the $dynamicAnchor it names, or one resource only; use $ref",
-    "$recursiveRef": "use $ref",
+    "$recursiveRef": "exact where the root has $recursiveAnchor: true, or one resource only; use $ref",
 }
 
 WHITESPACE = rb"[ \t\n\r]"
@@ -224,10 +224,11 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
     def _alternatives(self, schema: dict, pointer: str) -> list[int]:
         if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
             schema = self.rewrite_unevaluated(schema, pointer)  # first: it sees the $dynamicRef target
-        if "$dynamicRef" in schema and "$ref" not in schema:
-            found = self.refs.dynamic_target(schema["$dynamicRef"], self.refs.base(schema), f"{pointer}/$dynamicRef")
-            if found is not None:
-                return self._dynamic_ref(schema, pointer, *found)
+        for keyword, target in (("$dynamicRef", self.refs.dynamic_target), ("$recursiveRef", self.refs.recursive_target)):
+            if keyword in schema and "$ref" not in schema:
+                found = target(schema[keyword], self.refs.base(schema), f"{pointer}/{keyword}")
+                if found is not None:
+                    return self._dynamic_ref(schema, keyword, pointer, *found)
         self._check_keywords(schema, pointer)
         if "$ref" in schema:
             return self._ref(schema, pointer)
@@ -262,11 +263,11 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
         parts = [target, siblings] if keyword_first(schema, "$ref") else [siblings, target]
         return self._alternatives_of({"allOf": parts}, pointer)
 
-    def _dynamic_ref(self, schema: dict, pointer: str, target: Any, target_pointer: str) -> list[int]:
-        """A ``$dynamicRef`` whose target the dynamic scope cannot change: that target, with the
-        keywords beside it."""
+    def _dynamic_ref(self, schema: dict, keyword: str, pointer: str, target: Any, target_pointer: str) -> list[int]:
+        """A ``$dynamicRef`` or ``$recursiveRef`` whose target the dynamic scope cannot change:
+        that target, with the keywords beside it."""
         siblings = self.derived("dynamic", schema, lambda: {
-            k: v for k, v in schema.items() if k != "$dynamicRef" and k not in ANNOTATIONS})
+            k: v for k, v in schema.items() if k != keyword and k not in ANNOTATIONS})
         if not siblings:
             return self._alternatives_of(target, target_pointer)
         return self._alternatives_of({"allOf": [siblings, target]}, pointer)

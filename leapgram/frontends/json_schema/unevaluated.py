@@ -90,8 +90,8 @@ class Unevaluated:
         """The alternatives of ``schema`` (standing at base URI ``base``), or ``None`` (refused)."""
         if not isinstance(schema, dict):
             return [Alternative()] if schema is not False else []
-        if depth > MAX_DEPTH or "$recursiveRef" in schema:
-            walk.refused = "the parts that evaluate nest too deeply, or hold a $recursiveRef"
+        if depth > MAX_DEPTH:
+            walk.refused = "the parts that evaluate nest too deeply"
             return None
         parts = self._parts_applying(walk, schema, base)
         out: list[Alternative] | None = [_own(schema, top)] if parts is not None else None
@@ -102,17 +102,18 @@ class Unevaluated:
         return out
 
     def _parts_applying(self, walk: _Walk, schema: dict, base: str) -> list[Any] | None:
-        """The ``allOf`` parts and the ``$ref`` (or static ``$dynamicRef``) target: they all apply
-        (``None``: a ``$dynamicRef`` the dynamic scope decides, refused)."""
+        """The ``allOf`` parts and the ``$ref`` (or static ``$dynamicRef``/``$recursiveRef``)
+        target: they all apply (``None``: one the dynamic scope decides, refused)."""
         parts = list(schema["allOf"]) if isinstance(schema.get("allOf"), list) else []
         if "$ref" in schema:
             parts.append(self.refs.resolve(schema["$ref"], base, f"{walk.pointer}/$ref")[0])
-        elif "$dynamicRef" in schema:
-            found = self.refs.dynamic_target(schema["$dynamicRef"], base, f"{walk.pointer}/$dynamicRef")
-            if found is None:
-                walk.refused = "a $dynamicRef among the parts that evaluate lands where the dynamic scope says"
-                return None
-            parts.append(found[0])
+        for keyword, target in (("$dynamicRef", self.refs.dynamic_target), ("$recursiveRef", self.refs.recursive_target)):
+            if keyword in schema and "$ref" not in schema:
+                found = target(schema[keyword], base, f"{walk.pointer}/{keyword}")
+                if found is None:
+                    walk.refused = f"a {keyword} among the parts that evaluate lands where the dynamic scope says"
+                    return None
+                parts.append(found[0])
         return parts
 
     def _choices(self, walk: _Walk, schema: dict, base: str, depth: int):

@@ -35,6 +35,7 @@ STRICTER = {
     ("dependencies.json", "dependencies", "with dependency"): ORDER,
     ("unevaluatedProperties.json", "unevaluatedProperties with $ref", "with no unevaluated properties"): ORDER,
     ("dependencies.json", "multiple dependencies", "with dependencies"): ORDER,
+    ("unevaluatedProperties.json", "unevaluatedProperties with $recursiveRef", "with no unevaluated properties"): ORDER,
     ("const.json", "const with object", "same object with different property order is valid"):
         "a const or enum object is written with its keys in the order the schema gives them",
     ("type.json", "integer type matches integers", "a float with zero fractional part is an integer"):

@@ -318,8 +318,10 @@ REFUSALS = [
     ({"not": {"type": "object", "additionalProperties": False}}, "not", "/not"),
     ({"type": "array", "items": {"type": "object"}, "uniqueItems": True}, "uniqueItems", "/uniqueItems"),
     ({"$ref": "other.json#/x"}, "$ref", "/$ref"),
-    ({"$schema": "https://json-schema.org/draft/2019-09/schema", "allOf": [{"$recursiveRef": "#"}],
-      "unevaluatedProperties": False}, "unevaluatedProperties", "/unevaluatedProperties"),
+    ({"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://x.test/root",
+      "$defs": {"a": {"$id": "a", "$dynamicAnchor": "n"}, "b": {"$id": "b", "$dynamicAnchor": "n"}},
+      "allOf": [{"$dynamicRef": "b#n"}], "unevaluatedProperties": False},  # the path decides which anchor
+     "unevaluatedProperties", "/unevaluatedProperties"),
     # "contains 1 and contains 2" is not "contains an item that is 1 and 2"
     ({"type": "array", "allOf": [{"contains": {"const": 1}}, {"contains": {"const": 2}}]}, "contains",
      "/allOf/1/contains"),
