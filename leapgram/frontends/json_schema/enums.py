@@ -34,7 +34,9 @@ class EnumKeywords:
     def _new_enumerated(self, schema: dict, pointer: str, types: set[str], rest: dict) -> list[int]:
         values = self.enumerated_values(schema, pointer)
         kept = [v for v in values if _type_allowed(json_type(v), types) and self._passes(v, rest, pointer)]
-        scalars = [text for v in kept if not isinstance(v, (dict, list)) for text in scalar_spellings(v)]
+        whole = "integer" in types and "number" not in types  # an integer is written without fraction
+        scalars = [text for v in kept if not isinstance(v, (dict, list)) for text in scalar_spellings(v)
+                   if not (whole and json_type(v) == "integer" and b"." in text)]
         out = []
         if scalars:
             spellings = self.pool.alt([self.pool.literal(t) for t in scalars])

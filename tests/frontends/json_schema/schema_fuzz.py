@@ -15,7 +15,12 @@ through a :class:`leapgram.Matcher`, and sorts each answer:
   exponent form under a bound or ``multipleOf``, see ``numbers.py``), ``integer`` (an integral
   float such as ``1.0`` is not an integer; accepted once such floats are written as ints),
   ``format`` (a format the reference does not check without optional packages, or checks
-  more loosely, as ``email``); ``stricter:other`` is a bug too.
+  more loosely, as ``email``), ``dialect`` (a schema without ``$schema``: leapgram reads the
+  keywords of every draft, ``dependencies`` too, the reference reads 2020-12; accepted with
+  2020-12 named); ``stricter:other`` is a bug too;
+* ``unchecked format``: accepted where the reference rejects, because leapgram checks a format
+  the reference does not (a malformed hostname passes a ``not``): rejected once the schema's
+  formats are dropped. Not a bug: the instance is valid where formats are asserted.
 
 The reference reads ``pattern`` with ECMA-262's ASCII ``\\w`` and ``\\d`` (as the specification
 says; Python's ``re`` would take them as Unicode).
@@ -353,7 +358,10 @@ def check_schema(schema: Any, values: list[Any], counts: Counter, examples: list
         if got == expected:
             counts["agree"] += 1
             continue
-        verdict = "loosened" if got else "stricter:" + _stricter_reason(schema, value, compiled, variants)
+        if got:
+            verdict = "unchecked format" if _format_unchecked(schema, value, variants) else "loosened"
+        else:
+            verdict = "stricter:" + _stricter_reason(schema, value, compiled, variants)
         counts[verdict] += 1
         if examples is not None and verdict in ("loosened", "stricter:other"):
             examples.append(json.dumps({"verdict": verdict, "schema": schema, "instance": value}, ensure_ascii=False))
@@ -377,12 +385,33 @@ def _stricter_reason(schema: Any, value: Any, compiled: leapgram.CompiledGrammar
     as_ints = _integral_floats_as_ints(value)
     if json.dumps(as_ints) != json.dumps(value) and accepts_some_order(compiled, as_ints):
         return "integer"
+    if isinstance(schema, dict) and "$schema" not in schema:
+        if "dialect" not in variants:  # the reference reads it as 2020-12, leapgram with every draft's keywords
+            variants["dialect"] = _try_compile({"$schema": "https://json-schema.org/draft/2020-12/schema", **schema})
+        if accepts_some_order(variants["dialect"], as_ints):
+            return "dialect"
     if "format" in json.dumps(schema):
         if "no_format" not in variants:
             variants["no_format"] = _try_compile(_without_formats(schema))
         if accepts_some_order(variants["no_format"], as_ints):
             return "format"
     return "other"
+
+
+def _format_unchecked(schema: Any, value: Any, variants: dict) -> bool:
+    """Whether leapgram accepts ``value`` only because it checks a format the reference does not
+    (``hostname``, ``uri``, ``date-time``... need packages ``jsonschema`` leaves optional): the
+    schema names such a format and, compiled without formats, rejects ``value`` (a string that
+    leapgram finds malformed passes a ``not``)."""
+    import jsonschema
+
+    checked = jsonschema.validators.validator_for(schema).FORMAT_CHECKER.checkers
+    names = {node["format"] for node in _nodes(schema) if isinstance(node, dict) and isinstance(node.get("format"), str)}
+    if not names - set(checked):
+        return False
+    if "no_format" not in variants:
+        variants["no_format"] = _try_compile(_without_formats(schema))
+    return variants["no_format"] is not None and not accepts(variants["no_format"], value)
 
 
 def _accepts_in_any_order(schema: Any, value: Any, variants: dict) -> bool:

@@ -76,6 +76,9 @@ CASES = [
         {"required": ["op"], "properties": {"op": {"const": "remove"}}, "type": "object"},
         {"required": ["op"], "properties": {"op": {"enum": ["move", "copy"]}}}]}},
      [[{"op": "add"}, {"op": "copy"}], []], [[1], [False], [{"op": "x"}]]),
+    ("draft 4: an integer enum value is not written as a float", {"$schema": "http://json-schema.org/draft-04/schema#",
+                                                                   "type": "integer", "enum": [0, 2]},
+     [0, 2], [0.0, 2.0, 1]),
     ("maxContains 0", {"$schema": D2020, "contains": {"type": "string"}, "minContains": 0, "maxContains": 0},
      [[], [1, 2]], [["a"], [1, "b"]]),
 ]
