@@ -9,6 +9,7 @@ from typing import Any
 from ...errors import GrammarError
 from .arrays import ARRAY_KEYWORDS
 from .context import ANNOTATIONS
+from .numbers import decimal_of
 from .objects import OBJECT_KEYWORDS
 from .values import json_equal, json_type, scalar_spellings, unique_values
 
@@ -67,7 +68,10 @@ class EnumKeywords:
         if kind in ("string", "number", "integer"):
             lexeme_kind = "string" if kind == "string" else "number"
             expr = self.scalar_expr(rest, pointer, lexeme_kind)
-            return any(self.pool.matches(expr, text) for text in scalar_spellings(value))
+            texts = scalar_spellings(value)
+            if lexeme_kind == "number" and texts:  # also without exponent (1e-07), all a cut-out number keeps (scalars.py)
+                texts.append(format(decimal_of(value, pointer), "f").encode())
+            return any(self.pool.matches(expr, text) for text in texts)
         if kind in ("null", "boolean"):
             return True
         constraining = [k for k in rest if k in OBJECT_KEYWORDS or k in ARRAY_KEYWORDS]

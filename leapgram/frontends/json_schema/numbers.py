@@ -1,7 +1,9 @@
 """JSON Schema numbers: the lexeme of one JSON number for a schema's numeric keywords.
 
 Bounds are regexes built digit by digit, exact for numbers written without an exponent (exponent
-forms are left out under a nonzero bound or ``multipleOf``: a subset, never a superset).
+forms are left out under a nonzero bound or ``multipleOf``: a subset, never a superset; so a
+number with a ``const``/``enum`` value or such keywords cut out by ``not`` is written without
+exponent, see scalars.py).
 ``multipleOf`` is exact for the steps listed in docs/design/json-schema-values.md and by the
 remainders of the digits (:meth:`NumberBuilder.multiples_by_residue`), else refused;
 ``integer=True`` takes integers as ``json.dumps`` writes an ``int``.
@@ -19,6 +21,7 @@ from .context import SchemaContext
 
 JSON_INTEGER = r"-?(0|[1-9][0-9]*)"
 JSON_NUMBER = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?"
+PLAIN_NUMBER = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?"  # without exponent: what a value or keyword is cut from
 
 # A number that is not an integer, written without exponent (what 'not integer' leaves).
 MAX_RESIDUE_STATES = 64  # multipleOf by remainders: modulus times (fraction places + 1)

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import BudgetExceededError
-from .numbers import NUMBER_KEYWORDS, number_expr
+from ...regex.syntax import parse_regex
+from .numbers import NUMBER_KEYWORDS, PLAIN_NUMBER, NumberBuilder, decimal_of, number_expr
 from .strings import STRING_KEYWORDS, literal_string, string_expr, string_universe
-from .values import scalar_spellings
 
 
 class ScalarKeywords:
@@ -45,6 +45,10 @@ class ScalarKeywords:
         negations = schema.get("$leapgram:not", ())
         if kind == "string" and (excluded or negations) and expr == self.any_string_expr():
             expr = string_universe(self.pool)  # cut from every spelling (see string_universe)
+        if kind == "number" and (excluded or negations):
+            # exponent forms are left out: a value's exponent spellings (1 = 10e-1 = 0.01e2 ...)
+            # are no regular language, and number_expr leaves them out of what is cut (stricter)
+            expr = self.pool.intersect([expr, parse_regex(PLAIN_NUMBER, self.pool)])
         if excluded:
             expr = self.pool.difference(expr, self.pool.alt([self._spellings_expr(v) for v in excluded]))
         for negated in negations:  # values failing these keywords (negation.py)
@@ -52,10 +56,11 @@ class ScalarKeywords:
         return expr
 
     def _spellings_expr(self, value: Any) -> int:
-        """Every text of a scalar: a string in every offered spelling (:func:`literal_string`)."""
+        """Every text of a scalar: a string in every offered spelling (:func:`literal_string`), a
+        number in every spelling without exponent (``1``, ``1.00``; ``-0`` for zero)."""
         if isinstance(value, str):
             return literal_string(self.pool, value)
-        return self.pool.alt([self.pool.literal(t) for t in scalar_spellings(value)])
+        return NumberBuilder(self.pool, integer=False).written(decimal_of(value, ""))
 
     def _one_scalar_expr(self, schema: dict, pointer: str, kind: str) -> int:
         """``string_expr``/``number_expr``, memoized by the keywords they read (schemas repeat
