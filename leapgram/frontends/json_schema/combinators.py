@@ -14,13 +14,14 @@ from typing import Any
 
 from ...errors import BudgetExceededError, GrammarError
 from .context import ANNOTATIONS
-from .negation import CONDITIONAL_KEYWORDS
+from .negation import CONDITIONAL_KEYWORDS, OBJECT_ONLY
 from .objects import key_text
 from .values import json_equal, json_type
 
 LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")
 UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains")
 SCALAR_CONJUNCTS = ("pattern", "format", "multipleOf")
+NOT_OBJECT = ("null", "boolean", "array", "string", "number")
 UNEVALUATED = ("unevaluatedProperties", "unevaluatedItems")
 MAX_BRANCHES = 64
 _IMPOSSIBLE = object()
@@ -242,6 +243,9 @@ class Combinators:
             if combined is not False:
                 merged.append((combined, at, i))
         if keyword == "oneOf" and len(merged) > 1 and not self._branches_disjoint([m for m, _, _ in merged], pointer):
+            apart = self._objects_apart(merged, pointer)
+            if apart is not None:
+                return [symbol for combined, at in apart if (symbol := self.value(combined, at)) is not None]
             by_index: list[Any] = [False] * len(branches)
             for combined, _, i in merged:
                 by_index[i] = combined
@@ -258,6 +262,21 @@ class Combinators:
             if symbol is not None:
                 out.append(symbol)
         return out
+
+    def _objects_apart(self, merged: list[tuple[Any, str, int]], pointer: str) -> list[tuple[Any, str]] | None:
+        """``oneOf`` branches that object keywords tell apart among objects only (a required tag
+        with different values, in branches without ``type: object``): the objects are the union
+        of each branch's objects; the other values a ``oneOf`` of the branches without their
+        object keywords (which constrain objects only), restricted to the other types."""
+        if not all(isinstance(m, dict) for m, _, _ in merged) or \
+                not any(k in m for m, _, _ in merged for k in OBJECT_ONLY):
+            return None
+        objects = [(self.merge(m, {"type": "object"}, at), at) for m, at, _ in merged]
+        if not self._branches_disjoint([m for m, _ in objects], pointer):
+            return None
+        others = [{"allOf": [{k: v for k, v in m.items() if k not in OBJECT_ONLY}, {"type": list(NOT_OBJECT)}]}
+                  for m, _, _ in merged]
+        return [*((m, at) for m, at in objects if m is not False), ({"oneOf": others}, f"{pointer}/oneOf")]
 
     def _branches_disjoint(self, branches: list[Any], pointer: str) -> bool:
         for i in range(len(branches)):

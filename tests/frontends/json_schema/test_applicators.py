@@ -76,6 +76,10 @@ CASES = [
         {"required": ["op"], "properties": {"op": {"const": "remove"}}, "type": "object"},
         {"required": ["op"], "properties": {"op": {"enum": ["move", "copy"]}}}]}},
      [[{"op": "add"}, {"op": "copy"}], []], [[1], [False], [{"op": "x"}]]),
+    ("oneOf tagged apart, additionalProperties false", {"type": "array", "items": {"oneOf": [
+        {"required": ["op", "a"], "properties": {"op": {"const": "add"}, "a": {}}, "additionalProperties": False},
+        {"required": ["op"], "properties": {"op": {"const": "remove"}}, "additionalProperties": False}]}},
+     [[{"op": "add", "a": 1}, {"op": "remove"}]], [[1], [None], [{"op": "remove", "a": 1}], [{"op": "add"}]]),
     ("draft 4: an integer enum value is not written as a float", {"$schema": "http://json-schema.org/draft-04/schema#",
                                                                    "type": "integer", "enum": [0, 2]},
      [0, 2], [0.0, 2.0, 1]),
