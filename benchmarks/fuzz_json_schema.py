@@ -25,9 +25,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "frontends" / "json_schema"))
-import schema_fuzz  # noqa: E402
+import schema_fuzz
 
-import leapgram  # noqa: E402
+import leapgram
 
 CORPUS = REPO.parent / "shared" / "jsonschemabench"
 BUGS = ("loosened", "stricter:other", "crash")
