@@ -109,8 +109,10 @@ def swallows_prefix(pool: ExprPool, a: int, follow: int, c: int) -> bool:
 
 def _pair_search(pool: ExprPool, a: int, b: int, found: Callable[[int, int], bool]) -> bool:
     """Whether some string ``w`` gives ``found(a/w, b/w)``; depth first over the pairs, each
-    pair's bytes split by both byte partitions and kept to the bytes both can start with."""
+    pair's bytes split by both byte partitions and kept to the bytes both can start with (one
+    derivative per byte class of each side, not one per intersection of classes)."""
     budget = pool.limits.max_emptiness_steps
+    first, classes, derivative = pool.first_bytes, pool.byte_classes, pool.derivative
     seen = {(a, b)}
     pending = [(a, b)]
     while pending:
@@ -119,20 +121,27 @@ def _pair_search(pool: ExprPool, a: int, b: int, found: Callable[[int, int], boo
             return True
         if len(seen) > budget:
             return True
-        both = pool.first_bytes(x) & pool.first_bytes(y)
+        both = first(x) & first(y)
         if not both:
             continue
-        y_parts = [part & both for part in pool.byte_classes(y) if part & both]
-        for x_part in pool.byte_classes(x):
+        y_moves = []  # each byte class of y (within both) and y's derivative there
+        for part in classes(y):
+            part &= both
+            if part:
+                after = derivative(y, (part & -part).bit_length() - 1)
+                if after != EMPTY:
+                    y_moves.append((part, after))
+        for x_part in classes(x) if y_moves else ():
             x_part &= both
-            if not x_part:
-                continue
-            for part in y_parts:
-                part &= x_part
-                if part:
-                    byte = (part & -part).bit_length() - 1
-                    pair = (pool.derivative(x, byte), pool.derivative(y, byte))
-                    if pair[0] != EMPTY and pair[1] != EMPTY and pair not in seen:
+            x_after = EMPTY
+            for part, y_after in y_moves:
+                if part & x_part:
+                    if x_after == EMPTY:
+                        x_after = derivative(x, (x_part & -x_part).bit_length() - 1)
+                        if x_after == EMPTY:
+                            break
+                    pair = (x_after, y_after)
+                    if pair not in seen:
                         seen.add(pair)
                         pending.append(pair)
     return False
