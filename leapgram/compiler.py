@@ -83,6 +83,10 @@ class CompiledGrammar:
         self._masks: dict[object, list] = {}  # insertion order; evicted by second chance (_state_row)
         self._lock = threading.Lock()
         self._special_tokens = SpecialTokens(grammar.ir, vocab)  # control tokens the grammar spells out
+        # for Matcher.consume_token's common step: the bytes of every token (shared, read-only)
+        # and the ids that are not plain text (EOS and special tokens take the full path)
+        self._token_bytes = vocab.tokens()
+        self._not_text = frozenset(vocab.eos_token_ids) | vocab.special_token_ids
 
     @property
     def vocab_size(self) -> int:

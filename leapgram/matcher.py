@@ -104,6 +104,24 @@ class Matcher:
 
     def consume_token(self, token_id: int) -> bool:
         """Advance by one token; ``False`` (and the error state) if the grammar forbids it."""
+        compiled = self.compiled
+        if (token_id.__class__ is int and 0 <= token_id < self._vocab_size and token_id not in compiled._not_text
+                and self._error is None and not self._terminated and not self._pending[-1]):
+            # the common step (a text token, no prefix pending): what _advance does, inlined
+            data = compiled._token_bytes[token_id]
+            if data:
+                try:
+                    state = compiled._engine.advance(self._states[-1], data)
+                except LeapgramError as exc:
+                    self._error = str(exc)
+                    return False
+                if state is None:
+                    self._error = f"token {token_id} {self._describe(token_id)} not allowed here"
+                    return False
+                self._tokens.append(token_id)
+                self._pending.append(b"")
+                self._states.append(state)
+                return True
         token_id = self._check_token(token_id)
         if self._error is not None:
             return False
