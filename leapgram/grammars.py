@@ -52,12 +52,15 @@ class Grammar:
         as ``json.dumps`` writes with or without ``indent``), ``"compact"`` (none), the longest
         run allowed, or one fixed single-line layout: a pair of separators as ``json.dumps`` takes
         them (``(", ", ": ")``, also spelled ``"dumps"``), which forces every separator. Properties
-        come in the order the schema declares them, undeclared keys after them; ``any_order=True`` allows any order (exact for up to 6 properties, else
-        tracking the required ones only; an object with more than 6 required properties, or more
-        than 6 properties and a count bound, is refused), and ``any_order="auto"`` keeps such
-        objects in declared order instead (listed in :attr:`warnings`). Every keyword is enforced exactly or refused with
-        :class:`leapgram.UnsupportedError` naming it and its JSON pointer; ``lenient=True`` skips
-        such keywords instead and lists them in :attr:`warnings`.
+        come in the order the schema declares them, undeclared keys after them; ``any_order=True`` allows any order (exact for up to 10 properties, else
+        tracking the required ones only; an object with more than 10 required properties, or more
+        than 10 properties and a count bound, is refused), and ``any_order="auto"`` keeps such
+        objects in declared order instead (listed in :attr:`warnings`). Every keyword is enforced
+        exactly, refused with :class:`leapgram.UnsupportedError` naming it and its JSON pointer, or
+        made stricter where docs/design/json-schema-reliability.md lists it (``unevaluated*``
+        beside ``anyOf``, with a warning in :attr:`warnings`; numbers written without exponent
+        under a nonzero bound, ``multipleOf``, or a ``not``/``const``/``enum`` value cut out);
+        ``lenient=True`` skips refused keywords instead and lists them in :attr:`warnings`.
         """
         from .frontends.json_schema import json_schema_to_ir, schema_document
 
