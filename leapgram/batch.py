@@ -157,8 +157,10 @@ def _checked_indices(indices: Sequence[int] | None, count: int, bitmask: np.ndar
                          "leapgram.allocate_token_bitmask")
     if bitmask.dtype != np.int32:
         raise TypeError(f"bitmask dtype must be int32, got {bitmask.dtype}")
-    if not bitmask.flags.c_contiguous:
-        raise ValueError("bitmask must be C-contiguous; use np.ascontiguousarray")
+    if bitmask.shape[1] > 1 and bitmask.strides[1] != bitmask.itemsize:  # as the matcher: rows contiguous
+        raise ValueError("bitmask rows must be C-contiguous; use np.ascontiguousarray")
+    if not bitmask.flags.writeable:
+        raise ValueError("bitmask is read-only")
     if indices is None:
         if count > bitmask.shape[0]:
             raise ValueError(f"{count} matchers but the bitmask has {bitmask.shape[0]} rows")

@@ -382,6 +382,8 @@ class Matcher:
         row = bitmask[index]
         if not row.flags.c_contiguous:
             raise ValueError("bitmask rows must be C-contiguous; use np.ascontiguousarray")
+        if not row.flags.writeable:
+            raise ValueError("bitmask is read-only")
         out = (memoryview(row[:words]), memoryview(row[words:]) if shape[1] > words else None)
         if whole is bitmask and bitmask.flags.c_contiguous and bitmask.dtype is _INT32:
             checked = self._checked_bitmask

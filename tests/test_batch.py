@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 import leapgram
+import leapgram.batch as batch_module
 from leapgram import Grammar, Matcher, Vocabulary
 
 GRAMMARS = [
@@ -17,9 +20,33 @@ GRAMMARS = [
 PREFIXES = [b'{"a": 12, "b": "hi', b'["yy", "z', b"abc12", b"(1,(2"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
+def threaded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every call with two or more uncached rows computes them in threads (the fill would
+    otherwise choose by measured cost, and start with one thread); the list counts such calls."""
+    calls: list[int] = []
+    compute = batch_module._compute_in_threads
+
+    def spy(matchers, missing, sources, workers):  # noqa: ANN001, ANN202
+        calls.append(workers)
+        return compute(matchers, missing, sources, workers)
+
+    class Always:
+        def workers(self, allowed: int) -> int:
+            return allowed
+
+        def record(self, workers: int, seconds_per_row: float) -> None:
+            pass
+
+    monkeypatch.setattr(batch_module, "_CHOICE", Always())
+    monkeypatch.setattr(batch_module, "_compute_in_threads", spy)
+    return calls
+
+
+@pytest.fixture
 def matchers(byte_vocab: Vocabulary) -> list[Matcher]:
-    compiler = leapgram.GrammarCompiler(byte_vocab)
+    """Fresh compiled grammars each time, so no mask is cached before the fill under test."""
+    compiler = leapgram.GrammarCompiler(byte_vocab, cache_size=0)
     found = []
     for copy in range(6):
         for grammar, prefix in zip(GRAMMARS, PREFIXES):
@@ -41,9 +68,11 @@ def serial_rows(matchers: list[Matcher], rows: int, indices: list[int]) -> np.nd
 
 
 @pytest.mark.parametrize("threads", [None, 1, 2, 4, 64])
-def test_threads_fill_the_same_rows(matchers: list[Matcher], threads: int | None) -> None:
+def test_threads_fill_the_same_rows(matchers: list[Matcher], threads: int | None, threaded: list[int]) -> None:
     bitmask = np.full((len(matchers), words(matchers)), -1, dtype=np.int32)
     leapgram.fill_next_token_bitmasks(matchers, bitmask, threads=threads)
+    if threads != 1 and (os.cpu_count() or 1) > 1:
+        assert threaded and threaded[0] > 1  # the uncached rows were computed in threads
     np.testing.assert_array_equal(bitmask, serial_rows(matchers, len(matchers), list(range(len(matchers)))))
 
 
@@ -77,7 +106,7 @@ def test_misuse_raises(matchers: list[Matcher]) -> None:
     leapgram.fill_next_token_bitmasks([], bitmask)
 
 
-def test_cached_and_fresh_rows_in_one_batch(byte_vocab: Vocabulary) -> None:
+def test_cached_and_fresh_rows_in_one_batch(byte_vocab: Vocabulary, threaded: list[int]) -> None:
     """Rows whose masks are cached (copied in the caller's thread) and fresh ones (computed in
     threads) and a terminated matcher, in one call."""
     compiler = leapgram.GrammarCompiler(byte_vocab, cache_size=0)
@@ -92,7 +121,24 @@ def test_cached_and_fresh_rows_in_one_batch(byte_vocab: Vocabulary) -> None:
     batch = [m.fork() for m in warm] + fresh + [done]
     bitmask = np.full((len(batch), words(batch) + 2), -1, dtype=np.int32)  # wider than the vocabulary
     leapgram.fill_next_token_bitmasks(batch, bitmask, threads=2)
+    assert threaded == [2] or (os.cpu_count() or 1) == 1
     expected = np.full_like(bitmask, -1)
     for index, matcher in enumerate(batch):
         matcher.fill_next_token_bitmask(expected, index)
     np.testing.assert_array_equal(bitmask, expected)
+
+
+def test_bitmask_views_as_the_matcher_takes_them(matchers: list[Matcher]) -> None:
+    """A column slice with contiguous rows is filled as ``Matcher.fill_next_token_bitmask``
+    fills it; a read-only bitmask is refused by both with the same error."""
+    width = words(matchers)
+    wide = np.full((len(matchers), width + 5), 9, dtype=np.int32)
+    leapgram.fill_next_token_bitmasks(matchers, wide[:, : width + 2])
+    np.testing.assert_array_equal(wide[:, :width], serial_rows(matchers, len(matchers), list(range(len(matchers)))))
+    assert (wide[:, width : width + 2] == 0).all() and (wide[:, width + 2 :] == 9).all()
+    frozen = np.zeros((len(matchers), width), dtype=np.int32)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        leapgram.fill_next_token_bitmasks(matchers, frozen)
+    with pytest.raises(ValueError, match="read-only"):
+        matchers[0].fill_next_token_bitmask(frozen, 0)

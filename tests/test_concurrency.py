@@ -124,9 +124,20 @@ def test_threads_sharing_a_compiled_grammar_see_single_thread_masks(vocab, gramm
         assert not problems, "\n".join(problems)
 
 
-def test_batch_fill_in_threads_on_a_cold_grammar(vocab):
+def test_batch_fill_in_threads_on_a_cold_grammar(vocab, monkeypatch):
     """``fill_next_token_bitmasks`` over many matchers of one cold compiled grammar, at staggered
-    positions, equals filling each row alone on a fresh copy."""
+    positions, equals filling each row alone on a fresh copy. Threads are forced (the fill would
+    otherwise choose by measured cost, starting with one thread)."""
+    import leapgram.batch as batch_module
+
+    class Always:
+        def workers(self, allowed):
+            return allowed
+
+        def record(self, workers, seconds_per_row):
+            pass
+
+    monkeypatch.setattr(batch_module, "_CHOICE", Always())
     grammar = Grammar.from_json_schema(SCHEMA)
     sequences = [tokenize(vocab, text) for text in SCHEMA_TEXTS[:3]]
     positions = [(i, n) for i, seq in enumerate(sequences) for n in range(0, len(seq), 3)]
