@@ -86,41 +86,33 @@ def walk_cfg_kernel(node_info, node_end, dup_primary, dup_other, trans, acceptin
 
 
 @njit(cache=True, nogil=True)
-def advance_cfg_kernel(data, trans, accepting, grammar, arena, lexer, max_row, use_leo, chart, lex, start, out):
-    """Run the bytes ``data[start:]`` from ``(chart, lex)``. Returns ``(index, code, payload)``:
-    ``DONE`` with the final chart and lexer state in ``out``; ``MISSING_ROW`` (fill the row of
-    ``out[1]``) or a parser request, to resume from ``index`` with ``out``'s state; or
-    ``index == -1`` when the bytes are refused."""
-    for i in range(start, data.shape[0]):
+def advance_cfg_kernel(data, trans, accepting, grammar, arena, lexer, max_row, use_leo, chart, lex, start):
+    """Run the bytes ``data[start:]`` (a ``bytes`` object) from ``(chart, lex)``. Returns
+    ``(index, code, payload, chart, lex)``: ``DONE`` with the final chart and lexer state;
+    ``MISSING_ROW`` (fill the row of the returned ``lex``) or a parser request, to resume from
+    ``index`` with the returned state; or ``index == -1`` when the bytes are refused."""
+    for i in range(start, len(data)):
         byte = data[i]
         state = trans[lex, byte]
         if state < 0:
-            out[0] = chart
-            out[1] = lex
-            return i, MISSING_ROW, 0
+            return i, MISSING_ROW, 0, chart, lex
         if state == 0:
             if accepting[lex] == 0:
-                return -1, DONE, 0
+                return -1, DONE, 0, chart, lex
             status, found = boundary_kernel(grammar, arena, lexer, chart, lex, max_row, use_leo)
             if status != OK:
-                out[0] = chart
-                out[1] = lex
-                return i, status, found
+                return i, status, found, chart, lex
             if found == NONE:
-                return -1, DONE, 0
+                return -1, DONE, 0, chart, lex
             fresh = found & 0xFFFFFFFF
             state = trans[fresh, byte]
             if state < 0:
-                out[0] = chart
-                out[1] = lex
-                return i, MISSING_ROW_AFTER_STEP, found
+                return i, MISSING_ROW_AFTER_STEP, found, chart, lex
             if state == 0:
-                return -1, DONE, 0
+                return -1, DONE, 0, chart, lex
             chart = found >> 32
         lex = state
-    out[0] = chart
-    out[1] = lex
-    return data.shape[0], DONE, 0
+    return len(data), DONE, 0, chart, lex
 
 
 def walk_cfg_twin(trie, step, boundary, chart, lex: int, mask: np.ndarray) -> None:

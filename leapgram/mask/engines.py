@@ -31,6 +31,8 @@ from .walk import fill_dfa_mask, fill_rows_down
 
 CfgState = tuple[ChartArena, int, int]
 _WALK_KERNEL = DirectKernel(walk_cfg_kernel)  # the mask walks over TokenTrie arrays: always the same types
+# CfgEngine.advance: ``bytes``, the lexer's and the arena's arrays, integers: always the same types
+_ADVANCE_KERNEL = DirectKernel(advance_cfg_kernel)
 
 
 class RegexEngine:
@@ -141,24 +143,24 @@ class CfgEngine:
         arena, chart, lex = state
         if not data:
             return state
-        buffer = np.frombuffer(data, dtype=np.uint8)
-        out = np.zeros(2, dtype=np.int64)
+        if data.__class__ is not bytes:  # one argument type for the direct entry (see _ADVANCE_KERNEL)
+            data = bytes(data)
         start = 0
         lexer = self.lexer
+        kernel = _ADVANCE_KERNEL.call
         while True:
-            index, code, payload = advance_cfg_kernel(buffer, lexer.trans, lexer.accepting, self.tables.grammar,
+            index, code, payload, chart, lex = kernel(data, lexer.trans, lexer.accepting, self.tables.grammar,
                                                       arena.arrays, lexer.kernel_arrays, self.limits.max_earley_items,
-                                                      self.use_leo, np.int64(chart), np.int64(lex), start, out)
+                                                      self.use_leo, chart, lex, start)
             if index < 0:
                 return None
-            chart, lex = int(out[0]), int(out[1])
             if code == DONE:
-                return arena, chart, lex
+                return arena, int(chart), int(lex)
             start = index
             if code == MISSING_ROW:  # one entry: the rows of the states text passes through are rarely walked
-                lexer.fill_entry(lex, int(buffer[index]))
+                lexer.fill_entry(int(lex), data[index])
             elif code == MISSING_ROW_AFTER_STEP:
-                lexer.fill_entry(int(payload) & 0xFFFFFFFF, int(buffer[index]))
+                lexer.fill_entry(int(payload) & 0xFFFFFFFF, data[index])
             else:
                 arena.handle(code, payload)
 
