@@ -38,6 +38,8 @@ def number_expr(ctx: SchemaContext, schema: dict, pointer: str, *, integer: bool
     lowers, uppers = bounds_of(schema, pointer)
     if not lowers and not uppers and "multipleOf" not in schema and not schema.get("$leapgram:fractional"):
         return parse_regex(JSON_INTEGER if integer else JSON_NUMBER, ctx.pool)
+    if integer and schema.get("$leapgram:fractional"):
+        return EMPTY  # no integer has a fraction
     builder = NumberBuilder(ctx.pool, integer)
     parts = [parse_regex(JSON_FRACTIONAL, ctx.pool)] if schema.get("$leapgram:fractional") else []
     parts += [builder.at_least(value, strict) for value, strict in lowers]
