@@ -223,10 +223,15 @@ class Matcher:
     def fill_next_token_bitmask(self, bitmask: np.ndarray, index: int = 0) -> None:
         """Write the allowed next tokens into row ``index`` of ``bitmask`` (int32, C-contiguous,
         shape ``(batch, >= ceil(vocab_size / 32))``). EOS is allowed exactly when accepting."""
-        checked = self._checked_bitmask  # (bitmask, rows, row views) of the last call
+        checked = self._checked_bitmask  # (bitmask, rows, row views, flat words, columns) of the last call
         if (bitmask is checked[0] and index.__class__ is int and 0 <= index < checked[1] and bitmask.ndim == 2
                 and len(bitmask) == checked[1] and bitmask.dtype is _INT32):
-            out = checked[2][index] or self._row_views(bitmask, index)  # unchanged: no checks again
+            out = checked[2][index]  # the bitmask is unchanged: no checks again
+            if out is None:  # a row not filled yet: its views only, cut from the whole bitmask's
+                flat, cols, words = checked[3], checked[4], self.compiled._words
+                start = index * cols
+                out = checked[2][index] = (flat[start : start + words],
+                                           flat[start + words : start + cols] if cols > words else None)
         else:
             out = self._row_views(bitmask, index)
         compiled = self.compiled
@@ -388,7 +393,8 @@ class Matcher:
         if whole is bitmask and bitmask.flags.c_contiguous and bitmask.dtype is _INT32:
             checked = self._checked_bitmask
             if checked[0] is not bitmask or checked[1] != shape[0]:
-                checked = self._checked_bitmask = (bitmask, shape[0], [None] * shape[0])
+                flat = memoryview(bitmask).cast("B").cast(out[0].format)
+                checked = self._checked_bitmask = (bitmask, shape[0], [None] * shape[0], flat, shape[1])
             checked[2][int(index)] = out
         return out
 

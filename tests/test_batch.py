@@ -142,3 +142,16 @@ def test_bitmask_views_as_the_matcher_takes_them(matchers: list[Matcher]) -> Non
         leapgram.fill_next_token_bitmasks(matchers, frozen)
     with pytest.raises(ValueError, match="read-only"):
         matchers[0].fill_next_token_bitmask(frozen, 0)
+
+
+def test_one_matcher_fills_every_row_of_a_wide_bitmask(matchers: list[Matcher]) -> None:
+    """``Matcher.fill_next_token_bitmask`` into each row of one bitmask in turn (rows after the
+    first are cut from the checked bitmask's views): every row is the mask, its padding zero."""
+    width = words(matchers)
+    bitmask = np.full((5, width + 3), -1, dtype=np.int32)
+    for matcher in matchers[:4]:
+        expected = matcher.compute_mask()
+        for index in (3, 0, 4, 1, 2):
+            matcher.fill_next_token_bitmask(bitmask, index)
+        assert (bitmask[:, :width] == expected).all() and (bitmask[:, width:] == 0).all()
+        bitmask[:] = -1
