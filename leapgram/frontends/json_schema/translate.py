@@ -29,6 +29,10 @@ from .scalars import ScalarKeywords
 from .unevaluated import Unevaluated
 
 TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
+# Keywords that _alternatives handles before it reaches 'not': a schema that 'not' rewrites into
+# one holding any of them is translated from the start again.
+_ROUTED = ("allOf", "anyOf", "oneOf", "not", "$ref", "$dynamicRef", "$recursiveRef", "unevaluatedProperties",
+           "unevaluatedItems", *CONDITIONAL_KEYWORDS)
 
 # Keywords with a validation meaning that this front end does not translate.
 REFUSED = {
@@ -243,7 +247,7 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
             schema = self.apply_not(schema, pointer)
             if schema is False:
                 return []
-            if schema is True or any(k in schema for k in ("allOf", "anyOf", "oneOf", "not")):
+            if schema is True or any(k in schema for k in _ROUTED):  # e.g. not {not {if ...}}: the if is kept
                 return self._alternatives_of(schema, pointer)
         return self._typed(schema, pointer)
 

@@ -99,6 +99,17 @@ def test_dependencies_match_jsonschema(vocab, dependent, schema):
     check(vocab, {"dependentRequired": {"a": dependent}, "dependentSchemas": {"b": schema}})
 
 
+@pytest.mark.parametrize("inner", [
+    {"if": {"type": "integer", "maximum": 43}, "then": {"type": "array"}, "else": {"type": "integer"}},
+    {"type": "object", "dependentRequired": {"a": ["b"]}},
+    {"$ref": "#/$defs/short"},
+])
+def test_double_negation_keeps_the_keywords_translated_first(vocab, inner):
+    """``not {not S}`` is ``S`` with every keyword of ``S``: a conditional or a reference that the
+    rewrite of ``not`` hands back was once translated as its bare types (fuzzing found it)."""
+    check(vocab, {"not": {"not": inner}, "$defs": {"short": {"type": "string", "maxLength": 1}}})
+
+
 def test_most_generated_schemas_translate():
     """Run after the property tests above (file order): refusals must stay the exception."""
     if TRANSLATED["tried"] < 50:
