@@ -56,7 +56,9 @@ class CharRange:
 
 @dataclass(frozen=True)
 class JsonSchema:
-    """``%json { ... }``: the JSON texts valid under a schema (``text`` is its JSON)."""
+    """``%json { ... }``: the JSON texts valid under a schema. ``text`` is the schema's JSON as
+    written (its ``x-leapgram`` or ``x-guidance`` object holds the options), ``offset`` where
+    ``%json`` starts; the schema is parsed and compiled once per distinct text."""
 
     text: str
     offset: int
