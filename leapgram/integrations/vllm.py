@@ -1,29 +1,12 @@
 """leapgram as vLLM's structured-output backend (v1 engine).
 
-Select it with ``--structured-outputs-config '{"backend": "leapgram"}'`` (``vllm serve`` or
-``python -m vllm.entrypoints.openai.api_server``), or offline::
-
-    from leapgram.integrations.vllm import register
-    register()  # LLM(...) validates its config before vLLM loads plugins
-    llm = LLM(model, structured_outputs_config={"backend": "leapgram"})
-
-vLLM 0.32 has no registry for out-of-tree backends: its config takes the backend's name from a
-fixed ``Literal`` and its engine builds the backend in a fixed ``if``/``elif``. :func:`register`
-(the ``vllm.general_plugins`` entry point, run by vLLM in every process) therefore wraps three
-places, and only for the name ``"leapgram"``; every other backend runs vLLM's own code:
-
-* ``StructuredOutputsConfig.backend`` accepts ``"leapgram"`` (the ``Literal`` is extended and
-  the pydantic dataclass rebuilt);
-* ``SamplingParams._validate_structured_outputs`` checks a request with leapgram's front ends,
-  so a malformed or unsupported grammar is a ``VLLMValidationError`` (HTTP 400) with leapgram's
-  message before the request reaches the engine;
-* ``StructuredOutputManager`` builds a :class:`LeapgramBackend` when the engine starts (the
-  numba kernels are warmed then, not on the first request).
-
-Outside the vLLM versions it was tested with (:data:`TESTED_VLLM`), :func:`register` warns and
-changes nothing. Request types: JSON Schema, JSON object, regex, grammar (Lark, or GBNF when a
-line holds ``::=``, as vLLM tells them apart), choice and structural tags
-(``leapgram.Grammar.from_structural_tag``).
+Select it with ``--structured-outputs-config '{"backend": "leapgram"}'``, or offline with
+:func:`register` before ``LLM(model, structured_outputs_config={"backend": "leapgram"})``.
+vLLM 0.32 has no registry for out-of-tree backends, so :func:`register` (the
+``vllm.general_plugins`` entry point) wraps the config's backend ``Literal``, request validation
+(bad grammars are HTTP 400s with leapgram's message) and the backend's construction, for the name
+``"leapgram"`` only, and only on the versions in :data:`TESTED_VLLM`. How and why:
+``docs/design/vllm.md``.
 """
 
 from __future__ import annotations
