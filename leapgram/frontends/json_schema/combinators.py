@@ -137,19 +137,19 @@ class Combinators:
         if key == "type":
             return _merge_types(mine, value)
         if key in LOWER:
-            return max(mine, value) if _numbers(mine, value) else self._refuse_merge(key, pointer)
+            return max(mine, value) if _numbers(mine, value) else self._refuse_merge(key, pointer, mine)
         if key in UPPER:
-            return min(mine, value) if _numbers(mine, value) else self._refuse_merge(key, pointer)
+            return min(mine, value) if _numbers(mine, value) else self._refuse_merge(key, pointer, mine)
         if key == "required":
             return list(dict.fromkeys([*mine, *value]))
         if key in ("properties", "patternProperties") and isinstance(mine, dict) and isinstance(value, dict):
             return {k: ({"allOf": [mine[k], value[k]]} if k in mine and k in value else mine.get(k, value.get(k)))
                     for k in {**mine, **value}}
         if key == "contains":  # one item of each kind, not one item of both kinds
-            return mine if json_equal(mine, value) else self._refuse_merge(key, pointer)
+            return mine if json_equal(mine, value) else self._refuse_merge(key, pointer, mine)
         if key in ("items", "additionalProperties", "additionalItems", "propertyNames", "not"):
             if isinstance(mine, list) or isinstance(value, list):
-                return self._refuse_merge(key, pointer)
+                return self._refuse_merge(key, pointer, mine)
             return {"allOf": [mine, value]} if key != "not" else {"anyOf": [mine, value]}
         if key in ("enum", "const"):
             left = [mine] if key == "const" else mine
@@ -163,10 +163,10 @@ class Combinators:
             return mine
         if key in ("anyOf", "oneOf"):
             if len(mine) * len(value) > MAX_BRANCHES:
-                return self._refuse_merge(key, pointer)
+                return self._refuse_merge(key, pointer, mine)
             return [{"allOf": [x, y]} for x in mine for y in value]
         if key in ("exclusiveMinimum", "exclusiveMaximum"):
-            return self._refuse_merge(key, pointer)
+            return self._refuse_merge(key, pointer, mine)
         if key == "uniqueItems":
             return bool(mine) or bool(value)
         if key == "$leapgram:and":
@@ -177,9 +177,11 @@ class Combinators:
             return bool(mine) and bool(value)
         return mine  # annotations and unknown keywords (validators ignore them too)
 
-    def _refuse_merge(self, key: str, pointer: str) -> Any:
+    def _refuse_merge(self, key: str, pointer: str, mine: Any) -> Any:
+        """Raise :class:`UnsupportedError`; under ``lenient``, keep the first schema's value (a
+        looser schema of the same shape: the other conjunct is dropped)."""
         self.ctx.unsupported(key, f"{pointer}/{key}", f"allOf with two different {key} values cannot be merged")
-        return {}
+        return mine
 
     def _drop_undeclared(self, out: dict, a: dict, b: dict, pointer: str) -> None:
         """One schema's ``additionalProperties`` constrains every key it does not declare itself
@@ -212,7 +214,7 @@ class Combinators:
         if not foreign:
             return
         if mine or any(self._matches_pattern({p: {}}, name, pointer) for p in foreign for name in own.get("properties", {})):
-            self._refuse_merge("patternProperties", pointer)
+            self._refuse_merge("patternProperties", pointer, None)
             return
         out["patternProperties"] = {p: (sub if p not in foreign else False if extra is False or sub is False
                                         else {"allOf": [sub, extra]}) for p, sub in patterns.items()}

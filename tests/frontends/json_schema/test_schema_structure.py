@@ -338,6 +338,22 @@ def test_refusals_name_keyword_and_pointer(schema, keyword, pointer):
     assert any(keyword in w for w in lenient.warnings)
 
 
+def test_lenient_refused_merge_keeps_one_side(vocab):
+    """A refused ``allOf`` merge under ``lenient`` keeps the first schema's value: a looser schema
+    of the right shape (it was ``{}``, and an ``anyOf`` of ``{}`` then failed as malformed)."""
+    many = {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}] * 3}  # 9 x 9 > 64 pairs
+    other = {"anyOf": [{"minLength": 1}, {"maximum": 3}, {"type": "boolean"}] * 3}
+    schema = {"allOf": [many, other]}
+    with pytest.raises(UnsupportedError) as caught:
+        Grammar.from_json_schema(schema)
+    assert caught.value.feature == "anyOf" and caught.value.pointer == "/allOf/1/anyOf"
+    lenient = Grammar.from_json_schema(schema, lenient=True)
+    assert any("/allOf/1/anyOf" in w for w in lenient.warnings)
+    compiled = compile_for(lenient, vocab)
+    assert accepts(compiled, '""') and accepts(compiled, "7") and accepts(compiled, "null")
+    assert not accepts(compiled, "true")  # the kept side still holds
+
+
 MALFORMED = [
     ('{"type": "strin"}', "type must be one of", "/type"),
     ({"type": "object", "required": "a"}, "required must be an array", "/required"),
