@@ -300,6 +300,7 @@ def walk_instance(engine, matcher, tokens: list[int], times: tuple[list[float], 
 # ----- key order ----------------------------------------------------------------------------
 
 REORDER_BUDGET = 50_000  # advances per case (20-80 µs each); an order JSONSchemaBench needs takes < 25,000
+STARTUP_TIMEOUT_S = 600.0  # a worker's import, vocabulary and warm-up; numba compiles every kernel on a fresh clone (minutes under load)
 
 
 class _Exhausted(Exception):
@@ -714,7 +715,7 @@ def run_bench(args) -> int:
     names = ["leapgram", *peers]
     order = getattr(args, "property_order", "declared")
     ours = "leapgram" if order == "declared" else f"leapgram-{order}-order"
-    workers = {n: Worker(ours if n == "leapgram" else n, tokenizer_json, max(120.0, args.timeout_s)) for n in names}
+    workers = {n: Worker(ours if n == "leapgram" else n, tokenizer_json, max(STARTUP_TIMEOUT_S, args.timeout_s)) for n in names}
     results: dict[str, list[CaseResult]] = {n: [] for n in names}
     try:
         for case in tqdm(cases, unit="case", file=sys.stderr):
