@@ -1,6 +1,6 @@
 """Memory per engine: RSS of the vocabulary, of a compiled grammar and of a matcher, beside the peers.
 
-``python benchmarks/bench_memory.py [FOLDER] [--vs llguidance,xgrammar] [--copies 20] [--matchers 100]``
+``python benchmarks/bench_memory.py [FOLDER] [--vs llguidance,xgrammar] [--copies 20] [--matchers 100] [--mixed 80]``
 
 Each engine runs in a fresh process (``bench_schemas.py``'s engine adapters). Measured as growth of
 the resident set (``VmRSS``, after ``gc.collect()``) and of what glibc's malloc holds (``mallinfo2``;
@@ -15,6 +15,11 @@ RSS misses memory reused from earlier frees, malloc misses Python's object arena
   reused first, so the first copies look cheaper than they are);
 * *per matcher*: the same with ``--matchers`` matchers of one compiled grammar kept alive, each
   advanced through that instance.
+
+* *per compiled grammar, mixed* (``--mixed N``): the same growth over ``N`` different tool-call
+  schemas (BFCL and Glaiveai2K, evenly spaced), each compiled once with the masks of one valid
+  instance: copies of one schema flatter an engine that shares masks by content (leapgram's
+  ``RowStore``), different schemas share only the masks they really have in common.
 
 The schemas are the dev set's median and largest (by the size of the schema's JSON text) among
 those that have a valid instance; a single number per schema is a rough figure (the allocator
@@ -102,6 +107,33 @@ def measure(engine_name: str, tokenizer_json: Path, case_path: Path, copies: int
             "per_matcher_kb": {"rss": round(per_matcher[0], 2), "malloc": round(per_matcher[1], 2)}}
 
 
+def measure_mixed(engine_name: str, tokenizer_json: Path, case_paths: list[Path]) -> dict:
+    """Run in the child process: the growth per compiled grammar over different schemas."""
+    with tempfile.TemporaryDirectory() as folder:
+        for path in case_paths:
+            (Path(folder) / path.name).symlink_to(path.resolve())
+        cases = load_cases(Path(folder), tokenizer_json, None, None)
+    _import_engine(engine_name)
+    engine = ENGINES[engine_name](tokenizer_json)
+    kept, use, failed = [], [], 0
+    for part in (cases[: len(cases) // 5], cases[len(cases) // 5 :]):
+        for case in part:
+            tokens = next(t for valid, t in case.instances if valid)
+            try:
+                compiled = engine.compile(case.schema)
+            except Exception:  # noqa: BLE001 -- a schema this engine refuses: counted, not kept
+                failed += 1
+                continue
+            walk(engine, engine.matcher(compiled), tokens)
+            kept.append(compiled)
+        engine.prepare()  # the compiler's cache forgets them; ``kept`` holds them
+        use.append((usage(), len(kept)))
+    (low, count_low), (high, count_high) = use
+    per_grammar = [(b - a) * 1024 / max(1, count_high - count_low) for a, b in zip(low, high)]
+    return {"engine": engine_name, "schema": f"mixed tool calls ({len(cases)})", "compiled": len(kept),
+            "failed": failed, "per_grammar_kb": {"rss": round(per_grammar[0], 1), "malloc": round(per_grammar[1], 1)}}
+
+
 def _import_engine(name: str) -> None:
     """Load the engine's modules (leapgram: also its kernels, over the byte vocabulary), so the
     vocabulary figure is what one more vocabulary costs."""
@@ -139,6 +171,19 @@ def pick_schemas(folder: Path) -> list[Path]:
     return [sized[len(sized) // 2][1], sized[-1][1]]
 
 
+def tool_call_schemas(folder: Path, count: int) -> list[Path]:
+    """``count`` BFCL and Glaiveai2K cases with a valid instance, evenly spaced in file order."""
+    found = []
+    for path in sorted([*folder.glob("BFCL_*.json"), *folder.glob("Glaiveai2K*.json")]):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        if any(t.get("valid") for t in data.get("tests", [])):
+            found.append(path)
+    return [found[i * len(found) // count] for i in range(min(count, len(found)))]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", nargs="?", help="benchmark folder (default: ../shared/jsonschemabench)")
@@ -147,23 +192,31 @@ def main() -> int:
     parser.add_argument("--copies", type=int, default=60)
     parser.add_argument("--matchers", type=int, default=300)
     parser.add_argument("--schema", action="append", help="a case file to measure (default: median and largest)")
+    parser.add_argument("--mixed", type=int, default=0, metavar="N",
+                        help="instead: per compiled grammar over N different tool-call schemas")
     parser.add_argument("--child", nargs=2, metavar=("ENGINE", "CASE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     tokenizer = resolve_tokenizer(args.tokenizer)
     if args.child:
-        print(json.dumps(measure(args.child[0], tokenizer, Path(args.child[1]), args.copies, args.matchers)))
+        engine, cases = args.child[0], [Path(c) for c in args.child[1].split(",")]
+        print(json.dumps(measure_mixed(engine, tokenizer, cases) if len(cases) > 1 else
+                         measure(engine, tokenizer, cases[0], args.copies, args.matchers)))
         return 0
     folder = Path(args.folder) if args.folder else DEFAULT_FOLDER
-    schemas = [Path(s) for s in args.schema] if args.schema else pick_schemas(folder)
+    if args.mixed:
+        runs = [",".join(str(p) for p in tool_call_schemas(folder, args.mixed))]
+    else:
+        runs = [str(s) for s in args.schema] if args.schema else [str(p) for p in pick_schemas(folder)]
     engines = ["leapgram", *[p for p in args.vs.split(",") if p]]
-    for schema in schemas:
+    for cases in runs:
         for name in engines:
             command = [sys.executable, __file__, "--tokenizer", str(tokenizer), "--copies", str(args.copies),
-                       "--matchers", str(args.matchers), "--child", name, str(schema)]
+                       "--matchers", str(args.matchers), "--child", name, cases]
             done = subprocess.run(command, capture_output=True, text=True, check=False)
             lines = done.stdout.strip().splitlines()
             print(lines[-1] if done.returncode == 0 and lines else
-                  json.dumps({"engine": name, "schema": schema.stem, "error": done.stderr.strip()[-300:]}), flush=True)
+                  json.dumps({"engine": name, "schema": Path(cases.split(",")[0]).stem,
+                              "error": done.stderr.strip()[-300:]}), flush=True)
     return 0
 
 

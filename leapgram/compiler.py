@@ -9,7 +9,10 @@ from collections import OrderedDict
 from typing import Any
 
 import numpy as np
+from numba.core import config as numba_config
 
+from ._kernels.entry import DirectKernel
+from ._kernels.rows import row_hash_kernel, row_hash_twin, rows_equal_kernel, rows_equal_twin
 from .bitmask import bitmask_words
 from .grammars import Grammar
 from .limits import DEFAULT_LIMITS, Limits
@@ -24,6 +27,10 @@ from .vocab.vocabulary import Vocabulary
 _DERIVED_LOCK = threading.Lock()
 _TRIES: weakref.WeakKeyDictionary[Vocabulary, TokenTrie] = weakref.WeakKeyDictionary()
 _SLICED: weakref.WeakKeyDictionary[Vocabulary, SlicedVocabulary] = weakref.WeakKeyDictionary()
+_ROW_STORES: weakref.WeakKeyDictionary[Vocabulary, RowStore] = weakref.WeakKeyDictionary()
+# numpy twins while numba is disabled: the kernels' loops in Python would cost ms a row
+_ROW_HASH = DirectKernel(row_hash_twin if numba_config.DISABLE_JIT else row_hash_kernel)
+_ROWS_EQUAL = DirectKernel(rows_equal_twin if numba_config.DISABLE_JIT else rows_equal_kernel)
 
 
 def token_trie(vocab: Vocabulary) -> TokenTrie:
@@ -47,11 +54,60 @@ def sliced_vocabulary(vocab: Vocabulary) -> SlicedVocabulary:
     return found
 
 
-def row_entry(row: np.ndarray, accepting: bool) -> list:
-    """A mask cache entry: ``[row, accepting, memoryview of row, used]`` (the memoryview: a fill
-    copies the row with one ``memmove``, a third of numpy's cost for a 16 KB row; ``used``: hit
-    since the eviction last passed over it)."""
-    return [row, accepting, memoryview(row), False]
+def row_store(vocab: Vocabulary) -> RowStore:
+    """The :class:`RowStore` of ``vocab``, made on first use and kept while the vocabulary lives."""
+    with _DERIVED_LOCK:
+        found = _ROW_STORES.get(vocab)
+        if found is None:
+            found = _ROW_STORES[vocab] = RowStore()
+        return found
+
+
+class RowStore:
+    """Bitmask rows held once per content, for every compiled grammar of one vocabulary.
+
+    The same bits are often the mask of states in many grammars (over 80 tool-call schemas, the
+    2,097 rows cached held 400 distinct contents). A row is found by a hash of its words and
+    confirmed word by word; the store holds rows weakly, so it never holds more than the mask
+    caches that use them. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._rows: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()
+        self._lock = threading.Lock()
+
+    def intern(self, row: np.ndarray) -> np.ndarray:
+        """The held row equal to ``row`` (int32 words, C-contiguous, writeable, not shared yet),
+        or ``row`` itself, now held; read-only either way."""
+        digest = _ROW_HASH.call(row)
+        with self._lock:
+            found = self._rows.get(digest)
+            if found is None:
+                row.flags.writeable = False
+                self._rows[digest] = row
+                return row
+        if _ROWS_EQUAL.call(found, row):
+            return found
+        row.flags.writeable = False  # another row has its hash: kept unshared
+        return row
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+class MaskRow:
+    """A mask cache entry: what a bitmask row gets in a state (``row``, int32 words, read-only and
+    maybe shared with other grammars, see :class:`RowStore`), whether the output is complete there
+    (``accepting``), a memoryview of the row (``view``: a fill copies it with one ``memmove``, a
+    third of numpy's cost for a 16 KB row) and whether it was hit since the eviction last passed
+    over it (``used``)."""
+
+    __slots__ = ("accepting", "row", "used", "view")
+
+    def __init__(self, row: np.ndarray, accepting: bool) -> None:
+        self.row = row
+        self.accepting = accepting
+        self.view = memoryview(row)
+        self.used = False
 
 
 class CompiledGrammar:
@@ -79,8 +135,9 @@ class CompiledGrammar:
             eos_words[eos >> 5] |= np.uint32(1 << (eos & 31))
         self._eos_row = eos_words.view(np.int32)  # the row after EOS and in the error state
         self._eos_row.flags.writeable = False
-        self._eos_entry = row_entry(self._eos_row, False)
-        self._masks: dict[object, list] = {}  # insertion order; evicted by second chance (_state_row)
+        self._eos_entry = MaskRow(self._eos_row, False)
+        self._rows = row_store(vocab)
+        self._masks: dict[object, MaskRow] = {}  # insertion order; evicted by second chance (_state_row)
         self._lock = threading.Lock()
         self._special_tokens = SpecialTokens(grammar.ir, vocab)  # control tokens the grammar spells out
         # for Matcher.consume_token's common step: the bytes of every token (shared, read-only)
@@ -118,37 +175,46 @@ class CompiledGrammar:
 
     def _state_mask_and_accepting(self, state) -> tuple[np.ndarray, bool]:
         """The mask of ``state`` (EOS excluded; do not modify) and whether the output is complete there."""
-        row, accepting = self._state_row(state)[:2]
-        if accepting:  # EOS ids are special tokens, never in a walked mask
-            return row.view(np.uint32) & ~self._eos_row.view(np.uint32), True
-        return row.view(np.uint32), False
+        entry = self._state_row(state)
+        if entry.accepting:  # EOS ids are special tokens, never in a walked mask
+            return entry.row.view(np.uint32) & ~self._eos_row.view(np.uint32), True
+        return entry.row.view(np.uint32), False
 
-    def _state_row(self, state) -> tuple:
-        """What a bitmask row gets in ``state`` (int32 words, EOS included exactly when the output
-        is complete; do not modify), whether it is complete, and a view of it (:func:`row_entry`).
-        ``Limits.max_cached_masks`` rows are kept, keyed by the engine's ``mask_key``, evicted
-        oldest first except that a row used since it was last passed over gets a second chance
-        (the clock approximation of least recently used: a hit only sets a flag)."""
-        key = self._engine.mask_key(state)
-        masks = self._masks
-        entry = masks.get(key)  # one C call, atomic under the GIL (not on free-threaded builds): no lock
+    def _state_row(self, state) -> MaskRow:
+        """The :class:`MaskRow` of ``state``: its bitmask row (EOS included exactly when the
+        output is complete), from the cache or computed."""
+        return self._cached_row(state) or self._new_row(state)
+
+    def _cached_row(self, state) -> MaskRow | None:
+        """The cached :class:`MaskRow` of ``state``, flagged used, or ``None``. The lookup is one
+        C call, atomic under the GIL (not on free-threaded builds): no lock.
+        ``Matcher.fill_next_token_bitmask`` inlines this (a call is 5% of a fill)."""
+        entry = self._masks.get(self._engine.mask_key(state))
         if entry is not None:
-            entry[3] = True
-            return entry
+            entry.used = True
+        return entry
+
+    def _new_row(self, state) -> MaskRow:
+        """Compute the row of ``state`` and cache it. ``Limits.max_cached_masks`` rows are kept,
+        keyed by the engine's ``mask_key``, evicted oldest first except that a row used since it
+        was last passed over gets a second chance (the clock approximation of least recently
+        used: a hit only sets a flag)."""
+        key = self._engine.mask_key(state)
         mask = self._engine.new_mask(state, key)
         if self._special_tokens:
             self._special_tokens.fill(self._engine, state, mask)
         accepting = self._engine.is_accepting(state)
         if accepting:
             mask |= self._eos_row.view(np.uint32)
-        entry = row_entry(mask.view(np.int32), accepting)
+        entry = MaskRow(self._rows.intern(mask.view(np.int32)), accepting)
+        masks = self._masks
         with self._lock:
             masks[key] = entry
             while len(masks) > self.limits.max_cached_masks:
                 oldest = next(iter(masks))
                 old = masks.pop(oldest)
-                if old[3]:  # used since last passed over: back to the end, unflagged
-                    old[3] = False
+                if old.used:  # used since last passed over: back to the end, unflagged
+                    old.used = False
                     masks[oldest] = old
         return entry
 

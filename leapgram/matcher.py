@@ -236,24 +236,24 @@ class Matcher:
             out = self._row_views(bitmask, index)
         compiled = self.compiled
         if self._terminated or self._error is not None:
-            entry = compiled._eos_entry
+            view = compiled._eos_entry.view
         else:
             try:
                 pending = self._pending[-1]
                 if pending:
-                    row = compiled._prefix_masks.mask(self._states[-1], pending).view(np.int32)
-                    entry = (row, False, memoryview(row))
-                else:  # CompiledGrammar._state_row, its cache hit inlined (a call is 5% of a fill)
+                    view = memoryview(compiled._prefix_masks.mask(self._states[-1], pending).view(np.int32))
+                else:  # CompiledGrammar._state_row, its cache hit (_cached_row) inlined: a call is 5% of a fill
                     state = self._states[-1]
                     entry = compiled._masks.get(compiled._engine.mask_key(state))
                     if entry is None:
                         entry = compiled._state_row(state)
                     else:
-                        entry[3] = True
+                        entry.used = True
+                    view = entry.view
             except LeapgramError as exc:
                 self._error = str(exc)
-                entry = compiled._eos_entry
-        out[0][:] = entry[2]
+                view = compiled._eos_entry.view
+        out[0][:] = view
         if out[1] is not None:  # words past the vocabulary
             out[1][:] = _zeros(len(out[1]))
 
@@ -269,22 +269,18 @@ class Matcher:
         ``compute`` is false and the state's mask is not cached (a pending prefix is never)."""
         compiled = self.compiled
         if self._terminated or self._error is not None:
-            return compiled._eos_entry[2]
+            return compiled._eos_entry.view
         try:
             pending = self._pending[-1]
             if pending:
                 return memoryview(compiled._prefix_masks.mask(self._states[-1], pending).view(np.int32)) \
                     if compute else None
-            if compute:
-                return compiled._state_row(self._states[-1])[2]
-            entry = compiled._masks.get(compiled._engine.mask_key(self._states[-1]))
-            if entry is None:
-                return None
-            entry[3] = True  # used: see CompiledGrammar._state_row
-            return entry[2]
+            state = self._states[-1]
+            entry = compiled._state_row(state) if compute else compiled._cached_row(state)
+            return None if entry is None else entry.view
         except LeapgramError as exc:
             self._error = str(exc)
-            return compiled._eos_entry[2]
+            return compiled._eos_entry.view
 
     # ----- fast-forward, drafts, forks ---------------------------------------------------
 
@@ -404,15 +400,19 @@ class Matcher:
 
 
 _ZEROS: dict[int, memoryview] = {}
+_ZEROS_KEPT = 16  # padding widths: a bitmask's columns past the vocabulary's words (a few per process)
 
 
 def _zeros(words: int) -> memoryview:
-    """A read-only memoryview of ``words`` int32 zeros, shared."""
+    """A read-only memoryview of ``words`` int32 zeros, shared (``_ZEROS_KEPT`` widths at most)."""
     found = _ZEROS.get(words)
     if found is None:
         zeros = np.zeros(words, dtype=np.int32)
         zeros.flags.writeable = False
-        found = _ZEROS[words] = memoryview(zeros)
+        found = memoryview(zeros)
+        if len(_ZEROS) >= _ZEROS_KEPT:
+            _ZEROS.clear()
+        _ZEROS[words] = found
     return found
 
 

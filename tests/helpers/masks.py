@@ -58,3 +58,13 @@ def walk_to(matcher: Matcher, vocab: Vocabulary, rng: np.random.Generator, steps
         assert matcher.consume_token(token), matcher.error()
         taken.append(token)
     return taken
+
+
+def masks_along(compiled, text: bytes) -> list[np.ndarray]:
+    """The masks of a new matcher before each byte of ``text`` (a byte vocabulary) and after the last."""
+    matcher = Matcher(compiled)
+    masks = [matcher.compute_mask()]
+    for byte in text:
+        assert matcher.consume_token(byte)
+        masks.append(matcher.compute_mask())
+    return masks

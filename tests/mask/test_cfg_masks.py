@@ -12,10 +12,9 @@ from hypothesis import strategies as st
 from leapgram import Grammar, Limits, Matcher, Vocabulary, allowed_tokens
 from leapgram._kernels.cfg_walk import walk_cfg_twin
 from leapgram.compiler import token_trie
-
 from tests.helpers.cfg_grammars import GRAMMARS, SENTENCES
-from tests.helpers.masks import brute_force_allowed, mask_set, walk_to
 from tests.helpers.compiling import compile_for
+from tests.helpers.masks import brute_force_allowed, mask_set, masks_along, walk_to
 
 
 def byte_matcher(name: str, vocab: Vocabulary) -> Matcher:
@@ -172,19 +171,11 @@ def test_shared_mask_cache_equals_fresh_walks(small_vocab, name, seed):
 def test_matchers_on_several_threads_share_one_bounded_mask_cache(byte_vocab):
     """Matchers on four threads share one compiled grammar whose mask cache (four entries) keeps
     evicting; every mask, EOS bit included, equals the one a matcher computes on its own."""
-    def masks(compiled, sentence: bytes) -> list[np.ndarray]:
-        matcher = Matcher(compiled)
-        out = [matcher.compute_mask()]
-        for byte in sentence:
-            assert matcher.consume_token(byte)
-            out.append(matcher.compute_mask())
-        return out
-
     sentences = [s.encode() for s in SENTENCES["json"]] * 4
-    alone = {s: masks(compile_for(GRAMMARS["json"](), byte_vocab), s) for s in set(sentences)}
+    alone = {s: masks_along(compile_for(GRAMMARS["json"](), byte_vocab), s) for s in set(sentences)}
     shared = compile_for(GRAMMARS["json"](), byte_vocab, limits=Limits(max_cached_masks=4))
     with ThreadPoolExecutor(4) as pool:
-        found = list(pool.map(lambda s: masks(shared, s), sentences))
+        found = list(pool.map(lambda s: masks_along(shared, s), sentences))
     for sentence, rows in zip(sentences, found):
         assert all(np.array_equal(a, b) for a, b in zip(rows, alone[sentence], strict=True)), sentence
     assert len(shared._masks) <= 4

@@ -1,0 +1,48 @@
+"""Bitmask rows by content: a hash of a row's words and an equality test (``RowStore``).
+
+The hash needs only to spread distinct rows apart; equal hashes are always confirmed by
+:func:`rows_equal_kernel`, so a collision costs sharing, never a wrong mask. Each word is mixed
+with its position on its own and the results summed, so the loop has no dependency from word to
+word (about 1.3 µs for Llama-3's 4,008 words) and the twin is a few numpy calls.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_MULTIPLIER = np.uint64(0xBF58476D1CE4E5B9)  # splitmix64's first multiplier
+
+
+@njit(cache=True, nogil=True)
+def row_hash_kernel(words):
+    """A 64-bit hash of ``words`` (int32, one dimension)."""
+    acc = np.uint64(words.shape[0])
+    for i in range(words.shape[0]):
+        x = (np.uint64(np.uint32(words[i])) ^ (np.uint64(i) << np.uint64(32))) * _MULTIPLIER
+        acc += x ^ (x >> np.uint64(29))
+    return acc
+
+
+def row_hash_twin(words: np.ndarray) -> int:
+    """:func:`row_hash_kernel` in numpy (used while numba is disabled)."""
+    count = words.shape[0]
+    x = (words.view(np.uint32).astype(np.uint64) ^ (np.arange(count, dtype=np.uint64) << np.uint64(32))) * _MULTIPLIER
+    return (count + int((x ^ (x >> np.uint64(29))).sum(dtype=np.uint64))) % 2**64
+
+
+@njit(cache=True, nogil=True)
+def rows_equal_kernel(a, b):
+    """Whether the int32 rows ``a`` and ``b`` hold the same words (no early exit: the loop
+    vectorizes, and rows compared are almost always equal)."""
+    if a.shape[0] != b.shape[0]:
+        return False
+    diff = np.int32(0)
+    for i in range(a.shape[0]):
+        diff |= a[i] ^ b[i]
+    return diff == 0
+
+
+def rows_equal_twin(a: np.ndarray, b: np.ndarray) -> bool:
+    """:func:`rows_equal_kernel` in numpy."""
+    return bool(np.array_equal(a, b))
