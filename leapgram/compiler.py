@@ -6,6 +6,7 @@ import threading
 import warnings
 import weakref
 from collections import OrderedDict
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -68,30 +69,34 @@ class RowStore:
 
     The same bits are often the mask of states in many grammars (over 80 tool-call schemas, the
     2,097 rows cached held 400 distinct contents). A row is found by a hash of its words and
-    confirmed word by word; the store holds rows weakly, so it never holds more than the mask
-    caches that use them. Thread-safe."""
+    confirmed word by word. The store holds weak references, so it never holds more rows than the
+    mask caches that use them. Thread-safe without a lock: each step is one dictionary operation,
+    and a race between two threads can only leave a row unshared."""
 
     def __init__(self) -> None:
-        self._rows: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()
-        self._lock = threading.Lock()
+        self._rows: dict[int, weakref.ref] = {}  # hash -> the row held for it
 
     def intern(self, row: np.ndarray) -> np.ndarray:
         """The held row equal to ``row`` (int32 words, C-contiguous, writeable, not shared yet),
         or ``row`` itself, now held; read-only either way."""
         digest = _ROW_HASH.call(row)
-        with self._lock:
-            found = self._rows.get(digest)
-            if found is None:
-                row.flags.writeable = False
-                self._rows[digest] = row
-                return row
-        if _ROWS_EQUAL.call(found, row):
+        held = self._rows.get(digest)
+        found = None if held is None else held()
+        if found is not None and _ROWS_EQUAL.call(found, row):
             return found
-        row.flags.writeable = False  # another row has its hash: kept unshared
+        row.setflags(write=False)
+        if found is None:  # (else another row has this hash: ``row`` stays unshared)
+            self._rows[digest] = weakref.ref(row, partial(_forget_row, self._rows, digest))
         return row
 
     def __len__(self) -> int:
         return len(self._rows)
+
+
+def _forget_row(rows: dict[int, weakref.ref], digest: int, held: weakref.ref) -> None:
+    """A held row died: drop its entry unless another row took the hash since."""
+    if rows.get(digest) is held:
+        rows.pop(digest, None)
 
 
 class MaskRow:
@@ -314,7 +319,7 @@ def compiler_for(vocab: Vocabulary, *, limits: Limits | None = None, use_slicer:
     return compiler
 
 
-def compile(grammar: Grammar, vocab: Vocabulary, *, limits: Limits | None = None,  # noqa: A001
+def compile(grammar: Grammar, vocab: Vocabulary, *, limits: Limits | None = None,
             use_slicer: bool = True, use_leo: bool = True) -> CompiledGrammar:
     """Deprecated: use ``GrammarCompiler(vocab, limits=...).compile(grammar)``."""
     warnings.warn("leapgram.compile(grammar, vocab) is deprecated and will be removed in 0.3; "

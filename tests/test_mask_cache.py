@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -80,3 +81,16 @@ def test_zero_padding_keeps_a_bounded_number_of_widths():
     for width in range(1, 3 * matcher_module._ZEROS_KEPT):
         assert not any(matcher_module._zeros(width).tolist())
         assert len(matcher_module._ZEROS) <= matcher_module._ZEROS_KEPT
+
+
+def test_threads_interning_at_once_get_equal_read_only_rows():
+    store = compiler_module.RowStore()
+    contents = [np.full(64, value, dtype=np.int32) for value in (0, 1, -1)]
+
+    def intern_many(_: int) -> bool:
+        found = [store.intern(contents[i % 3].copy()) for i in range(300)]
+        return all(np.array_equal(row, contents[i % 3]) and not row.flags.writeable for i, row in enumerate(found))
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(intern_many, range(4)))
+    assert len(store) == 0  # nothing uses the rows any more

