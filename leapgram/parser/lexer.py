@@ -15,7 +15,9 @@ list (``acc_id``) and whether they are all ignored lexemes (``acc_ignore_only``)
 
 from __future__ import annotations
 
+import threading
 from bisect import insort
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -39,6 +41,8 @@ Items = tuple[tuple[int, int], ...]
 MINUS_BYTES = 24  # see Lexer._fill_minus_some: past this many bytes, one derivative per byte class
 MAX_TEMPLATE_STATES = 64  # see row_template: a larger closure is filled row by row, as reached
 _UNSEEN, _SEEN_ONCE = object(), object()  # row_template in a pool without a family
+MAX_FAMILY_BLOCKS = 64  # lexer blocks kept per pool family, one per set of family lexemes (family_block)
+_BLOCKS_LOCK = threading.Lock()  # inserts into a family's blocks (the memo itself is shared by every thread)
 
 
 class Lexer(LazyRows):
@@ -69,6 +73,55 @@ class Lexer(LazyRows):
         self._widened: dict[tuple[int, int], int] = {}
         self._new_state(False, ())
         self.trans[DEAD, :] = DEAD
+        self._start_with_block()
+
+    def _start_with_block(self) -> None:
+        """States ``1..n`` (after ``DEAD``): the single-lexeme states of the grammar's lexemes
+        that are expressions of the pool family (JSON whitespace, strings, numbers, punctuation)
+        and every state they reach, with their rows, copied from the family's
+        :func:`family_block` for this set of lexemes. Their rows are the same in every schema;
+        a grammar numbers them and copies them at compile (one array copy, a few list
+        extensions) instead of building them, template by template, during its first masks."""
+        family = self.pool.family
+        if family is None:
+            return
+        lex_of: dict[int, int] = {}
+        for lex, lexeme in enumerate(self.ir.lexemes):
+            if lexeme.expr < family.size:  # a root shared by two lexemes is left to the rows as reached
+                lex_of[lexeme.expr] = -1 if lexeme.expr in lex_of else lex
+        roots = tuple(sorted(expr for expr, lex in lex_of.items() if lex >= 0))
+        block = family_block(self.pool, roots) if roots else None
+        if block is None or 4 * (block.size + 1) > self.limits.max_dfa_states:
+            return
+        n = block.size
+        self._grow(min(max(32, 1 << (n + 16).bit_length()), self.limits.max_dfa_states))
+        self.trans[1:n + 1] = block.trans
+        lexes = [lex_of[root] for root in block.roots]
+        items = [((lexes[r], e),) for r, e in zip(block.root_index, block.exprs)]
+        self._items.extend(items)
+        self._fresh.extend([False] * n)
+        self._ids.update(zip([(False, item) for item in items], range(1, n + 1)))
+        accepted = [()] * n
+        end_root = block.end_root.tolist()
+        for state, r in zip(block.ends.tolist(), end_root):
+            accepted[state - 1] = (lexes[r],)
+        self._accepted.extend(accepted)
+        ends = block.ends
+        if not end_root:
+            return
+        acc_ids = np.zeros(len(lexes), dtype=np.int32)
+        for r in sorted(set(end_root)):
+            acc_ids[r] = self._acc_ids.setdefault((lexes[r],), len(self._acc_ids))
+        ignored = np.array([lex in self._ignore for lex in lexes], dtype=np.int8)
+        if ends.shape[0] > self.acc_pool.shape[0]:
+            self.acc_pool = np.zeros(2 * ends.shape[0], dtype=np.int32)
+        self.acc_pool[:ends.shape[0]] = np.array(lexes, dtype=np.int32)[block.end_root]
+        self.acc_start[ends] = np.arange(ends.shape[0], dtype=np.int32)
+        self.acc_len[ends] = 1
+        self.acc_id[ends] = acc_ids[block.end_root]
+        self.acc_ignore_only[ends] = ignored[block.end_root]
+        self.accepting[ends] = 1
+        self._acc_used = ends.shape[0]
 
     @property
     def kernel_arrays(self) -> tuple[np.ndarray, ...]:
@@ -246,22 +299,21 @@ class Lexer(LazyRows):
             trans[state, 1:] = DEAD
             trans[state, 0] = DEAD
             return
+        if self._fresh[state]:  # the row of its twin that bytes reach (a block state, most often)
+            twin = self._ids.get((False, self._items[state]))
+            if twin is not None and self.trans[twin, 0] != UNKNOWN:
+                row = self.trans[twin].copy()
+                trans = self.trans
+                trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
+                trans[state, 0] = row[0]
+                return
         if self._fill_from_template(state, lex, expr):
             return
-        while first & (first - 1) == 0:  # along a literal, state after state, while rows are new
-            byte = first.bit_length() - 1
-            target = DEAD if first == 0 else self._single_target(lex, expr, byte)
-            row = np.zeros(256, dtype=np.int32)  # DEAD everywhere but the one byte
-            if first:
-                row[byte] = target
-            trans = self.trans  # read after the target: a new state may grow (replace) the table
-            trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
-            trans[state, 0] = row[0]
-            if target == DEAD or trans[target, 0] != UNKNOWN:
+        if first & (first - 1) == 0:  # along a literal (a key, an enum member), while rows are new
+            more = self._fill_literal(state, lex, expr, first)
+            if more is None:
                 return
-            state = target
-            (lex, expr), = self._items[state]
-            first = pool.first_bytes(expr)
+            state, expr = more
         if pool.kind[expr] == K_AND and self._fill_minus_some(state, lex, expr):
             return
         parts = pool.byte_classes(expr)
@@ -278,6 +330,84 @@ class Lexer(LazyRows):
             found = ids.get((False, items))
             targets.append(self._new_state(False, items) if found is None else found)
         publish_row(self.trans, state, parts, targets)
+
+    def _fill_literal(self, state: int, lex: int, expr: int, first: int) -> tuple[int, int] | None:
+        """The rows of ``state`` (one byte, ``first``, can continue ``expr``) and of the states
+        after it along the literal while one byte at most continues each and their rows are
+        unknown: each row is ``DEAD`` but for its byte. The new states are numbered together and
+        the rows written with two array writes, instead of a state, a row and three writes per
+        byte of a key. Returns ``(state, expr)`` of a state reached whose row needs byte
+        classes, else ``None``."""
+        pool = self.pool
+        kind, args, has_bool = pool.kind, pool.args, pool.has_bool
+        ids = self._ids
+        nullable = self._nullable
+        trans = self.trans
+        chain = [state]  # states whose rows are written here, in order
+        row_bytes: list[int] = []  # per state of the chain: its byte (-1: a dead row)
+        targets: list[int] = []
+        new_items: list[Items] = []  # states numbered from len(self._items), in order
+        base = len(self._items)
+        more = None
+        while True:
+            if first == 0:
+                row_bytes.append(-1)
+                targets.append(DEAD)
+                break
+            byte = first.bit_length() - 1
+            if kind[expr] == K_CONCAT and kind[args[expr][0]] == K_BYTES:  # _derivative, inlined: its tail
+                d = args[expr][1]
+            else:
+                d = pool.derivative(expr, byte)
+            if d == EMPTY or (has_bool[d] and pool.is_empty(d)):
+                row_bytes.append(byte)
+                targets.append(DEAD)
+                break
+            items = ((lex, d),)
+            found = ids.get((False, items))
+            row_bytes.append(byte)
+            if found is None:
+                found = base + len(new_items)
+                if found >= self.limits.max_dfa_states:
+                    raise BudgetExceededError("max_dfa_states", self.limits.max_dfa_states, "lexer DFA too large")
+                ids[(False, items)] = found  # found again along this literal (a byte loop)
+                new_items.append(items)
+                targets.append(found)
+            else:
+                targets.append(found)
+                if found >= base or found in chain or trans[found, 0] != UNKNOWN:  # known or being written
+                    break
+            expr = d
+            first = pool.first_bytes(d)
+            if first & (first - 1):  # several bytes: byte classes, after this chain's rows
+                more = (found, d)
+                break
+            chain.append(found)
+        for items in new_items:  # in order: ids base, base + 1, ...
+            del ids[(False, items)]
+            if nullable[items[0][1]]:
+                self._new_state(False, items)
+            else:
+                self._add_plain_state(items)
+        rows = np.zeros((len(chain), 256), dtype=np.int32)  # DEAD everywhere but each state's byte
+        for k, (byte, target) in enumerate(zip(row_bytes, targets)):
+            if byte >= 0:
+                rows[k, byte] = target
+        trans = self.trans  # read after the new states: one may grow (replace) the table
+        where = np.array(chain, dtype=np.intp)
+        trans[where, 1:] = rows[:, 1:]  # each entry written once, with its final value (walks run unlocked)
+        trans[where, 0] = rows[:, 0]
+        return more
+
+    def _add_plain_state(self, items: Items) -> None:
+        """:meth:`_new_state` for a state where no lexeme ends (its ``acc_*`` entries stay 0)."""
+        state = len(self._items)
+        if state >= self._capacity:
+            self._grow(min(state * 2, self.limits.max_dfa_states))
+        self._items.append(items)
+        self._fresh.append(False)
+        self._ids[(False, items)] = state
+        self._accepted.append(())
 
     def _fill_from_template(self, state: int, lex: int, expr: int) -> bool:
         """The rows of ``state`` and of every state its lexeme reaches from ``expr`` (the JSON
@@ -474,6 +604,72 @@ def row_template(pool: ExprPool, expr: int) -> tuple[tuple[int, ...], np.ndarray
     if found is False:
         found = memo[key] = _row_template(pool, expr, pool.family.size)
     return found
+
+
+@dataclass(frozen=True)
+class LexerBlock:
+    """The single-lexeme states of some family lexemes (``roots``) and of all they reach, as
+    states ``1..size`` of a lexer: state ``s`` holds ``(lexeme of roots[root_index[s - 1]],
+    exprs[s - 1])``; ``trans`` their rows (targets in ``1..size``, ``DEAD``); ``ends`` the states
+    where the lexeme can end, ``end_root`` its index in ``roots``."""
+
+    roots: tuple[int, ...]
+    root_index: tuple[int, ...]
+    exprs: tuple[int, ...]
+    trans: np.ndarray
+    ends: np.ndarray
+    end_root: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return len(self.exprs)
+
+
+def family_block(pool: ExprPool, roots: tuple[int, ...]) -> LexerBlock | None:
+    """The :class:`LexerBlock` of the family lexemes ``roots`` (sorted expressions of ``pool``'s
+    family), made from their row templates (a root without one is left out) and kept in the
+    family's memo: at most ``MAX_FAMILY_BLOCKS`` sets of lexemes per family (JSON schemas use a
+    handful: strings, numbers, integers, whitespace, punctuation); past that, ``None``."""
+    family = pool.family
+    if family is None:
+        return None
+    blocks = family.memo.get(("lexer blocks",))
+    if blocks is None:
+        with _BLOCKS_LOCK:
+            blocks = family.memo.setdefault(("lexer blocks",), {})
+    found = blocks.get(roots, False)
+    if found is False:
+        if len(blocks) >= MAX_FAMILY_BLOCKS:
+            return None
+        with pool.lock:
+            found = _family_block(pool, roots)
+        with _BLOCKS_LOCK:
+            if len(blocks) < MAX_FAMILY_BLOCKS:
+                found = blocks.setdefault(roots, found)
+    return found
+
+
+def _family_block(pool: ExprPool, roots: tuple[int, ...]) -> LexerBlock | None:
+    kept, root_index, exprs, tables = [], [], [], []
+    for root in roots:
+        template = row_template(pool, root)
+        if template is None:
+            continue
+        template_exprs, table, _ = template
+        offset = len(exprs)  # template state j is block state offset + 1 + j: table entry 1 + j
+        tables.append(np.where(table > 0, table + offset, DEAD).astype(np.int32))
+        root_index.extend([len(kept)] * len(template_exprs))
+        exprs.extend(template_exprs)
+        kept.append(root)
+    if not exprs:
+        return None
+    nullable = pool.nullable
+    ends = np.array([s for s, e in enumerate(exprs, 1) if nullable[e]], dtype=np.intp)
+    end_root = np.array([root_index[s - 1] for s in ends.tolist()], dtype=np.intp)
+    trans = np.concatenate(tables)
+    for array in (trans, ends, end_root):
+        array.flags.writeable = False
+    return LexerBlock(tuple(kept), tuple(root_index), tuple(exprs), trans, ends, end_root)
 
 
 def _row_template(pool: ExprPool, expr: int, size: int) -> tuple[tuple[int, ...], np.ndarray, bool] | None:

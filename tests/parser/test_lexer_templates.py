@@ -33,7 +33,11 @@ def rows_by_items(ir, fresh_sets) -> dict:
             if target != DEAD and target not in seen:
                 seen.add(target)
                 queue.append(target)
-        out[(lexer.is_fresh(state), lexer.items(state))] = targets
+        acc_start, acc_len, acc_pool, acc_id, ignore_only = lexer.kernel_arrays
+        ended = tuple(acc_pool[acc_start[state]:acc_start[state] + acc_len[state]].tolist())
+        assert ended == lexer.accepted(state) and bool(lexer.accepting[state]) == bool(ended)
+        assert (acc_id[state] == 0) == (not ended)
+        out[(lexer.is_fresh(state), lexer.items(state))] = (targets, ended, int(ignore_only[state]))
     return out
 
 
@@ -50,10 +54,22 @@ def test_rows_from_templates_equal_rows_built_one_by_one(monkeypatch):
         return done
 
     monkeypatch.setattr(Lexer, "_fill_from_template", counted)
+    monkeypatch.setattr(Lexer, "_start_with_block", lambda self: None)
     with_templates = rows_by_items(ir, fresh_sets)
     assert sum(used) >= 3  # whitespace, strings, numbers
     monkeypatch.setattr(lexer_module, "row_template", lambda pool, expr: None)
     assert with_templates == rows_by_items(ir, fresh_sets)
+
+
+def test_rows_from_the_family_block_equal_rows_built_one_by_one(monkeypatch):
+    ir = lg.Grammar.from_json_schema(SCHEMA).ir
+    everything = frozenset(range(len(ir.lexemes)))
+    fresh_sets = [everything] + [frozenset([lex]) for lex in everything]
+    assert Lexer(ir, Limits()).num_states > 30  # the block: whitespace, strings, numbers, punctuation
+    with_block = rows_by_items(ir, fresh_sets)
+    monkeypatch.setattr(Lexer, "_start_with_block", lambda self: None)
+    monkeypatch.setattr(lexer_module, "row_template", lambda pool, expr: None)
+    assert with_block == rows_by_items(ir, fresh_sets)
 
 
 def test_a_template_is_made_once_per_family(monkeypatch):
