@@ -75,14 +75,30 @@ class Constructors:
         # concat_all without its checks: byte classes are never ε, ∅, nullable or concatenations.
         # Each suffix's longest string is its length: recorded here, so that deciding whether an
         # alternation of names is finite (a key that is none of them) looks at its top node only.
+        # _intern's steps inlined (a literal is one node per byte; keys are most of a schema's).
         single = self._single_bytes
         lengths = self._lengths
+        ids = self._ids
+        kinds = self.kind
         out = EPSILON
         for size, b in enumerate(reversed(data), 1):
             byte = single[b]
             if byte is None:
                 byte = single[b] = self.byteset(1 << b)
-            out = byte if out == EPSILON else self._intern(K_CONCAT, (byte, out), False, False)
+            if out == EPSILON:
+                out = byte
+            else:
+                key = (K_CONCAT, (byte, out))
+                found = ids.get(key)
+                if found is None:
+                    if len(kinds) >= self.limits.max_regex_nodes:
+                        return self._intern(K_CONCAT, key[1], False, False)  # raises
+                    found = ids[key] = len(kinds)
+                    kinds.append(K_CONCAT)
+                    self.args.append(key[1])
+                    self.nullable.append(False)
+                    self.has_bool.append(False)
+                out = found
             lengths[out] = size
         return out
 

@@ -8,6 +8,9 @@ from urllib.parse import unquote, urldefrag, urljoin
 from ...errors import GrammarError, UnsupportedError
 
 
+_NOT_SCHEMAS = frozenset({"enum", "const", "default", "examples", "example"})  # values, not subschemas
+
+
 class RefResolver:
     """Finds the subschema a ``$ref`` names, inside the document only.
 
@@ -37,17 +40,18 @@ class RefResolver:
     def _index(self, root: Any, pointer: str, base: str) -> None:
         # A stack, not recursion (schemas may nest thousands deep), in document order (the first
         # of two equal ids wins).
+        if not isinstance(root, (dict, list)):
+            return
         pending = [(root, pointer, base)]
         while pending:
             schema, pointer, base = pending.pop()
-            if isinstance(schema, list):
-                children = [(item, f"{pointer}/{i}", base) for i, item in enumerate(schema)]
-            elif isinstance(schema, dict):
+            if isinstance(schema, list):  # only containers are pushed: scalars hold no subschema
+                children = [(item, f"{pointer}/{i}", base) for i, item in enumerate(schema)
+                            if isinstance(item, (dict, list))]
+            else:
                 base = self._index_one(schema, pointer, base)
                 children = [(value, f"{pointer}/{_escape(key)}", base) for key, value in schema.items()
-                            if key not in ("enum", "const", "default", "examples", "example")]
-            else:
-                continue
+                            if isinstance(value, (dict, list)) and key not in _NOT_SCHEMAS]
             pending.extend(reversed(children))
 
     def _index_one(self, schema: dict, pointer: str, base: str) -> str:

@@ -9,6 +9,7 @@ without ``ensure_ascii``). Why the map is exact: docs/design/json-schema-values.
 from __future__ import annotations
 
 import functools
+import re
 
 from ...errors import GrammarError
 from ...regex.expr import ALL_BYTES, EMPTY, EPSILON, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
@@ -28,6 +29,7 @@ SHORT_ESCAPES = {0x22: b'\\"', 0x5C: b"\\\\", 0x2F: b"\\/", 0x08: b"\\b", 0x0C: 
 RAW_BYTES = ALL_BYTES & ~((1 << 0x20) - 1) & ~(1 << 0x22) & ~(1 << 0x5C)
 MAX_COUNTED_LENGTH = 256
 ESCAPED_PRINTABLE = frozenset(b'"\\/')  # printable ASCII written (also) as an escape: \" \\ \/
+_ONE_SPELLING = re.compile(rb'[\x20\x21\x23-\x2e\x30-\x5b\x5d-\x7e]*')  # 0x20-0x7E but ESCAPED_PRINTABLE
 HEX_DIGIT_BITS = tuple((1 << ord(f"{v:x}")) | (1 << ord(f"{v:X}")) for v in range(16))
 
 
@@ -71,7 +73,7 @@ def string_universe(pool: ExprPool) -> int:
 def literal_string(pool: ExprPool, text: str) -> int:
     """Every offered spelling of the JSON string ``text`` (``json.dumps``'s among them)."""
     data = text.encode("utf-8", "surrogatepass")
-    if all(0x20 <= b < 0x7F and b not in ESCAPED_PRINTABLE for b in data):  # most names: one spelling
+    if _ONE_SPELLING.fullmatch(data):  # most names (printable ASCII but ESCAPED_PRINTABLE): one spelling
         return pool.literal(b'"' + data + b'"')  # the node the encoder would build, without building it
     return encoded_string(pool, pool.literal(data))
 

@@ -33,6 +33,7 @@ TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
 # one holding any of them is translated from the start again.
 _ROUTED = ("allOf", "anyOf", "oneOf", "not", "$ref", "$dynamicRef", "$recursiveRef", "unevaluatedProperties",
            "unevaluatedItems", *CONDITIONAL_KEYWORDS)
+_ROUTED_SET = frozenset(_ROUTED)
 
 # Keywords with a validation meaning that this front end does not translate.
 REFUSED = {
@@ -93,6 +94,7 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
         self._shapes: dict[tuple, int] = {}
         self._composed: dict[tuple, Any] = {}
         self._separators: dict[str, str] = {}
+        self._punct: dict[str, tuple[int, ...]] = {}
         self._ws = self._whitespace(whitespace)
         self._any: int | None = None
         self._any_string: int | None = None
@@ -147,11 +149,16 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
         """Optional whitespace (nothing in compact mode)."""
         return [] if self._ws is None else [self._ws]
 
-    def punct(self, text: str) -> list[int]:
+    def punct(self, text: str) -> tuple[int, ...]:
         """``text`` with optional whitespace on both sides, or its fixed separator."""
-        if self._separators:
-            return [self.builder.literal(self._separators[text])]
-        return [*self.ows(), self.builder.literal(text), *self.ows()]
+        found = self._punct.get(text)
+        if found is None:
+            if self._separators:
+                found = (self.builder.literal(self._separators[text]),)
+            else:
+                found = (*self.ows(), self.builder.literal(text), *self.ows())
+            self._punct[text] = found
+        return found
 
     # ----- values -------------------------------------------------------------------------
 
@@ -192,18 +199,27 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
         parts of a conditional) by its structure over such identities, so composing the same
         parts again finds the first translation. Composed dicts and lists get small negative
         ints (kept with the object while the translator lives), so a key never nests."""
-        if not isinstance(schema, (dict, list)):
-            return (type(schema), schema)
-        if id(schema) in self.refs.base_of:
-            return id(schema)
-        found = self._composed_keys.get(id(schema))
+        kind = type(schema)
+        if kind is not dict and kind is not list:
+            if not isinstance(schema, (dict, list)):
+                return (kind, schema)
+        ident = id(schema)
+        if ident in self.refs.base_of:
+            return ident
+        found = self._composed_keys.get(ident)
         if found is not None and found[0] is schema:
             return found[1]
         key_of = self.schema_key  # strings (most values: descriptions, names) stand for themselves
-        if isinstance(schema, dict):
-            shape = ("{", *((k, v if type(v) is str else key_of(v)) for k, v in schema.items()))
+        if isinstance(schema, dict):  # flat: "{", then each key and its value's key
+            shape = ["{"]
+            for k, v in schema.items():
+                shape.append(k)
+                shape.append(v if type(v) is str else key_of(v))
         else:
-            shape = ("[", *(v if type(v) is str else key_of(v) for v in schema))
+            shape = ["["]
+            for v in schema:
+                shape.append(v if type(v) is str else key_of(v))
+        shape = tuple(shape)
         key = self._shapes.setdefault(shape, -1 - len(self._shapes))
         self._composed_keys[id(schema)] = (schema, key)
         return key
@@ -226,6 +242,8 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
         return out
 
     def _alternatives(self, schema: dict, pointer: str) -> list[int]:
+        if _ROUTED_SET.isdisjoint(schema):  # most schemas: none of the checks below applies
+            return self._typed(schema, pointer)
         if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
             schema = self.rewrite_unevaluated(schema, pointer)  # first: it sees the $dynamicRef target
         for keyword, target in (("$dynamicRef", self.refs.dynamic_target), ("$recursiveRef", self.refs.recursive_target)):
