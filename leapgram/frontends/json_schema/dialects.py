@@ -26,7 +26,7 @@ def for_draft(root: Any, draft: int | None) -> Any:
     """``root`` without the keywords ``draft`` does not define, in its subschemas at every depth
     (a copy, made with a stack: schemas may nest thousands deep); ``root`` itself when the
     draft is unknown or 2020-12, or when nothing is removed."""
-    if draft is None or draft >= 2020:
+    if draft is None or draft >= 2020 or not _has_later_keyword(root, draft):
         return root
     holder: list[Any] = [None]
     removed = False
@@ -52,3 +52,24 @@ def for_draft(root: Any, draft: int | None) -> Any:
                 copy[name] = dict(value)
                 pending += [(item, copy[name], sub) for sub, item in value.items()]
     return holder[0] if removed else root
+
+
+def _has_later_keyword(root: Any, draft: int) -> bool:
+    """Whether a subschema that :func:`for_draft` visits has a keyword ``draft`` does not define
+    (a walk without the copy: most schemas have none)."""
+    later = frozenset(name for name, first in INTRODUCED.items() if first > draft)
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        if not isinstance(node, dict):
+            continue
+        if not later.isdisjoint(node):
+            return True
+        for name, value in node.items():
+            if name in SUBSCHEMA:
+                pending.append(value)
+            elif name in SUBSCHEMA_LISTS and isinstance(value, list):
+                pending += value
+            elif name in SUBSCHEMA_MAPS and isinstance(value, dict):
+                pending += value.values()
+    return False
