@@ -197,9 +197,14 @@ class Lexer(LazyRows):
         if not ended:  # most states: the acc_* entries keep their zeros (no lexeme, list id 0 is ())
             self._accepted.append(())
             return state
+        self._accepted.append(self._mark_ended(state, ended))
+        return state
+
+    def _mark_ended(self, state: int, ended: list[int]) -> tuple[int, ...]:
+        """Write the ``acc_*`` entries of ``state``, where the lexemes ``ended`` can end; returns
+        the lexemes its boundary reports."""
         ignore = self._ignore
         accepted = tuple(lex for lex in ended if lex not in ignore) or tuple(ended)
-        self._accepted.append(accepted)
         if self._acc_used + len(accepted) > self.acc_pool.shape[0]:
             self.acc_pool = np.concatenate([self.acc_pool, np.zeros(self.acc_pool.shape[0] + len(accepted), np.int32)])
         self.acc_pool[self._acc_used:self._acc_used + len(accepted)] = accepted
@@ -209,7 +214,7 @@ class Lexer(LazyRows):
         self.acc_id[state] = self._acc_ids.setdefault(accepted, len(self._acc_ids))
         self.acc_ignore_only[state] = 1 if all(lex in ignore for lex in accepted) else 0
         self.accepting[state] = 1
-        return state
+        return accepted
 
     def _grow(self, capacity: int) -> None:
         old = self.trans.shape[0]
@@ -383,31 +388,26 @@ class Lexer(LazyRows):
                 more = (found, d)
                 break
             chain.append(found)
-        for items in new_items:  # in order: ids base, base + 1, ...
-            del ids[(False, items)]
-            if nullable[items[0][1]]:
-                self._new_state(False, items)
-            else:
-                self._add_plain_state(items)
+        if new_items:  # states base, base + 1, ... (their ids are in self._ids already)
+            count = len(new_items)
+            if base + count > self._capacity:
+                self._grow(min(max(2 * base, base + count), self.limits.max_dfa_states))
+            self._items.extend(new_items)
+            self._fresh.extend([False] * count)
+            self._accepted.extend([()] * count)
+            for state, items in enumerate(new_items, base):
+                if nullable[items[0][1]]:  # the end of the literal, most often
+                    self._accepted[state] = self._mark_ended(state, [lex])
         rows = np.zeros((len(chain), 256), dtype=np.int32)  # DEAD everywhere but each state's byte
-        for k, (byte, target) in enumerate(zip(row_bytes, targets)):
-            if byte >= 0:
-                rows[k, byte] = target
+        if row_bytes[-1] < 0:  # the last state's row is dead
+            rows[np.arange(len(chain) - 1), row_bytes[:-1]] = targets[:-1]
+        else:
+            rows[np.arange(len(chain)), row_bytes] = targets
         trans = self.trans  # read after the new states: one may grow (replace) the table
         where = np.array(chain, dtype=np.intp)
         trans[where, 1:] = rows[:, 1:]  # each entry written once, with its final value (walks run unlocked)
         trans[where, 0] = rows[:, 0]
         return more
-
-    def _add_plain_state(self, items: Items) -> None:
-        """:meth:`_new_state` for a state where no lexeme ends (its ``acc_*`` entries stay 0)."""
-        state = len(self._items)
-        if state >= self._capacity:
-            self._grow(min(state * 2, self.limits.max_dfa_states))
-        self._items.append(items)
-        self._fresh.append(False)
-        self._ids[(False, items)] = state
-        self._accepted.append(())
 
     def _fill_from_template(self, state: int, lex: int, expr: int) -> bool:
         """The rows of ``state`` and of every state its lexeme reaches from ``expr`` (the JSON
