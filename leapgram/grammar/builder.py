@@ -49,7 +49,12 @@ class GrammarBuilder:
     def fresh_nonterminal(self, hint: str) -> int:
         """A new nonterminal with a unique name derived from ``hint``."""
         self._fresh += 1
-        return self.nonterminal(f"{hint}#{self._fresh}")
+        name = f"{hint}#{self._fresh}"
+        if name in self._nonterminal_of_name:
+            return self._nonterminal_of_name[name]
+        found = self._nonterminal_of_name[name] = len(self._nonterminals)
+        self._nonterminals.append(name)
+        return found
 
     def lexeme(self, name: str, expr: int) -> int:
         """The symbol matching one ``expr`` lexeme (a nonterminal when ``expr`` is nullable)."""
