@@ -37,7 +37,8 @@ class Limits:
       the same compiled grammar (and count here) only while they hold at most 1/64 of this
       (one spare arena per compiled grammar, about 2 MB of items at most).
     * ``max_cached_masks`` (default 1,024): token masks kept per compiled grammar, keyed by
-      lexer state; each costs ``vocab_size / 8`` bytes (16 KB for Llama-3).
+      lexer state; each costs ``vocab_size / 8`` bytes (16 KB for Llama-3) at most: masks with
+      the same bits in grammars of one vocabulary are held once (``compiler.RowStore``).
     * ``max_forced_bytes`` (default 256): forced bytes found per ``forced_bytes()`` call (a cap:
       the rest is found at a later call); one lexer and parser step each, about 5 µs.
     * ``max_extension_nodes`` (default 4,096): trie nodes the fast-forward back-off tries when it
