@@ -15,6 +15,7 @@ list (``acc_id``) and whether they are all ignored lexemes (``acc_ignore_only``)
 
 from __future__ import annotations
 
+import functools
 import threading
 from bisect import insort
 from dataclasses import dataclass
@@ -94,13 +95,23 @@ class Lexer(LazyRows):
         if block is None or 4 * (block.size + 1) > self.limits.max_dfa_states:
             return
         n = block.size
-        self._grow(min(max(32, 1 << (n + 16).bit_length()), self.limits.max_dfa_states))
-        self.trans[1:n + 1] = block.trans
+        capacity = min(n + 32, self.limits.max_dfa_states)  # a few more: the fresh states come next
+        trans = np.empty((capacity, 256), dtype=np.int32)
+        trans[DEAD] = DEAD
+        trans[1:n + 1] = block.trans
+        trans[n + 1:] = UNKNOWN
+        self.trans = trans
+        self._capacity = capacity
+        for name in ("accepting", "acc_start", "acc_len", "acc_id", "acc_ignore_only"):  # all 0 for DEAD
+            setattr(self, name, np.zeros(capacity, dtype=getattr(self, name).dtype))
         lexes = [lex_of[root] for root in block.roots]
-        items = [((lexes[r], e),) for r, e in zip(block.root_index, block.exprs)]
-        self._items.extend(items)
+        state = 1
+        for exprs, lex in zip(block.segments, lexes):
+            items, keys = _segment_items(exprs, lex)
+            self._items.extend(items)
+            self._ids.update(zip(keys, range(state, state + len(items))))
+            state += len(items)
         self._fresh.extend([False] * n)
-        self._ids.update(zip([(False, item) for item in items], range(1, n + 1)))
         accepted = [()] * n
         end_root = block.end_root.tolist()
         for state, r in zip(block.ends.tolist(), end_root):
@@ -609,12 +620,12 @@ def row_template(pool: ExprPool, expr: int) -> tuple[tuple[int, ...], np.ndarray
 @dataclass(frozen=True)
 class LexerBlock:
     """The single-lexeme states of some family lexemes (``roots``) and of all they reach, as
-    states ``1..size`` of a lexer: state ``s`` holds ``(lexeme of roots[root_index[s - 1]],
-    exprs[s - 1])``; ``trans`` their rows (targets in ``1..size``, ``DEAD``); ``ends`` the states
+    states ``1..size`` of a lexer: state ``s`` holds ``(lexeme of its root, exprs[s - 1])``, the
+    states of each root in turn (``segments``); ``trans`` their rows (targets in ``1..size``, ``DEAD``); ``ends`` the states
     where the lexeme can end, ``end_root`` its index in ``roots``."""
 
     roots: tuple[int, ...]
-    root_index: tuple[int, ...]
+    segments: tuple[tuple[int, ...], ...]  # per root, the expressions of its states, in order
     exprs: tuple[int, ...]
     trans: np.ndarray
     ends: np.ndarray
@@ -650,7 +661,7 @@ def family_block(pool: ExprPool, roots: tuple[int, ...]) -> LexerBlock | None:
 
 
 def _family_block(pool: ExprPool, roots: tuple[int, ...]) -> LexerBlock | None:
-    kept, root_index, exprs, tables = [], [], [], []
+    kept, root_index, exprs, tables, segments = [], [], [], [], []
     for root in roots:
         template = row_template(pool, root)
         if template is None:
@@ -659,6 +670,7 @@ def _family_block(pool: ExprPool, roots: tuple[int, ...]) -> LexerBlock | None:
         offset = len(exprs)  # template state j is block state offset + 1 + j: table entry 1 + j
         tables.append(np.where(table > 0, table + offset, DEAD).astype(np.int32))
         root_index.extend([len(kept)] * len(template_exprs))
+        segments.append(template_exprs)
         exprs.extend(template_exprs)
         kept.append(root)
     if not exprs:
@@ -669,7 +681,15 @@ def _family_block(pool: ExprPool, roots: tuple[int, ...]) -> LexerBlock | None:
     trans = np.concatenate(tables)
     for array in (trans, ends, end_root):
         array.flags.writeable = False
-    return LexerBlock(tuple(kept), tuple(root_index), tuple(exprs), trans, ends, end_root)
+    return LexerBlock(tuple(kept), tuple(segments), tuple(exprs), trans, ends, end_root)
+
+
+@functools.lru_cache(maxsize=1024)
+def _segment_items(exprs: tuple[int, ...], lex: int) -> tuple[list[Items], list[tuple[bool, Items]]]:
+    """The items of the block states ``exprs`` of lexeme ``lex`` and their keys in ``Lexer._ids``
+    (the lexeme ids of a root recur across schemas: made once per pair, not per grammar)."""
+    items = [((lex, e),) for e in exprs]
+    return items, [(False, item) for item in items]
 
 
 def _row_template(pool: ExprPool, expr: int, size: int) -> tuple[tuple[int, ...], np.ndarray, bool] | None:
