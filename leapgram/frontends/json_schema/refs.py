@@ -9,6 +9,7 @@ from ...errors import GrammarError, UnsupportedError
 
 
 _NOT_SCHEMAS = frozenset({"enum", "const", "default", "examples", "example"})  # values, not subschemas
+_INDEXED_KEYS = frozenset({"$id", "id", "$anchor", "$dynamicAnchor", "$recursiveAnchor"})  # what _index_one reads
 
 
 class RefResolver:
@@ -42,15 +43,19 @@ class RefResolver:
         # of two equal ids wins).
         if not isinstance(root, (dict, list)):
             return
-        pending = [(root, pointer, base)]
+        # A child's pointer is (parent's, key), spelled out only where an id or anchor needs it.
+        pending: list[tuple[Any, Any, str]] = [(root, pointer, base)]
+        base_of = self.base_of
         while pending:
-            schema, pointer, base = pending.pop()
+            schema, path, base = pending.pop()
             if isinstance(schema, list):  # only containers are pushed: scalars hold no subschema
-                children = [(item, f"{pointer}/{i}", base) for i, item in enumerate(schema)
-                            if isinstance(item, (dict, list))]
+                children = [(item, (path, i), base) for i, item in enumerate(schema) if isinstance(item, (dict, list))]
             else:
-                base = self._index_one(schema, pointer, base)
-                children = [(value, f"{pointer}/{_escape(key)}", base) for key, value in schema.items()
+                if _INDEXED_KEYS.isdisjoint(schema):  # most: no id or anchor, the parent's base
+                    base_of[id(schema)] = base
+                else:
+                    base = self._index_one(schema, _spelled(path), base)
+                children = [(value, (path, key), base) for key, value in schema.items()
                             if isinstance(value, (dict, list)) and key not in _NOT_SCHEMAS]
             pending.extend(reversed(children))
 
@@ -166,6 +171,15 @@ def _own_id(schema: Any) -> str | None:
         if isinstance(value, str):
             return value
     return None
+
+
+def _spelled(path: Any) -> str:
+    """The JSON pointer of ``path``: a pointer, or ``(parent path, key or index)``."""
+    parts = []
+    while isinstance(path, tuple):
+        path, key = path
+        parts.append(_escape(key))
+    return path + "".join("/" + part for part in reversed(parts))
 
 
 def _escape(key: str) -> str:
