@@ -3,7 +3,9 @@
 A JSON grammar in Lark walks real JSON documents from ``../shared/jsonschemabench`` token
 by token on the Llama-3 vocabulary. At every token boundary (and once after the last
 token, where EOS must be allowed) each engine fills the next-token mask; the fill alone is
-timed with ``perf_counter_ns``. Engines, all on the same grammar, documents and token ids:
+timed with ``perf_counter_ns`` (``--clock cpu``: the thread's CPU time, which a loaded machine's
+preemptions do not inflate; each reading then costs about 0.5-2 µs, inside every mask of every
+engine). Engines, all on the same grammar, documents and token ids:
 
 - ``leapgram``: slicer on (the default);
 - ``leapgram no slicer``: ``compile(..., use_slicer=False)``, every mask a full trie walk;
@@ -43,12 +45,17 @@ says so) when ``Grammar.from_lark`` is missing or rejects the text.
 ``--grammar gbnf`` walks the same documents under llama.cpp's ``json.gbnf`` (character-level
 rules, ``ws ::= | " " | "\\n" [ \\t]{0,20}``): leapgram through ``Grammar.from_gbnf``, llguidance
 through its own ``gbnf_to_lark`` converter; the two languages are the same, so every mask must agree.
+``--grammar gbnf-optional-ws`` writes its whitespace ``ws ::= (" " | "\\n" [ \\t]{0,20})?`` (as issue 26
+does), and ``--grammar gbnf-schema-style`` is JSON as llama.cpp's json-schema-to-grammar writes it
+(``char``, ``space ::= | " " | "\\n"{1,2} [ \\t]{0,20}``, digit runs of at most 16: a document with a
+longer run is refused by every engine at the same token).
 
 Run from the repository root::
 
     .venv/bin/python benchmarks/bench_cfg_masks.py
     .venv/bin/python benchmarks/bench_cfg_masks.py --docs 400 --max-bytes 8192 --json out.json
     .venv/bin/python benchmarks/bench_cfg_masks.py --grammar gbnf --docs 100
+    .venv/bin/python benchmarks/bench_cfg_masks.py --grammar gbnf-schema-style --docs 100 --clock cpu
 """
 
 from __future__ import annotations
@@ -83,6 +90,7 @@ from peers import LlguidanceLarkEngine
 TARGET_SLICER_SPEEDUP = 5.0
 TARGET_MEAN_RATIO = 1.0
 PROGRESS_EVERY = 50
+CLOCK = [time.perf_counter_ns]  # --clock cpu: [time.thread_time_ns]
 
 # JSON-exact terminals, the same regexes as ``json_grammar()`` in tests/mask/cfg_grammars.py,
 # so the builder fallback defines the same language. ``common.WS`` would also allow \f, and
@@ -104,6 +112,34 @@ WS: /[ \t\n\r]+/
 # whitespace of at most one newline and 20 spaces or tabs. ``--grammar gbnf`` runs it: leapgram
 # through ``Grammar.from_gbnf``, llguidance through its own converter (``llguidance.gbnf_to_lark``).
 JSON_GBNF = GBNF_JSON_OBJECT.replace("root   ::= object", "root   ::= value", 1)
+
+# The same grammar with the optional whitespace written as issue 26 writes it, ``ws ::= (" " |
+# "\n" [ \t]{0,20})?`` (the same language: an optional group instead of an empty alternative).
+JSON_GBNF_OPTIONAL_WS = JSON_GBNF.replace(r'ws ::= | " " | "\n" [ \t]{0,20}', r'ws ::= (" " | "\n" [ \t]{0,20})?', 1)
+
+# Any JSON value the way llama.cpp's json-schema-to-grammar writes its rules (``{}`` there gives
+# ``object``): rules named by role, a ``char`` rule, ``space`` with one or two newlines, digit runs
+# capped at 16 as llama.cpp caps them, and ``root ::= value`` as above.
+JSON_GBNF_SCHEMA_STYLE = r"""
+root ::= value
+value ::= object | array | string | number | boolean | null
+object ::= "{" space ( string ":" space value ("," space string ":" space value)* )? "}" space
+array ::= "[" space ( value ("," space value)* )? "]" space
+string ::= "\"" char* "\"" space
+char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
+number ::= ("-"? integral-part) ("." decimal-part)? ([eE] [-+]? [0-9] [0-9]{0,15})? space
+integral-part ::= [0] | [1-9] [0-9]{0,15}
+decimal-part ::= [0-9]{1,16}
+boolean ::= ("true" | "false") space
+null ::= "null" space
+space ::= | " " | "\n"{1,2} [ \t]{0,20}
+"""
+
+GBNF_GRAMMARS = {  # --grammar name -> (text, description)
+    "gbnf": (JSON_GBNF, "llama.cpp's json.gbnf"),
+    "gbnf-optional-ws": (JSON_GBNF_OPTIONAL_WS, 'json.gbnf with ws ::= (" " | "\n" [ \t]{0,20})?'),
+    "gbnf-schema-style": (JSON_GBNF_SCHEMA_STYLE, "JSON in llama.cpp's json-schema-to-grammar style"),
+}
 
 WARMUP_DOCUMENT = {"a": [1, -2.5e3, {"b": None}], "c": "x\n\u00e9 \\ \"q\" long enough text", "d": True,
                    "e": False, "f": [], "g": {}}
@@ -208,11 +244,12 @@ def load_builder_json_grammar() -> Callable[[], Any]:
 def leapgram_grammar_factory(lg: Any, force_builder: bool, notes: list[str], syntax: str = "lark") -> Callable[[], Any]:
     """A function making a fresh leapgram ``Grammar`` per call: ``Grammar.from_lark(JSON_LARK)``,
     or the builder's ``json_grammar()`` when the Lark front end is missing or fails;
-    ``Grammar.from_gbnf(JSON_GBNF)`` for ``syntax="gbnf"``."""
-    if syntax == "gbnf":
-        lg.Grammar.from_gbnf(JSON_GBNF)
-        notes.append("leapgram grammar: Grammar.from_gbnf(JSON_GBNF), llama.cpp's json.gbnf")
-        return lambda: lg.Grammar.from_gbnf(JSON_GBNF)
+    ``Grammar.from_gbnf`` of the text of ``GBNF_GRAMMARS[syntax]`` for the GBNF grammars."""
+    if syntax in GBNF_GRAMMARS:
+        text, description = GBNF_GRAMMARS[syntax]
+        lg.Grammar.from_gbnf(text)
+        notes.append(f"leapgram grammar: Grammar.from_gbnf, {description}")
+        return lambda: lg.Grammar.from_gbnf(text)
     if not force_builder:
         try:
             lg.Grammar.from_lark(JSON_LARK)
@@ -384,17 +421,18 @@ def walk_document(runner: MaskRunner, doc: Document, words: int, slow: SlowestMa
     For leapgram runners, whether each mask was a cache hit is recorded (untimed), and with
     ``slow`` the slowest masks are kept with their situation."""
     count = len(doc.tokens) + 1
-    begin = time.perf_counter_ns()
+    clock = CLOCK[0]
+    begin = clock()
     matcher = runner.start()
     probing = isinstance(runner, LeapgramRunner)
     hits = np.zeros(count, dtype=bool) if probing else None
     run = DocumentRun(np.full((count, words), 0, dtype=np.int32), np.zeros(count, dtype=np.int64),
-                      time.perf_counter_ns() - begin, cache_hits=hits)
+                      clock() - begin, cache_hits=hits)
     for index in range(count):
         probe = leapgram_probe(matcher) if probing else None
-        start = time.perf_counter_ns()
+        start = clock()
         runner.fill(matcher, run.masks, index)
-        run.times_ns[index] = time.perf_counter_ns() - start
+        run.times_ns[index] = clock() - start
         run.count = index + 1
         if probe is None:
             run.cache_hits = None
@@ -693,8 +731,9 @@ def render_masks(results: dict[str, Any]) -> list[str]:
              for row in mask_rows(labels[key], engines[key])]
     warm = [row for key in ("leapgram_warm", "llguidance_warm") if key in engines
             for row in mask_rows(labels[key], engines[key])]
-    lines = [("per-mask fill time, µs — fresh compile per document; each document's first mask is left out "
-              "(it is in TTFM, below)"),
+    clock = "thread CPU time" if results["meta"].get("clock") == "cpu" else "wall clock"
+    lines = [(f"per-mask fill time, µs ({clock}) — fresh compile per document; each document's first mask is "
+              "left out (it is in TTFM, below)"),
              format_table(fresh, MASK_HEADER)]
     if warm:
         lines += ["", WARM_TITLE, format_table(warm, MASK_HEADER)]
@@ -824,8 +863,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-warm", action="store_true", help="skip the secondary warm-grammar runs")
     parser.add_argument("--builder-grammar", action="store_true",
                         help="use the builder json_grammar() for leapgram even if from_lark works")
-    parser.add_argument("--grammar", choices=["lark", "gbnf"], default="lark",
+    parser.add_argument("--grammar", choices=["lark", *GBNF_GRAMMARS], default="lark",
                         help="the JSON grammar: Lark with lexemes (default) or llama.cpp's character-level GBNF")
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                        help="time each fill by the wall clock (default) or the thread's CPU time")
     parser.add_argument("--slowest", type=int, default=5, help="slowest leapgram masks to show (default 5)")
     parser.add_argument("--kinds", type=int, default=5,
                         help="kinds of disagreement to show per pair (default 5)")
@@ -856,7 +897,7 @@ def make_setup(path: Path, args: argparse.Namespace) -> Setup:
                        label="leapgram"),
         LeapgramRunner(lg, vocab, make_grammar, use_slicer=False, fresh=True, key="leapgram_no_slicer",
                        label="leapgram no slicer")]
-    peer_text = JSON_LARK if args.grammar == "lark" else peer_gbnf(notes)
+    peer_text = JSON_LARK if args.grammar == "lark" else peer_gbnf(notes, GBNF_GRAMMARS[args.grammar][0])
     peer = load_llguidance(path, notes, peer_text) if peer_text else None
     if peer is not None:
         runners.append(LlguidanceRunner(peer, peer_text, fresh=True, key="llguidance", label="llguidance"))
@@ -869,14 +910,14 @@ def make_setup(path: Path, args: argparse.Namespace) -> Setup:
     return Setup(vocab, runners, peer, notes)
 
 
-def peer_gbnf(notes: list[str]) -> str | None:
-    """JSON_GBNF in llguidance's Lark dialect, by llguidance's own converter."""
+def peer_gbnf(notes: list[str], text: str) -> str | None:
+    """A GBNF grammar in llguidance's Lark dialect, by llguidance's own converter."""
     try:
         from llguidance.gbnf_to_lark import gbnf_to_lark
     except ImportError as err:
         notes.append(f"llguidance unavailable: {err}")
         return None
-    return gbnf_to_lark(JSON_GBNF)
+    return gbnf_to_lark(text)
 
 
 def load_llguidance(path: Path, notes: list[str], text: str = JSON_LARK) -> LlguidanceLarkEngine | None:
@@ -888,7 +929,7 @@ def load_llguidance(path: Path, notes: list[str], text: str = JSON_LARK) -> Llgu
         notes.append(f"llguidance unavailable: {type(err).__name__}: {err}")
         return None
     notes.append(f"llguidance {peer.version}: tokenizer load {peer.load_seconds:.2f} s "
-                 f"(default slicer); grammar: {'JSON_LARK' if text == JSON_LARK else 'gbnf_to_lark(JSON_GBNF)'} via grammar_from_lark")
+                 f"(default slicer); grammar: {'JSON_LARK' if text == JSON_LARK else 'gbnf_to_lark(the GBNF text)'} via grammar_from_lark")
     return peer
 
 
@@ -1010,7 +1051,8 @@ def run_meta(args: argparse.Namespace, path: Path, docs: list[Document], eligibl
             "bytes": sum(len(d.data) for d in docs), "masks": sum(len(d.tokens) + 1 for d in docs),
             "string_masks": inside_count, "corpus": str(args.corpus), "tokenizer": str(path),
             "tokenizer_name": path.parent.name, "vocab_size": int(vocab.size),
-            "python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()}
+            "python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
+            "clock": args.clock}
 
 
 def load_average() -> float | None:
@@ -1037,6 +1079,7 @@ def write_json(out: Path, results: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the report."""
     args = parse_args(argv)
+    CLOCK[0] = time.thread_time_ns if args.clock == "cpu" else time.perf_counter_ns
     began = time.perf_counter()
     loads_at_start = load_average()
     path = tokenizer_json_path(args.tokenizer)

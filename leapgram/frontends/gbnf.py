@@ -19,6 +19,7 @@ from ..grammar.ir import GrammarIR, Lexeme, is_lexeme, lexeme_index
 from ..limits import DEFAULT_LIMITS, Limits
 from ..regex.expr import EPSILON, INF, ExprPool, bits_of
 from ..regex.utf8 import MAX_CODE_POINT, negate, normalize, ranges_to_expr
+from .lark_common import cfg_pool, share_pool, shared_memo
 from .syntax_tree import Alternatives, Escapes, Literal, Ref, Repeat, references, scan_string
 
 # ----- syntax tree --------------------------------------------------------------------------
@@ -64,6 +65,7 @@ ANY_CHAR = ((0, MAX_CODE_POINT),)
 
 
 MAX_GROUP_DEPTH = 100
+OVERLAP_MEMO = ("gbnf lexeme overlaps",)  # greedy_conflicts' memo, kept in the shared pool family (lark_common)
 
 
 class _Parser:
@@ -260,9 +262,9 @@ class _Compiler:
         self.limits = limits
         self.recursive = self.recursive_rules()
         self.regular = set(rules) - self.reaching_recursion()
-        self.pool = ExprPool(limits)
+        self.pool = cfg_pool(limits)
         self.exprs = _Exprs(self, self.pool)
-        self.overlap_memo: dict[tuple[int, int], bool] = {}
+        self.overlap_memo: dict[tuple, bool] = shared_memo(self.pool, OVERLAP_MEMO)
         self.regular_nodes: dict[int, bool] = {}
         self.run_lengths: dict[RunKey, int] = {}
 
@@ -353,6 +355,7 @@ class _Compiler:
             build = _Translation(self, levels).build(start)
             failing = greedy_conflicts(build.ir, self.overlap_memo)
             if not failing:
+                share_pool(build.ir, self.limits, {OVERLAP_MEMO: self.overlap_memo})
                 return build.ir
             if not self.raise_levels(levels, build, failing):
                 break

@@ -22,8 +22,7 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..regex.expr import EMPTY, INF
 from ..regex.syntax import parse_regex
 from ..regex.utf8 import ranges_to_expr
-from .json_schema.common import schema_pool
-from .lark_common import COMMON_TERMINALS
+from .lark_common import COMMON_TERMINALS, cfg_pool, share_pool
 from .syntax_tree import Alternatives, Escapes, Literal, Ref, Repeat, scan_string
 
 MAX_TEMPLATE_INSTANCES = 1_000
@@ -556,10 +555,11 @@ class _Compiler:
 
     def __init__(self, text: str, limits: Limits) -> None:
         self.src = text
-        # Starts from the JSON Schema front end's pool: JSON string and number lexemes (the
-        # commonest terminals of a Lark grammar too) parse to the same expressions there, whose
-        # derivatives are already taken, so a JSON grammar's first masks skip that work.
-        self.builder = GrammarBuilder(limits, pool=schema_pool(limits))
+        # Starts from the pool shared by Lark and GBNF grammars (JSON Schema's base pool plus the
+        # lexemes of grammars compiled before): JSON string and number lexemes (the commonest
+        # terminals of a Lark grammar too), and any lexeme an earlier grammar had, parse to the
+        # same expressions there, whose derivatives are already taken.
+        self.builder = GrammarBuilder(limits, pool=cfg_pool(limits))
         self.pool = self.builder.pool
         self.defs: dict[str, Definition] = {}
         self.term_exprs: dict[str, int] = {}
@@ -915,6 +915,7 @@ def lark_to_ir(text: str, *, start: str = "start", limits: Limits = DEFAULT_LIMI
     statements = _Parser(text, limits).parse()
     compiler = _Compiler(text, limits)
     ir = compiler.compile(statements, start)
+    share_pool(ir, limits)
     if warnings is not None:  # the keywords lenient %json schemas skipped
         warnings.extend(compiler.warnings)
     return ir
