@@ -319,8 +319,8 @@ class ObjectKeywords:
 
         for key in live:
             loops, alternatives = [], []
-            for alt in rules[key]:
-                if all(not isinstance(x, tuple) or x in live for x in alt):
+            for alt in rules[key]:  # (every state is live when every state ends)
+                if every_state_ends or all(not isinstance(x, tuple) or x in live for x in alt):
                     (loops if alt and alt[-1] == key else alternatives).append(alt)
             if loops:
                 # S -> L S | A becomes S -> R A with R -> R L | ε: with left recursion the items of
