@@ -1,19 +1,29 @@
-"""The same structured requests through vLLM with backends leapgram, xgrammar and guidance.
+"""The same structured requests through vLLM with backends leapgram, guidance and xgrammar.
 
 Workloads: ``--schemas`` JSONSchemaBench schemas (``../shared/jsonschemabench``, every schema that
 all three backends' front ends take, spread over the set), each asked for with its first valid
 instance as the target description; and the character workload of ``bench_generate.py`` (a
-Harry Potter character as JSON, ``benchmarks/data/character.json``). Each backend runs in a fresh
-process with one in-process engine (the embedded SmolLM2-135M-Instruct, CPU, greedy decoding),
-all requests submitted together. Reported per backend: output tokens/s (output tokens / wall
-time of the whole batch), output tokens per CPU second of the process (engine, model and
-grammar: steadier than wall time on a shared machine), mean and p50 time to first token, invalid outputs (not JSON, not valid
-under the schema, or cut by ``max_tokens``), and grammar time per engine step (the manager's
-``grammar_bitmask`` call, which fills every structured row of the step, plus its
-``accept_tokens``, divided by the steps). Also, with ``--first-request``, the worst mask of the
-first request in a fresh process, with and without leapgram's start-up warm-up.
+Harry Potter character as JSON, ``benchmarks/data/character.json``). All requests are submitted
+together to one in-process engine (the embedded SmolLM2-135M-Instruct, CPU, float32, greedy,
+seed 0, the same prompts and ``max_tokens``).
 
-    .venv-vllm/bin/python benchmarks/bench_vllm.py [--schemas 64] [--characters 8] [--max-tokens 256]
+Fair on a shared machine: every backend runs in its own fresh process per round, ``--rounds``
+rounds with the order rotated (L G X, X L G, G X L), so no backend always runs first or last.
+Reported per run and as the median over the rounds: output tokens/s (wall time of the batch),
+output tokens per CPU second of the process (engine, model, grammar and compile threads),
+mean and p50 time to first token, invalid outputs (finished but not JSON or not valid under the
+schema), outputs cut by ``max_tokens`` and, of those, the ones whose tokens llguidance or
+leapgram reject as a prefix of a valid output; the manager's mask fill and token accept per
+structured row (both on the engine's critical path), grammar ms per engine step, leapgram's
+prefetch thread CPU per step, compile seconds (vLLM's compile threads) and the load average at
+the run's start. Then leapgram ÷ the better peer, per round and median with min and max, in
+tokens/s and tokens per CPU second. ``--max-tokens`` is 96 by default (the targets' median is
+about 45 tokens, a quarter are longer than 96) so that 3 rounds of 3 engines take about 15
+minutes on an idle 2-core machine. The table and raw results go to ``benchmarks/out/``.
+``--first-request`` also times the first request's worst mask in a fresh process.
+
+    .venv-vllm/bin/python benchmarks/bench_vllm.py [--schemas 64] [--characters 4] [--max-tokens 96]
+        [--rounds 3] [--backends leapgram,guidance,xgrammar] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -87,34 +97,37 @@ def requests(args) -> list[dict]:
 # ----- one backend, in its own process --------------------------------------------------------
 
 def instrument() -> dict:
-    """Time the manager's mask fills and token acceptance (both run on the engine's critical path)."""
+    """Time the manager's mask fills and token acceptance (both on the engine's critical path),
+    with the rows they cover, and grammar compilation (vLLM's compile threads)."""
     from vllm.v1.structured_output import StructuredOutputManager
 
-    totals = {"bitmask_s": 0.0, "steps": 0, "accept_s": 0.0, "compile_s": 0.0}
+    totals = {"fill_s": 0.0, "steps": 0, "fill_rows": 0, "accept_s": 0.0, "accept_rows": 0, "compile_s": 0.0}
     fill, accept = StructuredOutputManager.grammar_bitmask, StructuredOutputManager.accept_tokens
     create = StructuredOutputManager._create_grammar
 
-    def _create_grammar(self, *a, **k):  # in vLLM's compile threads, off the critical path unless it holds the GIL
+    def _create_grammar(self, *a, **k):
         start = time.perf_counter()
         try:
             return create(self, *a, **k)
         finally:
             totals["compile_s"] += time.perf_counter() - start
 
-    def grammar_bitmask(self, *a, **k):
+    def grammar_bitmask(self, requests, structured_output_request_ids, *a, **k):
         start = time.perf_counter()
         try:
-            return fill(self, *a, **k)
+            return fill(self, requests, structured_output_request_ids, *a, **k)
         finally:
-            totals["bitmask_s"] += time.perf_counter() - start
+            totals["fill_s"] += time.perf_counter() - start
             totals["steps"] += 1
+            totals["fill_rows"] += len(structured_output_request_ids)
 
-    def accept_tokens(self, *a, **k):
+    def accept_tokens(self, request, new_token_ids):
         start = time.perf_counter()
         try:
-            return accept(self, *a, **k)
+            return accept(self, request, new_token_ids)
         finally:
             totals["accept_s"] += time.perf_counter() - start
+            totals["accept_rows"] += 1
 
     StructuredOutputManager.grammar_bitmask = grammar_bitmask
     StructuredOutputManager.accept_tokens = accept_tokens
@@ -122,7 +135,13 @@ def instrument() -> dict:
     return totals
 
 
-def run_backend(backend: str, reqs: list[dict], max_tokens: int) -> dict:
+def run_backend(name: str, reqs: list[dict], max_tokens: int) -> dict:
+    """One engine in this process (no engine-core subprocess, so the process's CPU time is the
+    engine's), all requests submitted together, greedy. ``leapgram-noprefetch`` is leapgram
+    without its mask prefetch thread."""
+    backend = name
+    if name == "leapgram-noprefetch":
+        backend, os.environ["LEAPGRAM_VLLM_PREFETCH"] = "leapgram", "0"
     os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
     from leapgram.integrations.smollm2 import cache_dir
@@ -135,28 +154,39 @@ def run_backend(backend: str, reqs: list[dict], max_tokens: int) -> dict:
 
     start = time.perf_counter()
     llm = LLM(str(cache_dir()), dtype="float32", enforce_eager=True, max_model_len=4096, seed=0,
-              disable_log_stats=False, max_num_seqs=64, structured_outputs_config={"backend": backend})
+              disable_log_stats=False, max_num_seqs=len(reqs), structured_outputs_config={"backend": backend})
     startup = time.perf_counter() - start
     tokenizer = llm.get_tokenizer()
     prompts = [tokenizer.apply_chat_template([{"role": "user", "content": r["prompt"]}], tokenize=False,
                                              add_generation_prompt=True) for r in reqs]
-    params = [SamplingParams(max_tokens=max_tokens, temperature=0.0,
+    params = [SamplingParams(max_tokens=max_tokens, temperature=0.0, seed=0,
                              structured_outputs=StructuredOutputsParams(json=r["schema"])) for r in reqs]
+    load = os.getloadavg()[0]
     start, cpu = time.perf_counter(), time.process_time()
     outputs = llm.generate(prompts, params, use_tqdm=False)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    return {"backend": backend, "startup_s": startup, "wall_s": wall, "cpu_s": cpu, **totals,
-            "results": [summarize(r, o) for r, o in zip(reqs, outputs)]}
+    try:  # the in-process engine's backend: leapgram's prefetch thread counts its work
+        manager = llm.llm_engine.engine_core.engine_core.scheduler.structured_output_manager
+        prefetcher = getattr(manager.backend, "prefetcher", None)
+    except AttributeError:
+        prefetcher = None
+    totals["prefetch_cpu_s"] = prefetcher.cpu_s if prefetcher is not None else 0.0
+    totals["prefetch_jobs"] = prefetcher.jobs if prefetcher is not None else 0
+    return {"backend": name, "startup_s": startup, "wall_s": wall, "cpu_s": cpu, "load_start": load,
+            "load_end": os.getloadavg()[0], **totals, "results": [summarize(r, o) for r, o in zip(reqs, outputs)]}
 
 
 def summarize(request: dict, output) -> dict:
+    """One output: its tokens, time to first token, and ``error`` (not JSON or not valid under the
+    schema) for a finished output; one cut by ``max_tokens`` is ``cut`` and checked later."""
     import jsonschema
 
     completion = output.outputs[0]
     error = None
-    if completion.finish_reason != "stop":
+    cut = completion.finish_reason == "length"
+    if completion.finish_reason not in ("stop", "length"):
         error = f"finish_reason={completion.finish_reason}"
-    else:
+    elif not cut:
         try:
             jsonschema.validate(json.loads(completion.text), request["schema"])
         except Exception as exc:  # noqa: BLE001 -- any failure is an invalid output
@@ -164,7 +194,44 @@ def summarize(request: dict, output) -> dict:
     metrics = output.metrics
     ttft = getattr(metrics, "first_token_latency", None) if metrics is not None else None
     return {"workload": request["workload"], "name": request["name"], "tokens": len(completion.token_ids),
-            "ttft_s": ttft, "error": error}
+            "token_ids": list(completion.token_ids), "ttft_s": ttft, "cut": cut, "error": error}
+
+
+# ----- outputs cut by max_tokens: is what was written a valid prefix? -------------------------
+
+def check_cut_prefixes(runs: list[dict], reqs: list[dict]) -> None:
+    """For every output cut by ``max_tokens``, whether its tokens are a prefix that the schema
+    allows, asked of two engines outside vLLM: llguidance (flexible whitespace, as vLLM's guidance
+    backend sets it) and leapgram. Sets ``prefix_rejected_by`` on each cut result (empty: both
+    accept it)."""
+    import llguidance
+    import llguidance.hf
+    from transformers import AutoTokenizer
+
+    from leapgram import Grammar, GrammarCompiler, Matcher, Vocabulary
+    from leapgram.integrations.smollm2 import cache_dir
+
+    tokenizer = AutoTokenizer.from_pretrained(str(cache_dir()))
+    ll_tokenizer = llguidance.hf.from_tokenizer(tokenizer)
+    compiler = GrammarCompiler(Vocabulary.from_huggingface(tokenizer))
+    schemas = {(r["workload"], r["name"]): json.dumps(r["schema"]) for r in reqs}
+    grammars: dict[str, tuple] = {}
+    for run in runs:
+        for result in run["results"]:
+            if not result["cut"]:
+                continue
+            text = schemas[result["workload"], result["name"]]
+            if text not in grammars:
+                grammars[text] = (llguidance.LLMatcher.grammar_from_json_schema(
+                    text, defaults={"whitespace_flexible": True}), compiler.compile(Grammar.from_json_schema(text)))
+            ll_grammar, compiled = grammars[text]
+            tokens = result["token_ids"]
+            rejected = []
+            if llguidance.LLMatcher(ll_tokenizer, ll_grammar, log_level=0).validate_tokens(tokens) < len(tokens):
+                rejected.append("llguidance")
+            if Matcher(compiled).validate_tokens(tokens) < len(tokens):
+                rejected.append("leapgram")
+            result["prefix_rejected_by"] = rejected
 
 
 # ----- first request in a fresh process -------------------------------------------------------
@@ -202,45 +269,110 @@ def first_request(warm: bool) -> dict:
 
 # ----- report ---------------------------------------------------------------------------------
 
-def report(runs: list[dict]) -> None:
-    print(f"{'backend':>10} {'workload':>16} {'reqs':>4} {'invalid':>7} {'out tok/s':>9} {'tok/CPU-s':>9} "
-          f"{'TTFT mean':>9} {'TTFT p50':>8} {'grammar ms/step':>15} {'start-up s':>10}")
-    for run in runs:
-        per_step = (run["bitmask_s"] + run["accept_s"]) / max(1, run["steps"]) * 1e3
-        tokens = sum(r["tokens"] for r in run["results"])
-        for workload in ("all", "jsonschemabench", "character"):
-            rows = [r for r in run["results"] if workload in ("all", r["workload"])]
-            if not rows:
-                continue
-            ttft = [r["ttft_s"] for r in rows if r["ttft_s"] is not None]
-            invalid = sum(r["error"] is not None for r in rows)
-            rate = (f"{tokens / run['wall_s']:9.1f} {tokens / run['cpu_s']:9.2f}" if workload == "all"
-                    else f"{'':>9} {'':>9}")
-            step = f"{per_step:15.3f}" if workload == "all" else f"{'':>15}"
-            print(f"{run['backend']:>10} {workload:>16} {len(rows):4d} {invalid:7d} {rate} "
-                  f"{statistics.mean(ttft) if ttft else float('nan'):9.2f} "
-                  f"{statistics.median(ttft) if ttft else float('nan'):8.2f} {step} "
-                  f"{run['startup_s'] if workload == 'all' else float('nan'):10.1f}")
-    for run in runs:
-        tokens = sum(r["tokens"] for r in run["results"])
-        print(f"{run['backend']:>10}: {run['steps']} steps, {tokens} output tokens, wall {run['wall_s']:.1f} s, "
-              f"fill {run['bitmask_s'] * 1e3 / max(1, run['steps']):.3f} + accept "
-              f"{run['accept_s'] * 1e3 / max(1, run['steps']):.3f} ms/step, compile {run.get('compile_s', 0.0):.2f} s "
-              "in all (vLLM's compile threads)")
-    for run in runs:
-        for r in run["results"]:
-            if r["error"]:
-                print(f"  {run['backend']}: {r['workload']}/{r['name']}: {r['error']}")
+def run_stats(run: dict) -> dict:
+    """One engine run's figures (times per row in µs, per step in ms)."""
+    results = run["results"]
+    tokens = sum(r["tokens"] for r in results)
+    ttft = [r["ttft_s"] for r in results if r["ttft_s"] is not None]
+    return {
+        "tokens": tokens, "tok_s": tokens / run["wall_s"], "tok_cpu_s": tokens / run["cpu_s"],
+        "ttft_mean": statistics.mean(ttft) if ttft else float("nan"),
+        "ttft_p50": statistics.median(ttft) if ttft else float("nan"),
+        "invalid": sum(r["error"] is not None for r in results),
+        "cut": sum(r["cut"] for r in results),
+        "cut_rejected": sum(bool(r.get("prefix_rejected_by")) for r in results),
+        "fill_us_row": run["fill_s"] / max(1, run["fill_rows"]) * 1e6,
+        "accept_us_row": run["accept_s"] / max(1, run["accept_rows"]) * 1e6,
+        "grammar_ms_step": (run["fill_s"] + run["accept_s"]) / max(1, run["steps"]) * 1e3,
+        "rows_step": run["fill_rows"] / max(1, run["steps"]),
+        "prefetch_ms_step": run.get("prefetch_cpu_s", 0.0) / max(1, run["steps"]) * 1e3,
+    }
+
+
+HEADER = (f"{'round':>5} {'backend':>9} {'tok/s':>6} {'tok/CPU-s':>9} {'TTFT mean':>9} {'TTFT p50':>8} "
+          f"{'invalid':>7} {'cut':>3} {'cut bad':>7} {'fill us/row':>11} {'accept us/row':>13} "
+          f"{'grammar ms/step':>15} {'prefetch ms/step':>16} {'rows/step':>9} {'steps':>5} {'compile s':>9} "
+          f"{'load':>4}")
+
+
+def stats_line(label: str, backend: str, s: dict, run: dict | None) -> str:
+    extra = (f"{run['steps']:5d} {run['compile_s']:9.2f} {run['load_start']:4.1f}" if run
+             else f"{'':>5} {'':>9} {'':>4}")
+    return (f"{label:>5} {backend:>9} {s['tok_s']:6.1f} {s['tok_cpu_s']:9.2f} {s['ttft_mean']:9.2f} "
+            f"{s['ttft_p50']:8.2f} {s['invalid']:7d} {s['cut']:3d} {s['cut_rejected']:7d} "
+            f"{s['fill_us_row']:11.1f} {s['accept_us_row']:13.1f} {s['grammar_ms_step']:15.3f} "
+            f"{s['prefetch_ms_step']:16.3f} {s['rows_step']:9.1f} {extra}")
+
+
+def report(rounds: list[list[dict]]) -> list[str]:
+    """The table: every run, then each backend's median over the rounds, then leapgram ÷ the
+    better peer per round (wall and CPU) with the median and the spread."""
+    lines = [HEADER]
+    per_backend: dict[str, list[dict]] = {}
+    ratios: list[tuple[float, float]] = []
+    for number, runs in enumerate(rounds, 1):
+        stats = {}
+        for run in runs:
+            stats[run["backend"]] = s = run_stats(run)
+            per_backend.setdefault(run["backend"], []).append(s)
+            lines.append(stats_line(str(number), run["backend"], s, run))
+        peers = [b for b in stats if not b.startswith("leapgram")]
+        if "leapgram" in stats and peers:
+            wall = stats["leapgram"]["tok_s"] / max(stats[b]["tok_s"] for b in peers)
+            cpu = stats["leapgram"]["tok_cpu_s"] / max(stats[b]["tok_cpu_s"] for b in peers)
+            ratios.append((wall, cpu))
+            lines.append(f"{'':>5} order {' '.join(r['backend'] for r in runs)}: leapgram / better peer "
+                         f"{wall:.3f}x (tok/s), {cpu:.3f}x (tok/CPU-s)")
+    for backend, values in per_backend.items():
+        median = {key: statistics.median(v[key] for v in values) for key in values[0]}
+        median["invalid"], median["cut"], median["cut_rejected"] = (
+            sum(v[key] for v in values) for key in ("invalid", "cut", "cut_rejected"))  # totals
+        lines.append(stats_line("med", backend, median, None))
+    if ratios:
+        for index, kind in ((0, "tok/s (wall)"), (1, "tok/CPU-s")):
+            values = [r[index] for r in ratios]
+            lines.append(f"leapgram / better peer, {kind}: median {statistics.median(values):.3f}x, "
+                         f"min {min(values):.3f}x, max {max(values):.3f}x over {len(values)} rounds")
+    lines.append("med rows: medians over the rounds, except invalid / cut / cut bad, which are totals; "
+                 "cut bad = cut outputs whose tokens llguidance or leapgram reject as a prefix; fill and accept: "
+                 "the manager's calls on the engine's critical path, per structured row; prefetch: CPU time of "
+                 "leapgram's mask prefetch thread (beside the forward pass, counted in tok/CPU-s)")
+    for runs in rounds:
+        for run in runs:
+            for r in run["results"]:
+                if r["error"] or r.get("prefix_rejected_by"):
+                    lines.append(f"  {run['backend']}: {r['workload']}/{r['name']}: "
+                                 f"{r['error'] or 'cut prefix rejected by ' + ', '.join(r['prefix_rejected_by'])}")
+    return lines
+
+
+def rotated(backends: list[str], number: int) -> list[str]:
+    """Round ``number``'s order: L G X, X L G, G X L, ... (each backend first once in three)."""
+    shift = number % len(backends)
+    return backends[len(backends) - shift:] + backends[: len(backends) - shift]
+
+
+def run_worker(backend: str, requests_file: Path, max_tokens: int) -> dict | None:
+    done = subprocess.run([sys.executable, __file__, "--worker", backend, "--requests-file", str(requests_file),
+                           "--max-tokens", str(max_tokens)], check=False, capture_output=True, text=True,
+                          cwd=REPO)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    if done.returncode or not lines:
+        print(f"{backend}: failed ({done.returncode}):\n{done.stderr[-3000:]}", flush=True)
+        return None
+    return json.loads(lines[-1][len("RESULT "):])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--schemas", type=int, default=64)
-    parser.add_argument("--characters", type=int, default=8)
-    parser.add_argument("--max-tokens", type=int, default=256)
-    parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument("--characters", type=int, default=4)
+    parser.add_argument("--max-tokens", type=int, default=96)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--backends", default="leapgram,guidance,xgrammar")
     parser.add_argument("--first-request", action="store_true", help="also time the first request's worst mask")
-    parser.add_argument("--out", help="write the raw results as JSON here")
+    parser.add_argument("--out", help="where to write the raw results (JSON) and the table (.txt beside it); "
+                        "default benchmarks/out/vllm-<UTC time>.json")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--requests-file", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -251,32 +383,47 @@ def main() -> None:
         reqs = json.loads(Path(args.requests_file).read_text())
         print("RESULT " + json.dumps(run_backend(args.worker, reqs, args.max_tokens)))
         return
+    out = Path(args.out or REPO / "benchmarks" / "out" / time.strftime("vllm-%Y%m%dT%H%MZ.json", time.gmtime()))
+    out.parent.mkdir(parents=True, exist_ok=True)
     reqs = requests(args)
-    print(f"{len(reqs)} requests: {sum(r['workload'] == 'jsonschemabench' for r in reqs)} JSONSchemaBench schemas, "
-          f"{sum(r['workload'] == 'character' for r in reqs)} characters; max_tokens {args.max_tokens}, greedy",
-          flush=True)
+    head = [f"{' '.join(sys.argv)}",
+            (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} CPUs; load average at start "
+             f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"),
+            (f"{len(reqs)} requests: {sum(r['workload'] == 'jsonschemabench' for r in reqs)} JSONSchemaBench "
+             f"schemas, {sum(r['workload'] == 'character' for r in reqs)} characters; max_tokens {args.max_tokens}, "
+             "greedy, all submitted at once; one fresh engine process per backend and round")]
+    print("\n".join(head), flush=True)
     requests_file = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_vllm_requests_{os.getpid()}.json"
     requests_file.write_text(json.dumps(reqs))
-    runs = []
-    for backend in args.backends.split(","):
-        done = subprocess.run([sys.executable, __file__, "--worker", backend, "--requests-file", str(requests_file),
-                               "--max-tokens", str(args.max_tokens)], capture_output=True, text=True, cwd=REPO)
-        lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-        if done.returncode or not lines:
-            print(f"{backend}: failed ({done.returncode}):\n{done.stderr[-3000:]}")
-            continue
-        runs.append(json.loads(lines[-1][len("RESULT "):]))
-        print(f"{backend}: done in {runs[-1]['wall_s']:.1f} s", flush=True)
-    report(runs)
+    backends = args.backends.split(",")
+    rounds: list[list[dict]] = []
+    for number in range(args.rounds):
+        runs = []
+        for backend in rotated(backends, number):
+            run = run_worker(backend, requests_file, args.max_tokens)
+            if run is not None:
+                runs.append(run)
+                print(f"round {number + 1}: {backend} done in {run['wall_s']:.1f} s "
+                      f"(load {run['load_start']:.1f} -> {run['load_end']:.1f})", flush=True)
+        check_cut_prefixes(runs, reqs)
+        rounds.append(runs)
+        out.write_text(json.dumps(rounds, indent=1))  # the rounds so far, in case the rest never ends
+        out.with_suffix(".txt").write_text("\n".join(head + report(rounds)) + "\n")
+    requests_file.unlink()
+    lines = head + report(rounds)
     if args.first_request:
         for kind in ("first-request-cold", "first-request-warm"):  # each in a fresh process
-            done = subprocess.run([sys.executable, __file__, "--worker", kind], capture_output=True, text=True)
+            done = subprocess.run([sys.executable, __file__, "--worker", kind], check=False, capture_output=True,
+                                  text=True)
             row = json.loads(done.stdout.strip().splitlines()[-1])
-            print(f"first request, {'with' if row['warm'] else 'without'} warm-up: start-up {row['startup_s']:.2f} s, "
-                  f"compile {row['compile_s'] * 1e3:.1f} ms, worst mask {row['worst_mask_ms']:.1f} ms "
-                  f"over {row['tokens']} tokens")
-    if args.out:
-        Path(args.out).write_text(json.dumps(runs, indent=1))
+            lines.append(f"first request, {'with' if row['warm'] else 'without'} warm-up: start-up "
+                         f"{row['startup_s']:.2f} s, compile {row['compile_s'] * 1e3:.1f} ms, worst mask "
+                         f"{row['worst_mask_ms']:.1f} ms over {row['tokens']} tokens")
+    lines.append(f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("\n".join(lines[len(head):]))
+    out.write_text(json.dumps(rounds, indent=1))
+    out.with_suffix(".txt").write_text("\n".join(lines) + "\n")
+    print(f"wrote {out} and {out.with_suffix('.txt')}")
 
 
 if __name__ == "__main__":

@@ -11,13 +11,15 @@ vLLM 0.32 has no registry for out-of-tree backends, so :func:`register` (the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import threading
+import time
 import warnings
-from collections import OrderedDict
-from collections.abc import Iterable
+from collections import OrderedDict, deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,7 +102,8 @@ class LeapgramGrammar:
     every id past the tokenizer's vocabulary (a padded model vocabulary) stays masked.
     """
 
-    def __init__(self, matcher: Matcher, stop_ids: Iterable[int]) -> None:
+    def __init__(self, matcher: Matcher, stop_ids: Iterable[int],
+                 prefetcher: MaskPrefetcher | None = None) -> None:
         self.matcher = matcher
         vocab = matcher.compiled.vocab
         self._size = vocab.size
@@ -112,10 +115,37 @@ class LeapgramGrammar:
         self._bitmask: Any = None
         self._rows: np.ndarray | None = None
         self.num_processed_tokens = 0
+        self._prefetcher = prefetcher
+        self._busy = threading.Lock()  # held by the prefetch thread while it reads the matcher
+        self._wanted = False  # a prefetch of the current state's mask is queued and still useful
+
+    def _settle(self) -> None:
+        """Before the engine's thread touches the matcher: cancel a queued prefetch, or wait
+        for the one running (it holds ``_busy``)."""
+        self._wanted = False
+        with self._busy:
+            pass
+
+    def _prefetch(self, scratch: np.ndarray) -> bool:
+        """In the prefetch thread: compute (and so cache) the current state's mask, unless the
+        engine's thread has touched the matcher since it was queued. Whether it ran."""
+        if not self._wanted:
+            return False
+        with self._busy:
+            if not self._wanted:
+                return False
+            self._wanted = False
+            try:  # a 1-D scratch row: the matcher keeps its checked views of vLLM's bitmask
+                self.matcher.fill_next_token_bitmask(scratch, 0)
+            except Exception:  # the engine's own fill meets it again and reports it
+                logger.debug("leapgram: mask prefetch failed", exc_info=True)
+        return True
 
     def accept_tokens(self, request_id: str, tokens: list[int]) -> bool:
         """Advance by ``tokens``; ``False`` at the first one the grammar forbids. Tokens after a
-        stop token are ignored (``True``), as vLLM's xgrammar backend does."""
+        stop token are ignored (``True``), as vLLM's xgrammar backend does. With a prefetcher,
+        the new state's mask is then computed in its thread, during the next forward pass."""
+        self._settle()
         for token in tokens:
             if self._stopped:
                 return True
@@ -124,6 +154,9 @@ class LeapgramGrammar:
                              self.matcher.error() or "a stop token before the output is complete")
                 return False
             self.num_processed_tokens += 1
+        if self._prefetcher is not None and not self._stopped:
+            self._wanted = True
+            self._prefetcher.submit(self)
         return True
 
     def _accept(self, token: int) -> bool:
@@ -142,6 +175,7 @@ class LeapgramGrammar:
         output there); the state does not change."""
         if self._stopped:
             return []
+        self._settle()
         tokens = [int(t) for t in tokens]
         end = next((i for i, t in enumerate(tokens) if t in self._stops or not 0 <= t < self._size),
                    len(tokens))
@@ -157,6 +191,7 @@ class LeapgramGrammar:
         """Undo the last ``num_tokens`` accepted tokens (a stop token counts as one)."""
         if num_tokens <= 0:
             return
+        self._settle()
         if self._stopped:
             self._stopped = False
             num_tokens -= 1
@@ -167,6 +202,7 @@ class LeapgramGrammar:
     def fill_bitmask(self, bitmask: Any, batch_index: int) -> None:
         """Write the allowed next tokens into row ``batch_index`` of vLLM's int32 bitmask (a CPU
         torch tensor or a numpy array); words past the tokenizer's vocabulary are zeroed."""
+        self._settle()
         if bitmask is not self._bitmask:  # vLLM reuses one tensor: one numpy view of it, checked once
             self._bitmask, self._rows = bitmask, (bitmask.numpy() if hasattr(bitmask, "numpy") else bitmask)
         rows = self._rows
@@ -189,6 +225,7 @@ class LeapgramGrammar:
         return self._stopped
 
     def reset(self) -> None:
+        self._settle()
         self.matcher.reset()
         self._stopped = False
         self.num_processed_tokens = 0
@@ -196,6 +233,78 @@ class LeapgramGrammar:
 
 def _bits(ids: Iterable[int]) -> list[tuple[int, np.uint32]]:
     return [(t >> 5, np.uint32(1 << (t & 31))) for t in sorted(set(ids))]
+
+
+class MaskPrefetcher:
+    """One daemon thread that computes the next mask of each request during the forward pass,
+    so that the next step's :meth:`LeapgramGrammar.fill_bitmask` copies a cached row instead of
+    walking the vocabulary on the engine's critical path.
+
+    vLLM accepts a step's tokens (each accept queues its grammar with :meth:`submit`), schedules
+    the next step (then the plugin calls :meth:`release`), runs the forward pass, then fills the
+    bitmask.
+    The forward pass releases the GIL, so the masks not cached yet are computed beside it;
+    released any earlier, the thread would fight the engine's own Python for the GIL. The work
+    is the same, only moved: where the forward pass already fills every core, it competes with
+    the model. While grammars are being compiled (:meth:`compiling`), queued masks are left to
+    the engine's fill: the thread would slow the compiles, and so new requests' first tokens.
+    ``jobs`` and ``cpu_s`` count what this thread did. A grammar the engine touches
+    first settles its queued prefetch (skipped) or waits for the running one; leapgram's masks
+    are thread-safe, so filling beside the engine is safe."""
+
+    def __init__(self, words: int) -> None:
+        self._queue: deque[LeapgramGrammar] = deque()
+        self._wake = threading.Event()
+        self._scratch = np.zeros(words, dtype=np.int32)
+        self._lock = threading.Lock()
+        self._closed = False
+        self._compiles = 0
+        self.jobs = 0
+        self.cpu_s = 0.0
+        self._thread = threading.Thread(target=self._run, name="leapgram-mask-prefetch", daemon=True)
+        self._thread.start()
+
+    def submit(self, grammar: LeapgramGrammar) -> None:
+        """Queue ``grammar``'s next mask (computed after the next :meth:`release`)."""
+        self._queue.append(grammar)
+
+    @contextlib.contextmanager
+    def compiling(self) -> Iterator[None]:
+        """Around a grammar's compilation (in vLLM's compile threads): no prefetch meanwhile."""
+        with self._lock:
+            self._compiles += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._compiles -= 1
+
+    def release(self) -> None:
+        """Compute the queued masks now (the engine is about to run the forward pass)."""
+        if self._queue:
+            self._wake.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._queue.clear()
+        self._wake.set()
+
+    def _run(self) -> None:
+        queue, wake, scratch, clock = self._queue, self._wake, self._scratch, time.thread_time
+        while not self._closed:
+            wake.wait()
+            wake.clear()
+            while queue:
+                try:
+                    grammar = queue.popleft()
+                except IndexError:
+                    break
+                if self._compiles:  # compiles first; the engine fills this one itself
+                    continue
+                start = clock()
+                if grammar._prefetch(scratch):
+                    self.jobs += 1
+                    self.cpu_s += clock() - start
 
 
 # ----- the engine-level backend ---------------------------------------------------------------
@@ -269,6 +378,11 @@ def warm_first_masks(matcher: Matcher, limit: int = 16) -> None:
         matcher.rollback(consumed)  # also leaves an error state
 
 
+def _prefetch_enabled() -> bool:
+    """``LEAPGRAM_VLLM_PREFETCH=0`` turns the :class:`MaskPrefetcher` off (on by default)."""
+    return os.environ.get("LEAPGRAM_VLLM_PREFETCH", "1") not in ("0", "false", "no", "off")
+
+
 def _compiler_for(vocab: Vocabulary) -> Any:
     return leapgram.GrammarCompiler(vocab, cache_size=0)  # the backend's GrammarCache bounds it
 
@@ -291,14 +405,18 @@ def _make_backend_class() -> type:
             self.cache = GrammarCache(_compiler_for(vocab), size,
                                       compact=bool(getattr(config, "disable_any_whitespace", False)))
             warm_up(self.cache.compiler)
+            # with drafts, the manager fills right after each draft token's accept: nothing to overlap
+            self.prefetcher = (MaskPrefetcher((vocab.size + 31) // 32) if _prefetch_enabled()
+                               and getattr(self.vllm_config, "speculative_config", None) is None else None)
 
         def compile_grammar(self, request_type: Any, grammar_spec: str,
                             stop_token_ids: set[int] | None = None) -> StructuredOutputGrammar:
-            compiled = self.cache.get(request_type.name, grammar_spec)
+            with self.prefetcher.compiling() if self.prefetcher is not None else contextlib.nullcontext():
+                compiled = self.cache.get(request_type.name, grammar_spec)
+                matcher = Matcher(compiled)
+                warm_first_masks(matcher)
             stops = stop_token_ids if stop_token_ids else compiled.vocab.eos_token_ids
-            matcher = Matcher(compiled)
-            warm_first_masks(matcher)
-            return grammar_class(matcher, stops)
+            return grammar_class(matcher, stops, self.prefetcher)
 
         def allocate_token_bitmask(self, max_num_seqs: int) -> Any:
             import torch
@@ -306,6 +424,8 @@ def _make_backend_class() -> type:
             return torch.full((max_num_seqs, (self.vocab_size + 31) // 32), -1, dtype=torch.int32)
 
         def destroy(self) -> None:
+            if self.prefetcher is not None:
+                self.prefetcher.close()
             self.cache = None
 
     return LeapgramBackend
@@ -383,6 +503,7 @@ def register() -> bool:
     _extend_backend_literal()
     _wrap_validation()
     _wrap_manager()
+    _wrap_scheduler()
     return True
 
 
@@ -476,6 +597,27 @@ def _wrap_manager() -> None:
         setattr(wrapper, _PATCHED, True)
     StructuredOutputManager.__init__ = __init__
     StructuredOutputManager.grammar_init = grammar_init
+
+
+def _wrap_scheduler() -> None:
+    """Release leapgram's :class:`MaskPrefetcher` once a step is scheduled, right before the
+    forward pass (no-op for other backends)."""
+    from vllm.v1.core.sched.scheduler import Scheduler
+
+    original = Scheduler.schedule
+    if getattr(original, _PATCHED, False):
+        return
+
+    def schedule(self, *args, **kwargs):
+        output = original(self, *args, **kwargs)
+        prefetcher = getattr(getattr(getattr(self, "structured_output_manager", None), "backend", None),
+                             "prefetcher", None)
+        if prefetcher is not None:
+            prefetcher.release()
+        return output
+
+    setattr(schedule, _PATCHED, True)
+    Scheduler.schedule = schedule
 
 
 def _install_backend(manager: Any) -> None:

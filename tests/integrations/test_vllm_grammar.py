@@ -4,6 +4,7 @@ model vocabulary, special tokens, validate/rollback semantics and masks filled f
 from __future__ import annotations
 
 import json
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -14,6 +15,7 @@ from leapgram import Grammar, Matcher, Vocabulary
 from leapgram.integrations.vllm import (
     GrammarCache,
     LeapgramGrammar,
+    MaskPrefetcher,
     _compiler_for,
     choice_regex,
     grammar_for,
@@ -177,3 +179,36 @@ def test_warming_the_first_masks_leaves_the_matcher_at_its_start(vocab: Vocabula
         np.testing.assert_array_equal(warm.compute_mask(), cold.compute_mask())
         assert warm.consume_token(token) and cold.consume_token(token)
     assert warm.is_accepting()
+
+
+def test_prefetched_masks_equal_masks_filled_on_demand(vocab: Vocabulary) -> None:
+    """With a MaskPrefetcher, each accept queues the new state's mask for its thread; the engine
+    may touch the grammar before, while or after the prefetch runs, and every mask, validation
+    and rollback answers as without one (fresh caches, so that the prefetches compute)."""
+    specs = [("JSON", json.dumps({"type": "object", "properties": {"k": {"enum": ["x", "yz"]}, "n": {"type": "integer"}},
+                                  "required": ["k", "n"]})), ("REGEX", "[a-f]{3}[0-9]*")]
+    texts = [b'{"k": "yz", "n": -12}', b"abc123"]
+    prefetcher = MaskPrefetcher((MODEL_VOCAB + 31) // 32)
+    try:
+        for (kind, spec), text in zip(specs, texts):
+            plain = LeapgramGrammar(Matcher(GrammarCache(_compiler_for(vocab), 1).get(kind, spec)), [EOS])
+            fetched = LeapgramGrammar(Matcher(GrammarCache(_compiler_for(vocab), 1).get(kind, spec)), [EOS],
+                                      prefetcher)
+            for step, token in enumerate(list(text) + [EOS]):
+                if step % 3 == 1:
+                    time.sleep(0.01)  # let the prefetch finish; otherwise the engine's fill races it
+                assert allowed(fetched) == allowed(plain), (kind, step)
+                if step % 4 == 2:
+                    assert fetched.validate_tokens([token, token]) == plain.validate_tokens([token, token])
+                assert fetched.accept_tokens("r", [token]) and plain.accept_tokens("r", [token])
+                prefetcher.release()  # vLLM's scheduler, once the step is scheduled
+                if step % 5 == 3:  # a rollback and the token again, as the manager does with drafts
+                    fetched.rollback(1), plain.rollback(1)
+                    assert fetched.accept_tokens("r", [token]) and plain.accept_tokens("r", [token])
+            assert fetched.is_terminated() and plain.is_terminated()
+        deadline = time.monotonic() + 5
+        while prefetcher.jobs == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert prefetcher.jobs > 0  # the thread did compute masks
+    finally:
+        prefetcher.close()
