@@ -274,8 +274,10 @@ def reference_validator(schema: Any):
 
 
 def _ecma_patterns(schema: Any) -> Any:
-    """``schema`` with its ``pattern`` and ``patternProperties`` regexes given ECMA-262's ASCII
-    ``\\w`` and ``\\d`` (Python's ``re``, which ``jsonschema`` uses, takes them as Unicode)."""
+    """``schema`` with its ``pattern`` and ``patternProperties`` regexes given ECMA-262's meaning
+    in Python's ``re``, which ``jsonschema`` uses: ASCII ``\\w`` and ``\\d`` (``re`` takes them as
+    Unicode), a ``.`` that matches no line terminator (``re``'s matches ``\\r``, U+2028 and U+2029)
+    and a ``$`` only at the end (``re``'s also matches before a final ``\\n``)."""
     if isinstance(schema, list):
         return [_ecma_patterns(v) for v in schema]
     if not isinstance(schema, dict):
@@ -314,6 +316,10 @@ def _ecma_pattern(pattern: str) -> str:
             in_class = True
         elif ch == "]" and in_class:
             in_class = False
+        elif ch == "." and not in_class:
+            ch = "[^\\n\\r\u2028\u2029]"
+        elif ch == "$" and not in_class:
+            ch = "\\Z"
         out.append(ch)
         i += 1
     return "".join(out)
