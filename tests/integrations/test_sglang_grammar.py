@@ -156,6 +156,23 @@ def test_structural_tags_both_forms(backend, tokenizer) -> None:
         assert EOS in allowed(grammar)
 
 
+def test_structural_tags_as_sglangs_openai_route_serializes_them(backend, tokenizer) -> None:
+    from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    formats = [{"type": "structural_tag", "format": {"type": "triggered_tags", "triggers": ["<function="], "tags": [
+                   {"begin": "<function=get_weather>", "content": {"type": "json_schema", "json_schema": schema},
+                    "end": "</function>"}]}},
+               {"type": "structural_tag", "structures": [{"begin": "<function=get_weather>", "schema": schema,
+                                                          "end": "</function>"}], "triggers": ["<function="]}]
+    for response_format in formats:
+        request = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "x"}],
+                                        response_format=response_format)
+        grammar = backend.dispatch_structural_tag(json.dumps(request.response_format.model_dump(by_alias=True)))
+        walk(grammar, encode(tokenizer, '<function=get_weather>{"city": "Oslo"}</function>'))
+        assert EOS in allowed(grammar)
+
+
 @pytest.mark.parametrize("key_type, text, message", [
     ("json", json.dumps({"type": "object", "properties": {"n": {"type": "integer", "maximum": "ten"}}}), "maximum"),
     ("json", "{not json", "leapgram"),

@@ -112,6 +112,22 @@ def test_openai_response_format_json_schema(client, server) -> None:
     jsonschema.validate(json.loads(choice.message.content), CITY)
 
 
+def test_openai_response_format_structural_tag(client, server) -> None:
+    """``response_format`` ``{"type": "structural_tag", ...}`` as SGLang's OpenAI route passes it on:
+    one forced tool call, which validates."""
+    weather = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12}}, "required": ["city"],
+               "additionalProperties": False}
+    tag = {"type": "structural_tag", "format": {"type": "tag", "begin": "<function=get_weather>",
+                                                "content": {"type": "json_schema", "json_schema": weather},
+                                                "end": "</function>"}}
+    choice = client.chat.completions.create(model=server.model, messages=[{"role": "user", "content": "Weather in Oslo?"}],
+                                            max_tokens=60, temperature=0, response_format=tag).choices[0]
+    assert choice.finish_reason == "stop", choice.message.content
+    call = re.fullmatch(r"<function=get_weather>(.*)</function>", choice.message.content, re.S)
+    assert call, choice.message.content
+    jsonschema.validate(json.loads(call.group(1)), weather)
+
+
 def schema_number(i: int) -> dict:
     """Different small schemas: each its own key names, types and bounds."""
     kinds = [{"type": "integer", "minimum": i, "maximum": i + 50}, {"enum": [f"v{i}", f"w{i}"]},
