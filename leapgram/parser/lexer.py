@@ -363,7 +363,8 @@ class Lexer(LazyRows):
         row_bytes: list[int] = []  # per state of the chain: its byte (-1: a dead row)
         targets: list[int] = []
         new_items: list[Items] = []  # states numbered from len(self._items), in order
-        base = len(self._items)
+        base = next_state = len(self._items)
+        limit = self.limits.max_dfa_states
         more = None
         while True:
             if first == 0:
@@ -380,13 +381,15 @@ class Lexer(LazyRows):
                 targets.append(DEAD)
                 break
             items = ((lex, d),)
-            found = ids.get((False, items))
+            key = (False, items)
+            found = ids.get(key)
             row_bytes.append(byte)
             if found is None:
-                found = base + len(new_items)
-                if found >= self.limits.max_dfa_states:
-                    raise BudgetExceededError("max_dfa_states", self.limits.max_dfa_states, "lexer DFA too large")
-                ids[(False, items)] = found  # found again along this literal (a byte loop)
+                found = next_state
+                if found >= limit:
+                    raise BudgetExceededError("max_dfa_states", limit, "lexer DFA too large")
+                next_state += 1
+                ids[key] = found  # found again along this literal (a byte loop)
                 new_items.append(items)
                 targets.append(found)
             else:
@@ -394,7 +397,8 @@ class Lexer(LazyRows):
                 if found >= base or found in chain or trans[found, 0] != UNKNOWN:  # known or being written
                     break
             expr = d
-            first = pool.first_bytes(d)
+            head = args[d][0] if kind[d] == K_CONCAT else EMPTY
+            first = args[head][0] if kind[head] == K_BYTES else pool.first_bytes(d)  # first_bytes, inlined
             if first & (first - 1):  # several bytes: byte classes, after this chain's rows
                 more = (found, d)
                 break
