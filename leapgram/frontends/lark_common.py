@@ -17,7 +17,7 @@ import threading
 from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
-from ..regex.expr import ExprPool
+from ..regex.expr import ExprPool, PoolFamily
 from .json_schema.common import schema_pool, warm_derivatives
 
 _INT = r"[0-9]+"
@@ -61,21 +61,58 @@ COMMON_TERMINALS: dict[str, str] = {
 # ----- the pool Lark and GBNF grammars start from ------------------------------------------------
 
 MAX_SHARED_EXPRESSIONS = 8_000  # the shared pool stops growing past this many (every grammar copies it)
+MIN_GROWTH = 1  # expressions and memo entries the last grammar's pool must have gained to be taken in
 _shared: dict[Limits, ExprPool] = {}
+_last: dict[Limits, ExprPool] = {}  # the pool cfg_pool gave last
 _shared_lock = threading.Lock()
 
 
 def cfg_pool(limits: Limits) -> ExprPool:
-    """A new pool for one Lark or GBNF grammar: a copy of the shared pool of these front ends,
-    which starts as the JSON Schema base pool (:func:`schema_pool`) and takes in the lexemes of
-    the grammars compiled before (:func:`share_pool`). A lexeme another grammar already had
-    (the same expression: expressions are hash-consed) then has its derivatives taken and its
-    lexer rows, row templates and slice checks worked out once per process (in the pool
-    family's memo) instead of once per grammar."""
-    base = _shared.get(limits)
-    if base is None or 4 * len(base) > limits.max_regex_nodes:
-        return schema_pool(limits)
-    return base.copy()
+    """A new pool for one Lark or GBNF grammar: a copy of the shared pool of these front ends.
+
+    The shared pool starts as the JSON Schema base pool (:func:`schema_pool`) and takes in the
+    lexemes of each grammar with new ones (:func:`share_pool`), and then, at the next call, what
+    the last grammar's pool gained while its masks were computed (the derivatives of the lexer
+    states it reached, the expressions and emptiness results of its slice checks). A lexeme an
+    earlier grammar had (the same expression: expressions are hash-consed) then has that work
+    done once per process instead of once per grammar, and its row templates and lexer blocks
+    come from the pool family's memo."""
+    with _shared_lock:
+        _take_in_last(limits)
+        base = _shared.get(limits)
+        if base is None or 4 * len(base) > limits.max_regex_nodes:
+            pool = schema_pool(limits)
+        else:
+            pool = base.copy()
+        _last[limits] = pool
+    return pool
+
+
+def _take_in_last(limits: Limits) -> None:
+    """Make the shared pool a copy of the last pool :func:`cfg_pool` gave (holding
+    ``_shared_lock``) when that pool is a copy of the shared pool and has gained ``MIN_GROWTH``
+    expressions and memo entries (results such as the slicer's ``class_within``) since, within
+    ``MAX_SHARED_EXPRESSIONS``. The same grammar compiled again soon gains nothing: no copy."""
+    last, base = _last.get(limits), _shared.get(limits)
+    if (last is None or base is None or last.family is not base.family or len(last) > MAX_SHARED_EXPRESSIONS
+            or len(last) + len(last.memo) < len(base) + len(base.memo) + MIN_GROWTH):
+        return
+    with last.lock:
+        grown = last.copy()
+    _shared[limits] = _new_family(grown, base.family)
+    del _last[limits]
+
+
+def _new_family(base: ExprPool, previous: PoolFamily | None, memos: dict[tuple, dict] | None = None) -> ExprPool:
+    """``base`` made the head of a new pool family (its per-expression caches filled), whose memo
+    keeps ``previous``'s (the expressions below its size keep their ids in ``base``) and ``memos``."""
+    base.warm_caches()
+    memo = base.family.memo
+    if previous is not None:
+        memo.update((key, dict(value) if isinstance(value, dict) else value) for key, value in previous.memo.items())
+    for key, entries in (memos or {}).items():
+        memo[key] = {**memo.get(key, {}), **entries}
+    return base
 
 
 def share_pool(ir: GrammarIR, limits: Limits, memos: dict[tuple, dict] | None = None) -> None:
@@ -83,9 +120,9 @@ def share_pool(ir: GrammarIR, limits: Limits, memos: dict[tuple, dict] | None = 
     of ``ir`` is new to it: the lexemes' derivative states are taken first (up to
     ``MAX_WARM_STATES`` each, in ``ir``'s pool, whose lexer finds them), so later grammars with
     these lexemes get their rows from the family's templates. The new pool family keeps the
-    previous one's memo (its expressions keep their ids) plus ``memos`` (a front end's results
-    keyed by expressions of ``ir``'s pool, such as the GBNF lexeme overlaps). Nothing is done
-    past ``MAX_SHARED_EXPRESSIONS`` expressions or a quarter of ``limits.max_regex_nodes``."""
+    previous one's memo plus ``memos`` (a front end's results keyed by expressions of ``ir``'s
+    pool, such as the GBNF lexeme overlaps). Nothing is done past ``MAX_SHARED_EXPRESSIONS``
+    expressions or a quarter of ``limits.max_regex_nodes``."""
     pool = ir.pool
     family = pool.family
     novel = [lexeme.expr for lexeme in ir.lexemes if family is None or lexeme.expr >= family.size]
@@ -100,14 +137,11 @@ def share_pool(ir: GrammarIR, limits: Limits, memos: dict[tuple, dict] | None = 
         except BudgetExceededError:  # too small a budget to warm them: the grammar is not shared
             return
         base = pool.copy()
-    base.warm_caches()  # a new family: the first len(base) expressions of every later copy
-    if family is not None:  # same ids below family.size: the results stay valid
-        base.family.memo.update((key, dict(value) if isinstance(value, dict) else value)
-                                for key, value in family.memo.items())
-    for key, memo in (memos or {}).items():
-        base.family.memo[key] = {**base.family.memo.get(key, {}), **memo}
+    base = _new_family(base, family, memos)
     with _shared_lock:
         _shared[limits] = base
+        if _last.get(limits) is pool:
+            del _last[limits]
 
 
 def shared_memo(pool: ExprPool, key: tuple) -> dict:
