@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import UnsupportedError
 from .frontends.regex import regex_to_ir
 from .grammar.ir import GrammarIR
 from .limits import DEFAULT_LIMITS, Limits
@@ -78,11 +77,7 @@ class Grammar:
     @classmethod
     def from_gbnf(cls, text: str, *, start: str = "root", limits: Limits | None = None) -> Grammar:
         """A context-free grammar in llama.cpp's GBNF syntax."""
-        try:
-            from .frontends.gbnf import gbnf_to_ir
-        except ImportError as exc:
-            raise UnsupportedError("GBNF", "the GBNF front end is not available in this version; "
-                                   "translate the grammar to Lark syntax") from exc
+        from .frontends.gbnf import gbnf_to_ir
 
         ir = gbnf_to_ir(text, start=start, limits=limits or DEFAULT_LIMITS)
         return cls(ir, kind="gbnf", source=text, options=(start,))
