@@ -260,8 +260,8 @@ class ArenaLease:
         self.spare = spare
         self.max_items = max_items
 
-    def __del__(self) -> None:
-        if sys.is_finalizing():  # at interpreter exit numpy may already be half torn down
+    def __del__(self, _finalizing=sys.is_finalizing) -> None:  # bound here: at exit the module's sys may be None
+        if _finalizing():  # at interpreter exit numpy may already be half torn down
             return
         if len(self.spare) < self.SPARES and self.arena.num_items <= self.max_items:
             self.spare.append(self.arena)
