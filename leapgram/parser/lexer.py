@@ -366,47 +366,54 @@ class Lexer(LazyRows):
         base = next_state = len(self._items)
         limit = self.limits.max_dfa_states
         more = None
-        while True:
-            if first == 0:
-                row_bytes.append(-1)
-                targets.append(DEAD)
-                break
-            byte = first.bit_length() - 1
-            if kind[expr] == K_CONCAT and kind[args[expr][0]] == K_BYTES:  # _derivative, inlined: its tail
-                d = args[expr][1]
-            else:
-                d = pool.derivative(expr, byte)
-            if d == EMPTY or (has_bool[d] and pool.is_empty(d)):
-                row_bytes.append(byte)
-                targets.append(DEAD)
-                break
-            items = ((lex, d),)
-            key = (False, items)
-            found = ids.get(key)
-            row_bytes.append(byte)
-            if found is None:
-                found = next_state
-                if found >= limit:
-                    raise BudgetExceededError("max_dfa_states", limit, "lexer DFA too large")
-                next_state += 1
-                ids[key] = found  # found again along this literal (a byte loop)
-                new_items.append(items)
-                targets.append(found)
-            else:
-                targets.append(found)
-                if found >= base or found in chain or trans[found, 0] != UNKNOWN:  # known or being written
+        added: list[tuple[bool, Items]] = []  # keys put in self._ids here, taken back if this raises
+        try:
+            while True:
+                if first == 0:
+                    row_bytes.append(-1)
+                    targets.append(DEAD)
                     break
-            expr = d
-            head = args[d][0] if kind[d] == K_CONCAT else EMPTY
-            first = args[head][0] if kind[head] == K_BYTES else pool.first_bytes(d)  # first_bytes, inlined
-            if first & (first - 1):  # several bytes: byte classes, after this chain's rows
-                more = (found, d)
-                break
-            chain.append(found)
+                byte = first.bit_length() - 1
+                if kind[expr] == K_CONCAT and kind[args[expr][0]] == K_BYTES:  # _derivative, inlined: its tail
+                    d = args[expr][1]
+                else:
+                    d = pool.derivative(expr, byte)
+                if d == EMPTY or (has_bool[d] and pool.is_empty(d)):
+                    row_bytes.append(byte)
+                    targets.append(DEAD)
+                    break
+                items = ((lex, d),)
+                key = (False, items)
+                found = ids.get(key)
+                row_bytes.append(byte)
+                if found is None:
+                    found = next_state
+                    if found >= limit:
+                        raise BudgetExceededError("max_dfa_states", limit, "lexer DFA too large")
+                    next_state += 1
+                    ids[key] = found  # found again along this literal (a byte loop)
+                    added.append(key)
+                    new_items.append(items)
+                    targets.append(found)
+                else:
+                    targets.append(found)
+                    if found >= base or found in chain or trans[found, 0] != UNKNOWN:  # known or being written
+                        break
+                expr = d
+                head = args[d][0] if kind[d] == K_CONCAT else EMPTY
+                first = args[head][0] if kind[head] == K_BYTES else pool.first_bytes(d)  # first_bytes, inlined
+                if first & (first - 1):  # several bytes: byte classes, after this chain's rows
+                    more = (found, d)
+                    break
+                chain.append(found)
+            if new_items and base + len(new_items) > self._capacity:
+                self._grow(min(max(2 * base, base + len(new_items)), self.limits.max_dfa_states))
+        except BaseException:  # out of budget (states, or an emptiness search): no state was made
+            for key in added:
+                ids.pop(key, None)
+            raise
         if new_items:  # states base, base + 1, ... (their ids are in self._ids already)
             count = len(new_items)
-            if base + count > self._capacity:
-                self._grow(min(max(2 * base, base + count), self.limits.max_dfa_states))
             self._items.extend(new_items)
             self._fresh.extend([False] * count)
             self._accepted.extend([()] * count)

@@ -123,3 +123,27 @@ def test_lexer_states_stop_at_max_dfa_states(limit):
             state = lexer.step(state, ord("a"))
     assert info.value.limit == "max_dfa_states"
     assert lexer.num_states == limit
+
+
+def test_budget_out_inside_a_literal_leaves_no_state_behind():
+    """A literal's states are numbered together; when the state budget runs out along it, none of
+    them may stay known (their ids pointed past the table: a later matcher on the same compiled
+    grammar read wrong rows, accepted ``xxw``, or raised IndexError)."""
+    compiler = lg.GrammarCompiler(lg.Vocabulary.byte_vocabulary(), limits=Limits(max_dfa_states=24))
+    compiled = compiler.compile(lg.Grammar.from_lark('start: A | B | C\nA: "' + "x" * 40 + '"\nB: "yzw"\nC: "yqw"\n'))
+
+    def walk(text: bytes) -> tuple[bool, str | None]:
+        matcher = lg.Matcher(compiled)
+        for byte in text:
+            matcher.compute_mask()
+            if not matcher.consume_token(byte):
+                return False, matcher.error()
+        return matcher.is_accepting(), matcher.error()
+
+    assert "max_dfa_states" in walk(b"x" * 40)[1]
+    assert walk(b"yzw") == (True, None) and walk(b"yqw") == (True, None)
+    for text in (b"xxxx", b"xxw", b"x" * 40):
+        accepted, _ = walk(text)
+        assert not accepted, text
+    lexer = compiled._engine.lexer
+    assert max(lexer._ids.values()) < lexer.num_states
