@@ -66,7 +66,7 @@ def _has_later_keyword(root: Any, draft: int) -> bool:
         if not later.isdisjoint(node):
             return True
         for name, value in node.items():
-            if name in SUBSCHEMA:
+            if name in SUBSCHEMA and isinstance(value, dict):  # the walk of for_draft: items is in both
                 pending.append(value)
             elif name in SUBSCHEMA_LISTS and isinstance(value, list):
                 pending += value
