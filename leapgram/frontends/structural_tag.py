@@ -91,6 +91,8 @@ def parse_structural_tag(spec: Any, triggers: Sequence[str] | None = None) -> An
         except json.JSONDecodeError as err:
             text = spec.decode("utf-8", "replace") if isinstance(spec, bytes) else spec
             raise GrammarError(f"structural tag is not valid JSON: {err.msg}", source=text, offset=err.pos) from None
+        if not isinstance(spec, dict):  # a list of tags is Python's form only: JSON text is an object
+            raise GrammarError(f"a structural tag in JSON is an object, not {type(spec).__name__}", pointer="")
     if isinstance(spec, (list, tuple)):
         tags = tuple(_python_tag(tag, f"/{i}") for i, tag in enumerate(spec))
         found = tuple(triggers) if triggers is not None else tuple(dict.fromkeys(t.begin for t in tags))

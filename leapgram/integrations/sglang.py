@@ -134,7 +134,7 @@ def _make_classes() -> dict[str, type]:
             carrying leapgram's message (SGLang fails the request with it: HTTP 400)."""
             try:
                 compiled = self.compiler.compile(grammar_for_key(key_type, key_string, compact=self.compact))
-            except (LeapgramError, ValueError) as exc:
+            except (LeapgramError, ValueError, TypeError, RecursionError) as exc:  # any malformed request: its own 400
                 logger.error("leapgram: invalid %s grammar: %s", key_type, exc)
                 return InvalidGrammarObject(f"leapgram: {exc}")
             matcher = Matcher(compiled)

@@ -462,7 +462,7 @@ def validate_request(params: Any, model_config: Any, config: Any, tokenizer: Any
     request_type, spec = get_structured_output_key(so)
     try:
         grammar_for(request_type.name, spec, compact=bool(config.disable_any_whitespace))
-    except (LeapgramError, ValueError) as exc:
+    except (LeapgramError, ValueError, TypeError, RecursionError) as exc:  # any malformed request: a 400
         raise VLLMValidationError(f"leapgram: {exc}", parameter="structured_outputs") from exc
 
 

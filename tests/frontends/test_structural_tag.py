@@ -255,6 +255,8 @@ def test_dumps_whitespace_forces_the_argument_keys():
 
 @pytest.mark.parametrize(("spec", "error"), [
     ("{not json", GrammarError),
+    ("[1]", GrammarError),  # JSON text is an object (a list of tags is the Python form)
+    ("5", GrammarError),
     ({"type": "structural_tag"}, GrammarError),
     ({"structures": [{"begin": "<a>", "schema": {}, "end": "</a>"}]}, GrammarError),
     ({"structures": [{"begin": "<a>", "schema": {}, "end": "</a>"}], "triggers": ["<b>"]}, GrammarError),

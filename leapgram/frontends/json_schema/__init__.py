@@ -15,6 +15,7 @@ from ...grammar.builder import GrammarBuilder
 from ...grammar.ir import GrammarIR
 from ...limits import Limits
 from .translate import SchemaTranslator
+from .values import json_type
 
 
 def schema_document(schema: Any) -> Any:
@@ -25,15 +26,19 @@ def schema_document(schema: Any) -> Any:
     if isinstance(schema, (str, bytes)):
         text = schema.decode("utf-8") if isinstance(schema, bytes) else schema
         try:
-            return json.loads(text)
+            document = json.loads(text)
         except json.JSONDecodeError as err:
             raise GrammarError(f"schema is not valid JSON: {err.msg}", source=text, offset=err.pos) from None
         except RecursionError:
             raise UnsupportedError("nesting", "the schema text nests deeper than Python's JSON parser allows; "
                                    "flatten it", pointer="") from None
+        if not isinstance(document, (dict, bool)):
+            raise GrammarError(f"a schema must be an object or a boolean, not {json_type(document)}", pointer="")
+        return document
     if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
         return schema.model_json_schema()
-    raise TypeError(f"schema must be a dict, JSON text or a Pydantic model class, not {type(schema).__name__}")
+    raise GrammarError(f"a schema must be a dict, a bool, JSON text or a Pydantic model class, not "
+                       f"{type(schema).__name__}", pointer="")
 
 
 def json_schema_to_ir(schema: Any, *, whitespace: str | int | tuple[str, str] = "flexible", lenient: bool = False,

@@ -327,6 +327,8 @@ class Combinators:
         """``schema`` with its ``not`` rewritten into positive keywords, or ``False``."""
         at = f"{pointer}/not"
         negated = self.resolved(schema["not"], at)
+        if not isinstance(negated, (bool, dict)):
+            raise GrammarError(f"a schema must be an object or a boolean, not {type(negated).__name__}", pointer=at)
         out = {k: v for k, v in schema.items() if k != "not"}
         if negated is True or negated == {}:
             return False

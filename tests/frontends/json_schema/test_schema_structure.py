@@ -355,6 +355,11 @@ def test_lenient_refused_merge_keeps_one_side(vocab):
 
 
 MALFORMED = [
+    ("[1, 2]", "a schema must be an object or a boolean, not array", ""),
+    ("null", "a schema must be an object or a boolean, not null", ""),
+    ([{"type": "string"}], "a schema must be a dict, a bool, JSON text or a Pydantic model class, not list", ""),
+    ({"not": 5}, "a schema must be an object or a boolean, not int", "/not"),
+    ({"anyOf": [{"not": "x"}]}, "a schema must be an object or a boolean, not str", "/anyOf/0/not"),
     ('{"type": "strin"}', "type must be one of", "/type"),
     ({"type": "object", "required": "a"}, "required must be an array", "/required"),
     ({"type": "array", "minItems": -1}, "minItems must be a non-negative integer", "/minItems"),
