@@ -135,6 +135,25 @@ def instrument() -> dict:
     return totals
 
 
+def count_gc(totals: dict) -> None:
+    """Count and time the garbage collector's full (generation 2) and younger collections."""
+    import gc
+
+    started = [0.0]
+    totals.update(gc2_n=0, gc2_s=0.0, gc01_s=0.0)
+
+    def callback(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        elif info["generation"] == 2:
+            totals["gc2_n"] += 1
+            totals["gc2_s"] += time.perf_counter() - started[0]
+        else:
+            totals["gc01_s"] += time.perf_counter() - started[0]
+
+    gc.callbacks.append(callback)
+
+
 def run_backend(name: str, reqs: list[dict], max_tokens: int) -> dict:
     """One engine in this process (no engine-core subprocess, so the process's CPU time is the
     engine's), all requests submitted together, greedy. ``leapgram-noprefetch`` is leapgram
@@ -162,6 +181,7 @@ def run_backend(name: str, reqs: list[dict], max_tokens: int) -> dict:
     params = [SamplingParams(max_tokens=max_tokens, temperature=0.0, seed=0,
                              structured_outputs=StructuredOutputsParams(json=r["schema"])) for r in reqs]
     load = os.getloadavg()[0]
+    count_gc(totals)
     start, cpu = time.perf_counter(), time.process_time()
     outputs = llm.generate(prompts, params, use_tqdm=False)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -286,18 +306,20 @@ def run_stats(run: dict) -> dict:
         "grammar_ms_step": (run["fill_s"] + run["accept_s"]) / max(1, run["steps"]) * 1e3,
         "rows_step": run["fill_rows"] / max(1, run["steps"]),
         "prefetch_ms_step": run.get("prefetch_cpu_s", 0.0) / max(1, run["steps"]) * 1e3,
+        "gc2_n": run.get("gc2_n", 0), "gc_s": run.get("gc2_s", 0.0) + run.get("gc01_s", 0.0),
     }
 
 
 HEADER = (f"{'round':>5} {'backend':>9} {'tok/s':>6} {'tok/CPU-s':>9} {'TTFT mean':>9} {'TTFT p50':>8} "
           f"{'invalid':>7} {'cut':>3} {'cut bad':>7} {'fill us/row':>11} {'accept us/row':>13} "
           f"{'grammar ms/step':>15} {'prefetch ms/step':>16} {'rows/step':>9} {'steps':>5} {'compile s':>9} "
-          f"{'load':>4}")
+          f"{'load':>4} {'GC s':>6} {'GC2':>4}")
 
 
 def stats_line(label: str, backend: str, s: dict, run: dict | None) -> str:
     extra = (f"{run['steps']:5d} {run['compile_s']:9.2f} {run['load_start']:4.1f}" if run
              else f"{'':>5} {'':>9} {'':>4}")
+    extra += f" {s['gc_s']:6.2f} {s['gc2_n']:4.0f}"
     return (f"{label:>5} {backend:>9} {s['tok_s']:6.1f} {s['tok_cpu_s']:9.2f} {s['ttft_mean']:9.2f} "
             f"{s['ttft_p50']:8.2f} {s['invalid']:7d} {s['cut']:3d} {s['cut_rejected']:7d} "
             f"{s['fill_us_row']:11.1f} {s['accept_us_row']:13.1f} {s['grammar_ms_step']:15.3f} "
@@ -336,7 +358,8 @@ def report(rounds: list[list[dict]]) -> list[str]:
     lines.append("med rows: medians over the rounds, except invalid / cut / cut bad, which are totals; "
                  "cut bad = cut outputs whose tokens llguidance or leapgram reject as a prefix; fill and accept: "
                  "the manager's calls on the engine's critical path, per structured row; prefetch: CPU time of "
-                 "leapgram's mask prefetch thread (beside the forward pass, counted in tok/CPU-s)")
+                 "leapgram's mask prefetch thread (beside the forward pass, counted in tok/CPU-s); GC s: the garbage "
+                 "collector's time during generation, GC2: its full collections")
     for runs in rounds:
         for run in runs:
             for r in run["results"]:
