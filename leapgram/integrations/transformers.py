@@ -189,33 +189,43 @@ class GenerationResult:
 
 @dataclass
 class _Sampler:
+    """Greedy at ``temperature`` 0; otherwise one uniform draw per output position, turned into a
+    token by the inverse of the (nucleus) distribution. A draft is kept exactly when that token
+    is the draft, and a token the grammar forces still takes its draw, so a seeded run writes
+    the same tokens with or without jump-forward and drafts (up to float differences between a
+    wide and a narrow forward pass). Each row draws from its own generator, seeded in prompt
+    order from ``generator``: how many tokens another row takes per step changes nothing."""
+
     temperature: float
     top_p: float
     generator: torch.Generator | None
 
-    def __call__(self, logits: torch.Tensor) -> int:
-        if self.temperature <= 0.0:
-            return int(torch.argmax(logits))
-        probs = torch.softmax(logits.float() / self.temperature, dim=-1)
-        if self.top_p < 1.0:
-            probs = _top_p(probs, self.top_p)
-        return int(torch.multinomial(probs, 1, generator=self.generator))
+    def row_generator(self) -> torch.Generator | None:
+        if self.generator is None or self.temperature <= 0.0:
+            return None
+        return torch.Generator().manual_seed(int(torch.randint(0, 2**62, (1,), generator=self.generator)))
 
-    def verify(self, logits: torch.Tensor, draft: int) -> int:
-        """``draft`` or the token to take instead, so that the result is distributed exactly as
-        a sample: greedy keeps the draft when it is the argmax; sampling keeps it with its
-        probability and otherwise samples from the rest (speculative sampling with a
-        deterministic draft)."""
+    def __call__(self, logits: torch.Tensor, generator: torch.Generator | None = None) -> int:
         if self.temperature <= 0.0:
             return int(torch.argmax(logits))
         probs = torch.softmax(logits.float() / self.temperature, dim=-1)
         if self.top_p < 1.0:
             probs = _top_p(probs, self.top_p)
-        probs = probs / probs.sum()
-        if float(torch.rand(1, generator=self.generator)) < float(probs[draft]):
-            return draft
-        probs[draft] = 0.0
-        return int(torch.multinomial(probs, 1, generator=self.generator))
+        cumulative = torch.cumsum(probs.double(), dim=-1)
+        point = float(torch.rand(1, generator=generator, dtype=torch.float64)) * float(cumulative[-1])
+        return min(int(torch.searchsorted(cumulative, torch.tensor([point], dtype=torch.float64), right=True)),
+                   probs.shape[-1] - 1)
+
+    def verify(self, logits: torch.Tensor, draft: int, generator: torch.Generator | None = None) -> int:
+        """The token this position takes (``draft`` when the model's sample, or argmax, is it):
+        the same draw as without the draft, so the output is exactly the one without drafts."""
+        del draft  # kept by the caller when equal to the result
+        return self(logits, generator)
+
+    def skip(self, generator: torch.Generator | None = None) -> None:
+        """A forced token's position: its draw is taken, as a sample of it would have taken it."""
+        if self.temperature > 0.0:
+            torch.rand(1, generator=generator, dtype=torch.float64)
 
 
 def _top_p(probs: torch.Tensor, top_p: float) -> torch.Tensor:
@@ -344,6 +354,7 @@ class _Row:
     draft_kinds: list[str] = field(default_factory=list)
     logits: torch.Tensor | None = None
     drafter: Drafter | None = None
+    generator: torch.Generator | None = None
 
     def append(self, token: int) -> None:
         self.pending.append(token)
@@ -409,6 +420,7 @@ class _Decoder:
         if matcher is None and self.compiled is not None:
             ids, prefix, matcher = list(prompt_ids), b"", self._matcher(b"")
         row = _Row(index, matcher, prefix, list(ids), began)
+        row.generator = self.sample.row_generator()
         if self.drafts and matcher is not None:
             row.drafter = Drafter(self.vocab, ids)
         row.stats.prompt_tokens = len(ids)
@@ -473,6 +485,8 @@ class _Decoder:
             row.draft, row.draft_kinds = forced, kinds
             row.pending.extend(forced)
             return True
+        for _ in forced:  # their positions' draws, as a sample of them would take them
+            self.sample.skip(row.generator)
         row.matcher.consume_tokens(forced)
         row.extend(forced)
         row.stats.fast_forwarded_tokens += len(forced)
@@ -493,6 +507,7 @@ class _Decoder:
             row.matcher.consume_token(sole[0])
             return "grammar"
         if self.jump_forward and len(sole) == 1:
+            self.sample.skip(row.generator)
             row.matcher.consume_token(sole[0])
             row.append(sole[0])
             row.stats.fast_forwarded_tokens += 1
@@ -507,7 +522,7 @@ class _Decoder:
             return
         if row.matcher is not None:
             apply_token_bitmask_torch(logits[-1], self.bitmask[row.index])
-        self._commit(row, self.sample(logits[-1]))
+        self._commit(row, self.sample(logits[-1], row.generator))
 
     def _check_draft(self, row: _Row, logits: torch.Tensor) -> None:
         """Keep the draft's tokens while the model would have chosen them; at the first it would
@@ -520,7 +535,7 @@ class _Decoder:
             began = time.perf_counter()
             row.matcher.fill_next_token_bitmask(self.bitmask, row.index)
             row.stats.mask_seconds += time.perf_counter() - began
-            choice = self.sample.verify(apply_token_bitmask_torch(step, self.bitmask[row.index]), token)
+            choice = self.sample.verify(apply_token_bitmask_torch(step, self.bitmask[row.index]), token, row.generator)
             self.policy.observe_draft(kinds[j], choice == token)
             if choice != token:
                 for kind in kinds[j:]:

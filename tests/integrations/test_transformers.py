@@ -247,3 +247,19 @@ def test_unconstrained_and_sampled_runs(model_and_tokenizer, prompts) -> None:
             for _ in range(2)]
     assert runs[0].tokens == runs[1].tokens
     assert runs[0].text.isdigit() and len(runs[0].text) == 3 and runs[0].finish_reason in ("eos", "grammar")
+
+
+@pytest.mark.parametrize("batch_size", [1, 2])
+def test_seeded_sampling_is_the_same_with_drafts(model_and_tokenizer, character_grammar, prompts, batch_size) -> None:
+    """A seeded sampled run writes the same tokens with jump-forward off, verified and drafted:
+    one draw per position (forced tokens too), a draft kept only when it is the sample, and one
+    generator per row (a row that takes several tokens in a step does not shift another's draws).
+    Before, drafts kept the distribution but not the draws, so the draft policy's timings changed
+    a seeded output."""
+    model, tokenizer = model_and_tokenizer
+    runs = {mode: generate(model, tokenizer, prompts[:2], character_grammar, max_new_tokens=40, temperature=0.8,
+                           seed=11, batch_size=batch_size, jump_forward=mode)
+            for mode in (False, "verify", "draft")}
+    for mode in ("verify", "draft"):
+        assert [r.tokens for r in runs[mode]] == [r.tokens for r in runs[False]], mode
+    assert sum(r.stats.fast_forwarded_tokens for r in runs["draft"]) > 0
