@@ -17,13 +17,16 @@ leapgram reject as a prefix of a valid output; the manager's mask fill and token
 structured row (both on the engine's critical path), grammar ms per engine step, leapgram's
 prefetch thread CPU per step, compile seconds (vLLM's compile threads) and the load average at
 the run's start. Then leapgram ÷ the better peer, per round and median with min and max, in
-tokens/s and tokens per CPU second. ``--max-tokens`` is 96 by default (the targets' median is
-about 45 tokens, a quarter are longer than 96) so that 3 rounds of 3 engines take about 15
-minutes on an idle 2-core machine. The table and raw results go to ``benchmarks/out/``.
+tokens/s and tokens per CPU second. ``--max-tokens`` is 64 by default (the targets' median is about 45
+tokens; about a third of the outputs are cut): 3 rounds of 3 engines took 10 minutes at load 2.
+``--threads`` (default 1) is the model's OpenMP threads: with torch's default (one per core),
+any other process on a 2-core machine stalls the model's parallel regions, and runs of the same
+backend differed up to 7x in tokens/s (and 4x in CPU seconds per token); with one thread,
+runs agree within a few percent. The table and raw results go to ``benchmarks/out/``.
 ``--first-request`` also times the first request's worst mask in a fresh process.
 
-    .venv-vllm/bin/python benchmarks/bench_vllm.py [--schemas 64] [--characters 4] [--max-tokens 96]
-        [--rounds 3] [--backends leapgram,guidance,xgrammar] [--out FILE.json]
+    .venv-vllm/bin/python benchmarks/bench_vllm.py [--schemas 64] [--characters 4] [--max-tokens 64]
+        [--rounds 3] [--threads 1] [--backends leapgram,guidance,xgrammar] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -375,10 +378,11 @@ def rotated(backends: list[str], number: int) -> list[str]:
     return backends[len(backends) - shift:] + backends[: len(backends) - shift]
 
 
-def run_worker(backend: str, requests_file: Path, max_tokens: int) -> dict | None:
+def run_worker(backend: str, requests_file: Path, max_tokens: int, threads: int) -> dict | None:
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
     done = subprocess.run([sys.executable, __file__, "--worker", backend, "--requests-file", str(requests_file),
                            "--max-tokens", str(max_tokens)], check=False, capture_output=True, text=True,
-                          cwd=REPO)
+                          cwd=REPO, env=env)
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     if done.returncode or not lines:
         print(f"{backend}: failed ({done.returncode}):\n{done.stderr[-3000:]}", flush=True)
@@ -390,7 +394,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--schemas", type=int, default=64)
     parser.add_argument("--characters", type=int, default=4)
-    parser.add_argument("--max-tokens", type=int, default=96)
+    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="the model's OpenMP threads (OMP_NUM_THREADS) in each engine; 0: torch's default")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--backends", default="leapgram,guidance,xgrammar")
     parser.add_argument("--first-request", action="store_true", help="also time the first request's worst mask")
@@ -414,7 +420,8 @@ def main() -> None:
              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"),
             (f"{len(reqs)} requests: {sum(r['workload'] == 'jsonschemabench' for r in reqs)} JSONSchemaBench "
              f"schemas, {sum(r['workload'] == 'character' for r in reqs)} characters; max_tokens {args.max_tokens}, "
-             "greedy, all submitted at once; one fresh engine process per backend and round")]
+             f"greedy, all submitted at once; one fresh engine process per backend and round; "
+             f"OMP_NUM_THREADS={args.threads or 'default'}")]
     print("\n".join(head), flush=True)
     requests_file = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_vllm_requests_{os.getpid()}.json"
     requests_file.write_text(json.dumps(reqs))
@@ -423,7 +430,7 @@ def main() -> None:
     for number in range(args.rounds):
         runs = []
         for backend in rotated(backends, number):
-            run = run_worker(backend, requests_file, args.max_tokens)
+            run = run_worker(backend, requests_file, args.max_tokens, args.threads)
             if run is not None:
                 runs.append(run)
                 print(f"round {number + 1}: {backend} done in {run['wall_s']:.1f} s "
