@@ -12,7 +12,7 @@ import pytest
 
 import leapgram.compiler as compiler_module
 import leapgram.matcher as matcher_module
-from leapgram import Grammar, GrammarCompiler, Limits, Matcher
+from leapgram import Grammar, GrammarCompiler, Limits, Matcher, Vocabulary
 from leapgram._kernels.rows import row_hash_kernel, row_hash_twin, rows_equal_kernel, rows_equal_twin
 from tests.helpers.masks import masks_along
 
@@ -35,8 +35,9 @@ def test_a_hit_entry_survives_one_pass_of_the_eviction(byte_vocab):
     assert not compiled._masks[keys[0]].used
 
 
-def test_rows_equal_in_two_grammars_are_held_once(byte_vocab):
-    compiler = GrammarCompiler(byte_vocab, cache_size=0)
+def test_rows_equal_in_two_grammars_are_held_once():
+    vocab = Vocabulary.byte_vocabulary()  # its own row store: grammars of other tests hold none of its rows
+    compiler = GrammarCompiler(vocab, cache_size=0)
     first = compiler.compile(Grammar.from_regex("[a-z]+x"))
     second = compiler.compile(Grammar.from_regex("[a-z]+y"))
     rows = [c._state_row(Matcher(c)._states[-1]).row for c in (first, second)]
