@@ -188,23 +188,23 @@ class CompiledGrammar:
     def _state_row(self, state) -> MaskRow:
         """The :class:`MaskRow` of ``state``: its bitmask row (EOS included exactly when the
         output is complete), from the cache or computed."""
-        return self._cached_row(state) or self._new_row(state)
+        key = self._engine.mask_key(state)
+        return self._cached_row(state, key) or self._new_row(state, key)
 
-    def _cached_row(self, state) -> MaskRow | None:
-        """The cached :class:`MaskRow` of ``state``, flagged used, or ``None``. The lookup is one
-        C call, atomic under the GIL (not on free-threaded builds): no lock.
-        ``Matcher.fill_next_token_bitmask`` inlines this (a call is 5% of a fill)."""
-        entry = self._masks.get(self._engine.mask_key(state))
+    def _cached_row(self, state, key: object = None) -> MaskRow | None:
+        """The cached :class:`MaskRow` of ``state`` (``key``: its ``mask_key`` when known), flagged
+        used, or ``None``. The lookup is one C call, atomic under the GIL (not on free-threaded
+        builds): no lock. ``Matcher.fill_next_token_bitmask`` inlines this (a call is 5% of a fill)."""
+        entry = self._masks.get(self._engine.mask_key(state) if key is None else key)
         if entry is not None:
             entry.used = True
         return entry
 
-    def _new_row(self, state) -> MaskRow:
-        """Compute the row of ``state`` and cache it. ``Limits.max_cached_masks`` rows are kept,
-        keyed by the engine's ``mask_key``, evicted oldest first except that a row used since it
-        was last passed over gets a second chance (the clock approximation of least recently
-        used: a hit only sets a flag)."""
-        key = self._engine.mask_key(state)
+    def _new_row(self, state, key: object) -> MaskRow:
+        """Compute the row of ``state`` (whose ``mask_key`` is ``key``) and cache it.
+        ``Limits.max_cached_masks`` rows are kept, keyed by the engine's ``mask_key``, evicted
+        oldest first except that a row used since it was last passed over gets a second chance
+        (the clock approximation of least recently used: a hit only sets a flag)."""
         mask = self._engine.new_mask(state, key)
         if self._special_tokens:
             self._special_tokens.fill(self._engine, state, mask)
