@@ -216,12 +216,6 @@ class _Sampler:
         return min(int(torch.searchsorted(cumulative, torch.tensor([point], dtype=torch.float64), right=True)),
                    probs.shape[-1] - 1)
 
-    def verify(self, logits: torch.Tensor, draft: int, generator: torch.Generator | None = None) -> int:
-        """The token this position takes (``draft`` when the model's sample, or argmax, is it):
-        the same draw as without the draft, so the output is exactly the one without drafts."""
-        del draft  # kept by the caller when equal to the result
-        return self(logits, generator)
-
     def skip(self, generator: torch.Generator | None = None) -> None:
         """A forced token's position: its draw is taken, as a sample of it would have taken it."""
         if self.temperature > 0.0:
@@ -535,7 +529,8 @@ class _Decoder:
             began = time.perf_counter()
             row.matcher.fill_next_token_bitmask(self.bitmask, row.index)
             row.stats.mask_seconds += time.perf_counter() - began
-            choice = self.sample.verify(apply_token_bitmask_torch(step, self.bitmask[row.index]), token, row.generator)
+            # the draw a plain run takes here: the draft is kept exactly when it is the model's choice
+            choice = self.sample(apply_token_bitmask_torch(step, self.bitmask[row.index]), row.generator)
             self.policy.observe_draft(kinds[j], choice == token)
             if choice != token:
                 for kind in kinds[j:]:
