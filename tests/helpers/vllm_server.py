@@ -119,7 +119,10 @@ class VllmServer:
                 "--max-model-len", str(self.max_model_len), "--seed", "0", *self.extra_args]
 
     def start(self) -> VllmServer:
-        env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "2", "TOKENIZERS_PARALLELISM": "false", **self.env}
+        # keep-alive well past any pause between tests: a connection the server closes just as the
+        # client reuses it fails with "Server disconnected without sending a response"
+        env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "2", "TOKENIZERS_PARALLELISM": "false",
+               "VLLM_HTTP_TIMEOUT_KEEP_ALIVE": "600", **self.env}
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, env=env,
                                             cwd=tempfile.gettempdir(), start_new_session=True)

@@ -39,7 +39,8 @@ class SglangServer(VllmServer):
     health wait, log file and process-group stop of :class:`VllmServer`."""
 
     def __init__(self, extra_args: list[str]) -> None:
-        super().__init__(extra_args=extra_args, python=sys.executable, startup_timeout=900.0)
+        super().__init__(extra_args=extra_args, python=sys.executable, startup_timeout=900.0,
+                         env={"SGLANG_TIMEOUT_KEEP_ALIVE": "600"})  # as VllmServer's keep-alive
         self.root = f"http://127.0.0.1:{self.port}"
 
     def command(self) -> list[str]:
@@ -58,7 +59,7 @@ def server():
 
 @pytest.fixture(scope="module")
 def client(server):
-    return openai.OpenAI(base_url=server.base_url, api_key="unused", max_retries=0, timeout=600)
+    return openai.OpenAI(base_url=server.base_url, api_key="unused", max_retries=2, timeout=600)
 
 
 def generate(server, prompt: str, max_new_tokens: int = 80, **constraint) -> tuple[int, dict]:

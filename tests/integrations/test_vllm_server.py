@@ -39,7 +39,7 @@ def server():
 
 @pytest.fixture(scope="module")
 def client(server):
-    return openai.OpenAI(base_url=server.base_url, api_key="unused", max_retries=0, timeout=600)
+    return openai.OpenAI(base_url=server.base_url, api_key="unused", max_retries=2, timeout=600)
 
 
 def chat(client, server, content: str, **kwargs):

@@ -38,24 +38,42 @@ def llm():
         yield engine
 
 
-def accepted_drafts(llm) -> int:
-    total = 0
-    for metric in llm.get_metrics():
-        if metric.name == "vllm:spec_decode_num_accepted_tokens":
-            total += int(getattr(metric, "value", 0))
-    return total
+def counter(llm, name: str) -> int:
+    return sum(int(getattr(metric, "value", 0)) for metric in llm.get_metrics() if metric.name == name)
 
 
-def test_ngram_drafts_are_validated_and_outputs_stay_valid(llm) -> None:
+@pytest.fixture
+def validated(monkeypatch) -> dict[str, int]:
+    """Draft tokens the scheduler offered leapgram's ``validate_tokens`` and the ones it kept."""
+    from leapgram.integrations.vllm import LeapgramGrammar
+
+    seen = {"offered": 0, "kept": 0}
+    original = LeapgramGrammar.validate_tokens
+
+    def counting(self, tokens):
+        kept = original(self, tokens)
+        seen["offered"] += len(tokens)
+        seen["kept"] += len(kept)
+        return kept
+
+    monkeypatch.setattr(LeapgramGrammar, "validate_tokens", counting)
+    return seen
+
+
+def test_ngram_drafts_are_validated_and_outputs_stay_valid(llm, validated) -> None:
     from vllm import SamplingParams
     from vllm.sampling_params import StructuredOutputsParams
 
     so = StructuredOutputsParams(json=RECORD)
     params = [SamplingParams(max_tokens=80, temperature=t, seed=s, structured_outputs=so)
-              for t, s in [(0.7, 0), (0.7, 1), (1.0, 2), (1.0, 3)]]
+              for t, s in [(0.1, 0), (0.1, 1), (0.3, 2), (0.3, 3), (0.7, 4), (0.7, 5), (1.0, 6), (1.0, 7)]]
     outputs = llm.generate([PROMPT] * len(params), params, use_tqdm=False)
     for output in outputs:
         completion = output.outputs[0]
         assert completion.finish_reason == "stop", completion.text
         jsonschema.validate(json.loads(completion.text), RECORD)
-    assert accepted_drafts(llm) > 0
+    drafted = counter(llm, "vllm:spec_decode_num_draft_tokens")
+    accepted = counter(llm, "vllm:spec_decode_num_accepted_tokens")
+    report = f"drafted {drafted}, offered to the grammar {validated}, accepted by the model {accepted}"
+    assert validated["offered"] > 0 and validated["kept"] > 0, report  # drafts reach the grammar, valid ones stay
+    assert accepted > 0, report
