@@ -27,6 +27,7 @@ runs agree within a few percent. The table and raw results go to ``benchmarks/ou
 
     .venv-vllm/bin/python benchmarks/bench_vllm.py [--schemas 64] [--characters 4] [--max-tokens 64]
         [--rounds 3] [--threads 1] [--backends leapgram,guidance,xgrammar] [--out FILE.json]
+    .venv-vllm/bin/python benchmarks/bench_vllm.py --report RUN.json [RUN.json ...]   # rounds pooled
 """
 
 from __future__ import annotations
@@ -358,6 +359,12 @@ def report(rounds: list[list[dict]]) -> list[str]:
             values = [r[index] for r in ratios]
             lines.append(f"leapgram / better peer, {kind}: median {statistics.median(values):.3f}x, "
                          f"min {min(values):.3f}x, max {max(values):.3f}x over {len(values)} rounds")
+        medians = {b: statistics.median(v["tok_s"] for v in values) for b, values in per_backend.items()}
+        peers = [b for b in medians if not b.startswith("leapgram")]
+        if "leapgram" in medians and peers:
+            best = max(peers, key=medians.get)
+            lines.append(f"leapgram's median tok/s / the better peer's median ({best}): "
+                         f"{medians['leapgram'] / medians[best]:.3f}x")
     lines.append("med rows: medians over the rounds, except invalid / cut / cut bad, which are totals; "
                  "cut bad = cut outputs whose tokens llguidance or leapgram reject as a prefix; fill and accept: "
                  "the manager's calls on the engine's critical path, per structured row; prefetch: CPU time of "
@@ -402,6 +409,8 @@ def main() -> None:
     parser.add_argument("--first-request", action="store_true", help="also time the first request's worst mask")
     parser.add_argument("--out", help="where to write the raw results (JSON) and the table (.txt beside it); "
                         "default benchmarks/out/vllm-<UTC time>.json")
+    parser.add_argument("--report", nargs="+", metavar="RUN.json",
+                        help="print the table over the rounds of earlier runs' JSON files (no new runs)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--requests-file", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -411,6 +420,11 @@ def main() -> None:
     if args.worker:
         reqs = json.loads(Path(args.requests_file).read_text())
         print("RESULT " + json.dumps(run_backend(args.worker, reqs, args.max_tokens)))
+        return
+    if args.report:
+        rounds = [runs for path in args.report for runs in json.loads(Path(path).read_text())]
+        print(f"{len(rounds)} rounds from {', '.join(args.report)}")
+        print("\n".join(report(rounds)))
         return
     out = Path(args.out or REPO / "benchmarks" / "out" / time.strftime("vllm-%Y%m%dT%H%MZ.json", time.gmtime()))
     out.parent.mkdir(parents=True, exist_ok=True)
