@@ -24,9 +24,13 @@ any other process on a 2-core machine stalls the model's parallel regions, and r
 backend differed up to 7x in tokens/s (and 4x in CPU seconds per token); with one thread,
 runs agree within a few percent. The table and raw results go to ``benchmarks/out/``.
 ``--first-request`` also times the first request's worst mask in a fresh process.
+``--persistent`` starts one engine process per backend for all the rounds and gives each round
+its own ``--schemas`` schemas (so every backend compiles fresh grammars each round while its
+caches stay warm, as in a long-running server): with no start-up per run, more rounds fit, and
+rounds close together in time pair the backends better against the machine's drift.
 
     .venv-vllm/bin/python benchmarks/bench_vllm.py [--schemas 64] [--characters 4] [--max-tokens 64]
-        [--rounds 3] [--threads 1] [--backends leapgram,guidance,xgrammar] [--out FILE.json]
+        [--rounds 3] [--threads 1] [--backends leapgram,guidance,xgrammar] [--persistent] [--out FILE.json]
     .venv-vllm/bin/python benchmarks/bench_vllm.py --report RUN.json [RUN.json ...]   # rounds pooled
 """
 
@@ -85,17 +89,23 @@ def vllm_refuses_for_xgrammar(schema: dict) -> bool:
     return has_xgrammar_unsupported_json_features(schema)
 
 
-def requests(args) -> list[dict]:
-    out = []
-    for name, schema, instance in select_schemas(args.schemas):
-        target = json.dumps(instance)[:600]
-        out.append({"workload": "jsonschemabench", "name": name, "schema": schema,
-                    "prompt": f"Write a JSON value like this one: {target}"})
+def requests(args, groups: int = 1) -> list[list[dict]]:
+    """``groups`` batches, each of ``args.schemas`` schemas (every ``groups``-th of those chosen,
+    so each batch spans the benchmark) and the first ``args.characters`` characters."""
+    chosen = select_schemas(args.schemas * groups)
     character = json.loads((REPO / "benchmarks" / "data" / "character.json").read_text())
-    for name in CHARACTERS[: args.characters]:
-        out.append({"workload": "character", "name": name, "schema": character,
-                    "prompt": CHARACTER_PROMPT.format(name=name)})
-    return out
+    batches = []
+    for group in range(groups):
+        out = []
+        for name, schema, instance in chosen[group::groups]:
+            target = json.dumps(instance)[:600]
+            out.append({"workload": "jsonschemabench", "name": name, "schema": schema,
+                        "prompt": f"Write a JSON value like this one: {target}"})
+        for name in CHARACTERS[: args.characters]:
+            out.append({"workload": "character", "name": name, "schema": character,
+                        "prompt": CHARACTER_PROMPT.format(name=name)})
+        batches.append(out)
+    return batches
 
 
 # ----- one backend, in its own process --------------------------------------------------------
@@ -158,10 +168,10 @@ def count_gc(totals: dict) -> None:
     gc.callbacks.append(callback)
 
 
-def run_backend(name: str, reqs: list[dict], max_tokens: int) -> dict:
+def start_engine(name: str, max_num_seqs: int) -> tuple[object, dict, float]:
     """One engine in this process (no engine-core subprocess, so the process's CPU time is the
-    engine's), all requests submitted together, greedy. ``leapgram-noprefetch`` is leapgram
-    without its mask prefetch thread."""
+    engine's) with ``max_num_seqs`` rows: the ``LLM``, the instrument's totals and the start-up
+    seconds. ``leapgram-noprefetch`` is leapgram without its mask prefetch thread."""
     backend = name
     if name == "leapgram-noprefetch":
         backend, os.environ["LEAPGRAM_VLLM_PREFETCH"] = "leapgram", "0"
@@ -172,32 +182,86 @@ def run_backend(name: str, reqs: list[dict], max_tokens: int) -> dict:
 
     register()
     totals = instrument()
-    from vllm import LLM, SamplingParams
-    from vllm.sampling_params import StructuredOutputsParams
+    from vllm import LLM
 
     start = time.perf_counter()
     llm = LLM(str(cache_dir()), dtype="float32", enforce_eager=True, max_model_len=4096, seed=0,
-              disable_log_stats=False, max_num_seqs=len(reqs), structured_outputs_config={"backend": backend})
-    startup = time.perf_counter() - start
+              disable_log_stats=False, max_num_seqs=max_num_seqs, structured_outputs_config={"backend": backend})
+    count_gc(totals)
+    return llm, totals, time.perf_counter() - start
+
+
+def run_batch(name: str, llm, totals: dict, reqs: list[dict], max_tokens: int) -> dict:
+    """All of ``reqs`` submitted together to ``llm``, greedy; the figures of this batch alone."""
+    from vllm import SamplingParams
+    from vllm.sampling_params import StructuredOutputsParams
+
+    for key in totals:
+        totals[key] = 0
     tokenizer = llm.get_tokenizer()
     prompts = [tokenizer.apply_chat_template([{"role": "user", "content": r["prompt"]}], tokenize=False,
                                              add_generation_prompt=True) for r in reqs]
     params = [SamplingParams(max_tokens=max_tokens, temperature=0.0, seed=0,
                              structured_outputs=StructuredOutputsParams(json=r["schema"])) for r in reqs]
-    load = os.getloadavg()[0]
-    count_gc(totals)
-    start, cpu = time.perf_counter(), time.process_time()
-    outputs = llm.generate(prompts, params, use_tqdm=False)
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     try:  # the in-process engine's backend: leapgram's prefetch thread counts its work
         manager = llm.llm_engine.engine_core.engine_core.scheduler.structured_output_manager
         prefetcher = getattr(manager.backend, "prefetcher", None)
     except AttributeError:
         prefetcher = None
-    totals["prefetch_cpu_s"] = prefetcher.cpu_s if prefetcher is not None else 0.0
-    totals["prefetch_jobs"] = prefetcher.jobs if prefetcher is not None else 0
-    return {"backend": name, "startup_s": startup, "wall_s": wall, "cpu_s": cpu, "load_start": load,
+    before = (prefetcher.cpu_s, prefetcher.jobs) if prefetcher is not None else (0.0, 0)
+    load = os.getloadavg()[0]
+    start, cpu = time.perf_counter(), time.process_time()
+    outputs = llm.generate(prompts, params, use_tqdm=False)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    totals["prefetch_cpu_s"] = prefetcher.cpu_s - before[0] if prefetcher is not None else 0.0
+    totals["prefetch_jobs"] = prefetcher.jobs - before[1] if prefetcher is not None else 0
+    return {"backend": name, "wall_s": wall, "cpu_s": cpu, "load_start": load,
             "load_end": os.getloadavg()[0], **totals, "results": [summarize(r, o) for r, o in zip(reqs, outputs)]}
+
+
+def run_backend(name: str, reqs: list[dict], max_tokens: int) -> dict:
+    """A fresh engine for one batch of ``reqs``."""
+    llm, totals, startup = start_engine(name, len(reqs))
+    return {"startup_s": startup, **run_batch(name, llm, totals, reqs, max_tokens)}
+
+
+def serve_batches(name: str, max_num_seqs: int, max_tokens: int) -> None:
+    """``--persistent``'s worker: one engine, then one batch per requests file named on stdin,
+    each answered with a ``RESULT`` line on stdout."""
+    llm, totals, startup = start_engine(name, max_num_seqs)
+    print("READY " + json.dumps({"startup_s": startup}), flush=True)
+    for line in sys.stdin:
+        reqs = json.loads(Path(line.strip()).read_text())
+        print("RESULT " + json.dumps(run_batch(name, llm, totals, reqs, max_tokens)), flush=True)
+
+
+class PersistentWorker:
+    """A ``--persistent`` engine process: started once, then given one batch at a time."""
+
+    def __init__(self, backend: str, max_num_seqs: int, max_tokens: int, threads: int, log: Path) -> None:
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
+        self.backend, self.log = backend, open(log, "w")
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--worker", backend, "--serve", str(max_num_seqs), "--max-tokens",
+             str(max_tokens)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
+            cwd=REPO, env=env)
+        self.read("READY ")
+
+    def read(self, prefix: str) -> dict:
+        for line in self.process.stdout:
+            if line.startswith(prefix):
+                return json.loads(line[len(prefix):])
+        raise RuntimeError(f"{self.backend}'s engine process ended (log: {self.log.name})")
+
+    def run(self, requests_file: Path) -> dict:
+        self.process.stdin.write(f"{requests_file}\n")
+        self.process.stdin.flush()
+        return self.read("RESULT ")
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=120)
+        self.log.close()
 
 
 def summarize(request: dict, output) -> dict:
@@ -411,11 +475,19 @@ def main() -> None:
                         "default benchmarks/out/vllm-<UTC time>.json")
     parser.add_argument("--report", nargs="+", metavar="RUN.json",
                         help="print the table over the rounds of earlier runs' JSON files (no new runs)")
+    parser.add_argument("--persistent", action="store_true",
+                        help="one engine process per backend for all rounds, each round with its own schemas "
+                        "(rounds cost no start-up, so more fit; the compile caches of every backend stay warm "
+                        "between rounds, as in a long-running server)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--requests-file", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker in ("first-request-cold", "first-request-warm"):
         print(json.dumps(first_request(args.worker.endswith("warm"))))
+        return
+    if args.worker and args.serve:
+        serve_batches(args.worker, args.serve, args.max_tokens)
         return
     if args.worker:
         reqs = json.loads(Path(args.requests_file).read_text())
@@ -428,32 +500,47 @@ def main() -> None:
         return
     out = Path(args.out or REPO / "benchmarks" / "out" / time.strftime("vllm-%Y%m%dT%H%MZ.json", time.gmtime()))
     out.parent.mkdir(parents=True, exist_ok=True)
-    reqs = requests(args)
+    batches = requests(args, args.rounds if args.persistent else 1)
+    reqs = batches[0]
     head = [f"{' '.join(sys.argv)}",
             (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} CPUs; load average at start "
              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"),
             (f"{len(reqs)} requests: {sum(r['workload'] == 'jsonschemabench' for r in reqs)} JSONSchemaBench "
              f"schemas, {sum(r['workload'] == 'character' for r in reqs)} characters; max_tokens {args.max_tokens}, "
-             f"greedy, all submitted at once; one fresh engine process per backend and round; "
-             f"OMP_NUM_THREADS={args.threads or 'default'}")]
+             f"greedy, all submitted at once; "
+             + ("one engine process per backend for all rounds, each round its own schemas; " if args.persistent
+                else "one fresh engine process per backend and round; ")
+             + f"OMP_NUM_THREADS={args.threads or 'default'}")]
     print("\n".join(head), flush=True)
     requests_file = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_vllm_requests_{os.getpid()}.json"
-    requests_file.write_text(json.dumps(reqs))
     backends = args.backends.split(",")
+    workers: dict[str, PersistentWorker] = {}
+    if args.persistent:
+        for backend in backends:
+            workers[backend] = PersistentWorker(backend, len(reqs), args.max_tokens, args.threads,
+                                                out.with_name(f"{out.stem}-{backend}.log"))
+            print(f"{backend}: engine started", flush=True)
     rounds: list[list[dict]] = []
-    for number in range(args.rounds):
-        runs = []
-        for backend in rotated(backends, number):
-            run = run_worker(backend, requests_file, args.max_tokens, args.threads)
-            if run is not None:
-                runs.append(run)
-                print(f"round {number + 1}: {backend} done in {run['wall_s']:.1f} s "
-                      f"(load {run['load_start']:.1f} -> {run['load_end']:.1f})", flush=True)
-        check_cut_prefixes(runs, reqs)
-        rounds.append(runs)
-        out.write_text(json.dumps(rounds, indent=1))  # the rounds so far, in case the rest never ends
-        out.with_suffix(".txt").write_text("\n".join(head + report(rounds)) + "\n")
-    requests_file.unlink()
+    try:
+        for number in range(args.rounds):
+            reqs = batches[number % len(batches)]
+            requests_file.write_text(json.dumps(reqs))
+            runs = []
+            for backend in rotated(backends, number):
+                run = (workers[backend].run(requests_file) if workers
+                       else run_worker(backend, requests_file, args.max_tokens, args.threads))
+                if run is not None:
+                    runs.append(run)
+                    print(f"round {number + 1}: {backend} done in {run['wall_s']:.1f} s "
+                          f"(load {run['load_start']:.1f} -> {run['load_end']:.1f})", flush=True)
+            check_cut_prefixes(runs, reqs)
+            rounds.append(runs)
+            out.write_text(json.dumps(rounds, indent=1))  # the rounds so far, in case the rest never ends
+            out.with_suffix(".txt").write_text("\n".join(head + report(rounds)) + "\n")
+    finally:
+        for worker in workers.values():
+            worker.close()
+        requests_file.unlink(missing_ok=True)
     lines = head + report(rounds)
     if args.first_request:
         for kind in ("first-request-cold", "first-request-warm"):  # each in a fresh process
