@@ -17,7 +17,7 @@ fills what is missing and calls again from ``node``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from . import njit
 
 from .earley import NONE, OK, boundary_kernel
 from .tables import ABSENT, table_get_kernel

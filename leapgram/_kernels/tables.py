@@ -8,7 +8,7 @@ The kernels never grow a table: they refuse to insert past half load (the caller
 
 from __future__ import annotations
 
-from numba import njit
+from . import njit
 
 EMPTY_KEY = -1
 ABSENT = -3

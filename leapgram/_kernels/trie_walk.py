@@ -10,7 +10,7 @@ DFA row and calls again with the same ``state_stack``, so the walk resumes where
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from . import njit
 
 
 @njit(cache=True, nogil=True)
