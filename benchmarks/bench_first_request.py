@@ -1,17 +1,21 @@
 """A fresh process's first request: import, vocabulary, optional ``warm_up``, first schema and its masks.
 
-``python benchmarks/bench_first_request.py [CASE.json] [--runs 2]`` starts fresh processes (the
-kernels already in numba's on-disk cache, as after an installation's first run) and prints, for each,
-the seconds of ``import leapgram``, of ``Vocabulary.from_tokenizer_json``, of ``warm_up(vocab)``
-(``--no-warm-up`` runs skip it), of the first request (compile the case's schema, then one mask
-per token of its first valid instance) and that request's largest mask (issue 26, criterion 4).
-The default case is JSONSchemaBench's ``BFCL_simple_10``.
+``python benchmarks/bench_first_request.py [CASE.json] [--runs 2]`` starts fresh processes, as after an
+installation's first run: one unmeasured process first fills numba's on-disk kernel cache and Python's
+bytecode cache (kept under the temporary folder, since ``PYTHONDONTWRITEBYTECODE`` may be set), so
+the measured ones load both. Each run is a pair of processes, without and with ``warm_up(vocab)``;
+each prints the seconds of ``import leapgram``, of ``Vocabulary.from_tokenizer_json``, of
+``warm_up``, of the first request (``compile_s``: the case's schema; ``masks_s``: one mask per
+token of its first valid instance) and that request's largest mask (issue 26, criterion 4). The
+last lines are the medians. The default case is JSONSchemaBench's ``BFCL_simple_10``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,6 +45,7 @@ def child(tokenizer_json: str, request_path: str, warm: bool) -> dict:
     begin = time.perf_counter()
     compiled = leapgram.GrammarCompiler(vocab).compile(leapgram.Grammar.from_json_schema(json.loads(request["schema"])))
     matcher = leapgram.Matcher(compiled)
+    masks_begin = time.perf_counter()
     bitmask = leapgram.allocate_token_bitmask(1, vocab.size)
     worst = 0.0
     for token in request["tokens"]:
@@ -50,7 +55,8 @@ def child(tokenizer_json: str, request_path: str, warm: bool) -> dict:
         matcher.consume_token(token)
     end = time.perf_counter()
     return {"warm_up": warm, "import_s": round(imported - start, 3), "vocabulary_s": round(loaded - imported, 3),
-            "warm_up_s": round(warmed - loaded, 3), "first_request_s": round(end - begin, 4),
+            "warm_up_s": round(warmed - loaded, 3), "compile_s": round(masks_begin - begin, 4),
+            "masks_s": round(end - masks_begin, 4), "first_request_s": round(end - begin, 4),
             "masks": len(request["tokens"]), "largest_mask_ms": round(worst * 1e3, 2),
             "import_to_last_mask_s": round(end - start, 3)}
 
@@ -73,12 +79,24 @@ def main() -> int:
         request = Path(folder) / "request.json"
         tokens = next(t for valid, t in case.instances if valid)
         request.write_text(json.dumps({"schema": case.schema, "tokens": tokens}), encoding="utf-8")
-        for _ in range(args.runs):
-            for warm in ("0", "1"):
-                command = [sys.executable, __file__, "--tokenizer", str(tokenizer), "--child", str(request), warm]
-                done = subprocess.run(command, capture_output=True, text=True, check=False)
-                lines = done.stdout.strip().splitlines()
-                print(lines[-1] if done.returncode == 0 and lines else done.stderr.strip()[-400:], flush=True)
+        pycache = Path(tempfile.gettempdir()) / "leapgram-bench-pycache"
+        env = {**os.environ, "PYTHONPYCACHEPREFIX": str(pycache)}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        runs: dict[str, list[dict]] = {"0": [], "1": []}
+        for number, warm in enumerate(["1"] + [w for _ in range(args.runs) for w in ("0", "1")]):
+            command = [sys.executable, __file__, "--tokenizer", str(tokenizer), "--child", str(request), warm]
+            done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+            lines = done.stdout.strip().splitlines()
+            if done.returncode or not lines:
+                print(done.stderr.strip()[-400:], flush=True)
+            elif number:
+                runs[warm].append(json.loads(lines[-1]))
+                print(lines[-1], flush=True)
+        for warm, results in runs.items():
+            if results:
+                medians = {key: round(statistics.median(r[key] for r in results), 4)
+                           for key in results[0] if key != "warm_up"}
+                print("median", json.dumps({"warm_up": warm == "1", **medians}), flush=True)
     return 0
 
 

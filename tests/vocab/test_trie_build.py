@@ -27,7 +27,8 @@ def naive_trie(vocab: Vocabulary, token_ids=None) -> dict[str, list[int]]:
             nodes["dup_primary"].append(nodes["node_token"][path[len(data)]])
             nodes["dup_other"].append(tid)
             continue
-        common = next((i for i in range(min(len(prev), len(data))) if prev[i] != data[i]), min(len(prev), len(data)))
+        shorter = min(len(prev), len(data))
+        common = next((i for i in range(shorter) if prev[i] != data[i]), shorter)
         for node in path[common + 1:]:
             nodes["node_end"][node] = len(nodes["node_byte"])
         del path[common + 1:]
@@ -54,8 +55,8 @@ def random_vocab(seed: int) -> Vocabulary:
 
 VOCABS = {
     "bytes": Vocabulary.byte_vocabulary,
-    "duplicates": lambda: Vocabulary([b"a", b"ab", b"a", b"", b"b\x00", b"b", b"ab", b"b\x00\x01", b"\x00", b"\x00"],
-                                     special_token_ids=[5]),
+    "duplicates": lambda: Vocabulary(
+        [b"a", b"ab", b"a", b"", b"b\x00", b"b", b"ab", b"b\x00\x01", b"\x00", b"\x00"], special_token_ids=[5]),
     "one": lambda: Vocabulary([b"xyz"]),
     "only special": lambda: Vocabulary([b"<s>", b""], special_token_ids=[0]),
     **{f"random {seed}": (lambda seed=seed: random_vocab(seed)) for seed in range(8)},
@@ -66,8 +67,8 @@ VOCABS = {
 @pytest.mark.parametrize("subset", ["all", "every third", "reversed sample", "none"])
 def test_numpy_build_matches_the_loop(name, subset):
     vocab = VOCABS[name]()
-    token_ids = {"all": None, "every third": list(range(0, vocab.size, 3)), "none": [],
-                 "reversed sample": sorted(random.Random(3).sample(range(vocab.size), vocab.size // 2), reverse=True)}[subset]
+    sample = sorted(random.Random(3).sample(range(vocab.size), vocab.size // 2), reverse=True)
+    token_ids = {"all": None, "every third": list(range(0, vocab.size, 3)), "none": [], "reversed sample": sample}[subset]
     trie, expected = TokenTrie(vocab, token_ids), naive_trie(vocab, token_ids)
     for field in FIELDS:
         assert getattr(trie, field).tolist() == expected[field], field
