@@ -32,8 +32,11 @@ class SpecialTokens:
         starts = 0  # the bytes the lexemes can start with: most special texts start with none of them
         for expr in lexeme_of_expr:
             starts |= pool.first_bytes(expr)
+        texts, firsts = _special_texts(vocab)
+        if not starts & firsts:
+            return
         memo = pool.memo
-        for token_id, data in _special_texts(vocab):
+        for token_id, data in texts:
             if starts >> data[0] & 1:
                 lexeme = lexeme_of_expr.get(memo.get(("literal", data), -1))
                 if lexeme is not None:
@@ -74,15 +77,17 @@ class SpecialTokens:
         return None, forced[:cut]
 
 
-_SPECIAL_TEXTS: weakref.WeakKeyDictionary[Vocabulary, tuple[tuple[int, bytes], ...]] = weakref.WeakKeyDictionary()
+_SPECIAL_TEXTS: weakref.WeakKeyDictionary[Vocabulary, tuple[tuple[tuple[int, bytes], ...], int]] = \
+    weakref.WeakKeyDictionary()
 
 
-def _special_texts(vocab: Vocabulary) -> tuple[tuple[int, bytes], ...]:
-    """``(id, text)`` of the vocabulary's special tokens other than EOS with a text, read once
-    per vocabulary (Llama-3 has 255: reading them cost a tenth of a compile)."""
+def _special_texts(vocab: Vocabulary) -> tuple[tuple[tuple[int, bytes], ...], int]:
+    """``(id, text)`` of the vocabulary's special tokens other than EOS with a text, and the set
+    of their first bytes (a 256-bit int), read once per vocabulary (Llama-3 has 255: reading them
+    cost a tenth of a compile; a grammar none of whose lexemes starts like one skips them all)."""
     found = _SPECIAL_TEXTS.get(vocab)
     if found is None:
         eos = set(vocab.eos_token_ids)
-        found = tuple((t, data) for t in sorted(vocab.special_token_ids - eos) if (data := vocab.token_bytes(t)))
-        _SPECIAL_TEXTS[vocab] = found
+        texts = tuple((t, data) for t in sorted(vocab.special_token_ids - eos) if (data := vocab.token_bytes(t)))
+        found = _SPECIAL_TEXTS[vocab] = (texts, sum(1 << b for b in {data[0] for _, data in texts}))
     return found

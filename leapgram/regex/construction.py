@@ -69,7 +69,11 @@ class Constructors:
     def literal(self, data: bytes) -> int:
         """The expression matching exactly ``data`` (remembered in :attr:`memo`: grammars spell
         the same keys and punctuation many times)."""
-        return self.remembered(("literal", bytes(data)), lambda: self._new_literal(data))
+        key = ("literal", bytes(data))
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = self._new_literal(data)
+        return found
 
     def _new_literal(self, data: bytes) -> int:
         # concat_all without its checks: byte classes are never ε, ∅, nullable or concatenations.
