@@ -32,7 +32,7 @@ def load_tokenizer_json(
     """``Vocabulary.from_tokenizer_json``: see there."""
     file = _tokenizer_json_file(Path(path))
     with open(file, encoding="utf-8") as f:
-        spec = json.load(f)
+        spec = read_spec_without_merges(f.read())
     tokens, special, ids_by_text = parse_tokenizer_spec(spec, source=str(file))
     if eos_token_ids is None:
         eos_token_ids = _config_eos_ids(file.parent, ids_by_text)
@@ -158,6 +158,24 @@ def parse_tokenizer_spec(
     ids_by_text = dict(model_vocab)
     ids_by_text.update((token["content"], token["id"]) for token in added)
     return tokens, special.union(gaps), ids_by_text  # type: ignore[return-value]
+
+
+def read_spec_without_merges(text: str) -> dict[str, Any]:
+    """A ``tokenizer.json`` parsed without its BPE merges, which only the encoder reads (from the
+    file): they are 60-80% of the file, so this halves Llama-3's 0.12 s of parsing.
+
+    The text is cut before ``"merges"`` only in the layout the ``tokenizers`` package writes, where
+    the merges are the last key of ``model``, the last top-level key: the key sits at indent 4 and
+    no key at indent 2 or 4 follows it (a JSON string holds no raw newline). Otherwise, or when
+    the cut text is not JSON, the whole text is parsed.
+    """
+    at = text.rfind('"merges"')
+    if at > 0 and text[at - 5:at] == "\n    " and text.find('\n  "', at) < 0 and text.find('\n    "', at) < 0:
+        try:
+            return json.loads(text[:at] + '"merges": []}}')
+        except ValueError:
+            pass
+    return json.loads(text)
 
 
 def _model_vocab(model: dict[str, Any], source: str) -> dict[str, int]:
