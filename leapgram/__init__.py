@@ -12,17 +12,21 @@ from __future__ import annotations
 
 import warnings as _warnings
 
+from typing import TYPE_CHECKING
+
 from .bitmask import allocate_token_bitmask, allowed_tokens, apply_token_bitmask, unpack_bitmask
-from .batch import fill_next_token_bitmasks
 from .compiler import CompiledGrammar, GrammarCompiler
 from .errors import BudgetExceededError, GrammarError, LeapgramError, TokenizerError, UnsupportedError
 from .grammars import Grammar
-from .frontends.structural_tag import Tag
 from .limits import Limits
 from .matcher import Matcher
 from .vocab import Vocabulary
-from .vocab.partial import heal_prompt
-from .warmup import warm_up
+
+if TYPE_CHECKING:
+    from .batch import fill_next_token_bitmasks
+    from .frontends.structural_tag import Tag
+    from .vocab.partial import heal_prompt
+    from .warmup import warm_up
 
 __version__ = "0.2.0"
 
@@ -48,6 +52,14 @@ __all__ = [
     "warm_up",
 ]
 
+# Imported on first use: a first request needs none of them (about 15 ms of ``import leapgram``).
+_LAZY = {
+    "fill_next_token_bitmasks": "leapgram.batch",
+    "Tag": "leapgram.frontends.structural_tag",
+    "heal_prompt": "leapgram.vocab.partial",
+    "warm_up": "leapgram.warmup",
+}
+
 _DEPRECATED = {
     "compile": ("leapgram.compiler", "compile", None),  # warns when called
     "clear_cache": ("leapgram.compiler", "clear_cache", None),
@@ -56,15 +68,18 @@ _DEPRECATED = {
 
 
 def __getattr__(name: str):
-    """The names of 0.1 that are kept for one release, with a DeprecationWarning."""
+    """The names imported on first use, and those of 0.1 kept for one release with a DeprecationWarning."""
+    import importlib
+
+    if name in _LAZY:
+        value = globals()[name] = getattr(importlib.import_module(_LAZY[name]), name)
+        return value
     if name not in _DEPRECATED:
         raise AttributeError(f"module 'leapgram' has no attribute {name!r}")
     module, attribute, advice = _DEPRECATED[name]
     if advice:
         _warnings.warn(f"leapgram.{name} is deprecated and will be removed in 0.3: {advice}", DeprecationWarning,
                        stacklevel=2)
-    import importlib
-
     return getattr(importlib.import_module(module), attribute)
 
 
