@@ -131,6 +131,8 @@ class CompiledGrammar:
         self._trie = token_trie(vocab)
         self._words = bitmask_words(vocab.size)
         slicer_source = (lambda: sliced_vocabulary(vocab)) if use_slicer else None
+        if use_slicer and not grammar.ir.is_regex:
+            sliced_vocabulary(vocab)  # once per vocabulary, here rather than inside a mask (60 ms for Llama-3)
         if grammar.ir.is_regex:
             self._engine: RegexEngine | CfgEngine = RegexEngine(grammar.ir, self._trie, limits, slicer_source)
         else:
