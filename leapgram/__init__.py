@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from .vocab.partial import heal_prompt
     from .warmup import warm_up
 
+from ._kernels import start_loading_cached_kernels as _start_loading_cached_kernels
+
 __version__ = "0.2.0"
 
 __all__ = [
@@ -85,3 +87,6 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+_start_loading_cached_kernels()
