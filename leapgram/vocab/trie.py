@@ -35,8 +35,10 @@ class TokenTrie:
             for tid in ids:
                 vocab.token_bytes(tid)  # raises ValueError for an id out of range
         special = vocab.special_token_ids
-        order = sorted((tid for tid in ids if tokens[tid] and tid not in special), key=tokens.__getitem__)
-        self._build(list(map(tokens.__getitem__, order)), np.array(order, dtype=np.int64))
+        kept = [tid for tid in ids if tokens[tid] and tid not in special]
+        data = list(map(tokens.__getitem__, kept))
+        order = _byte_order(data)
+        self._build(list(map(data.__getitem__, order)), np.array(kept, dtype=np.int64)[order])
 
     def _build(self, data: list[bytes], order: np.ndarray) -> None:
         """Nodes from the sorted token bytes with numpy (a Python loop over Llama-3's 128k tokens
@@ -93,6 +95,36 @@ def pack_node_info(node_byte: np.ndarray, node_depth: np.ndarray, node_token: np
     """The kernels' one-load-per-node array: ``byte | depth << 8 | token << 24`` (int64)."""
     return (node_byte.astype(np.int64) | (node_depth.astype(np.int64) << 8)
             | (node_token.astype(np.int64) << 24))
+
+
+def _byte_order(data: list[bytes]) -> list[int]:
+    """The positions of ``data`` sorted by bytes, stably (Python's ``sorted`` took 60 ms for
+    Llama-3): numpy sorts on the first 16 bytes, zero-padded, then on the length (so a prefix
+    comes first); Python sorts the runs of tokens longer than 16 bytes that agree on them."""
+    lengths = np.fromiter(map(len, data), dtype=np.int64, count=len(data))
+    starts = np.zeros(len(data), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    flat = np.frombuffer(b"".join(data) + bytes(16), dtype=np.uint8)
+    columns = np.arange(16)
+    window = flat[starts[:, None] + columns]
+    window[columns >= lengths[:, None]] = 0
+    keys = window.view(">u8")
+    order = np.lexsort((lengths, keys[:, 1], keys[:, 0]))
+    long_ties = np.flatnonzero((keys[order[1:]] == keys[order[:-1]]).all(axis=1) & (lengths[order[:-1]] > 16))
+    result = order.tolist()
+    for first, last in _runs(long_ties):
+        result[first:last + 2] = sorted(result[first:last + 2], key=data.__getitem__)
+    return result
+
+
+def _runs(positions: np.ndarray) -> list[tuple[int, int]]:
+    """Maximal runs of consecutive integers in the ascending ``positions``, as (first, last)."""
+    if not positions.size:
+        return []
+    breaks = np.flatnonzero(np.diff(positions) != 1)
+    firsts = np.concatenate(([positions[0]], positions[breaks + 1]))
+    lasts = np.concatenate((positions[breaks], [positions[-1]]))
+    return list(zip(firsts.tolist(), lasts.tolist()))
 
 
 def _common_prefixes(flat: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

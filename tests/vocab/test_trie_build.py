@@ -53,6 +53,15 @@ def random_vocab(seed: int) -> Vocabulary:
     return Vocabulary(tokens, special_token_ids=rng.sample(range(300), 10))
 
 
+def long_vocab(seed: int) -> Vocabulary:
+    """Tokens around 16 bytes that share their first 16 (the numpy sort's key) with zero bytes."""
+    rng = random.Random(seed)
+    heads = [b"\x00" * 16, b"a" * 15 + b"\x00", b"a" * 16, b"a" * 14]
+    tokens = [rng.choice(heads)[:rng.randrange(10, 17)] + bytes(rng.choice([0, 97, 255]) for _ in range(rng.randrange(0, 8)))
+              for _ in range(300)]
+    return Vocabulary(tokens)
+
+
 VOCABS = {
     "bytes": Vocabulary.byte_vocabulary,
     "duplicates": lambda: Vocabulary(
@@ -60,6 +69,7 @@ VOCABS = {
     "one": lambda: Vocabulary([b"xyz"]),
     "only special": lambda: Vocabulary([b"<s>", b""], special_token_ids=[0]),
     **{f"random {seed}": (lambda seed=seed: random_vocab(seed)) for seed in range(8)},
+    **{f"long {seed}": (lambda seed=seed: long_vocab(seed)) for seed in range(4)},
 }
 
 
