@@ -29,6 +29,8 @@ def njit(**options) -> Callable[[Callable], Callable]:
     That refresh imports numba's support for numpy functions, typed containers, random numbers
     and linear algebra, which only compiling needs: about 0.15 s of a fresh process's first
     request. A cache miss still compiles through numba's pipeline, which refreshes first.
+    Kernels must therefore not hash strings or tuples: the hash secret's symbols are set by a
+    module only the refresh imports (flat arrays and integer arithmetic need nothing more).
     """
     decorate = _numba_njit(**options)
 
