@@ -1,10 +1,12 @@
 """``warm_up()``: load every compiled kernel, and a vocabulary's tables, before the first request.
 
-A fresh process otherwise pays inside its first masks what a server should pay at start-up:
-numba loading each kernel from its on-disk cache (``cache=True``; about 0.1 s a kernel, 0.7 s in
-all; the first run of an installation compiles them instead, about a minute), and, per
-vocabulary, the token trie, the slices of the slicer and the JSON Schema base pool (about 2 s for
-Llama-3's 128k tokens). Measured costs are in ``docs/design/warm-up.md``.
+A fresh process otherwise pays inside its first request what a server should pay at start-up:
+numba loading the kernels from its on-disk cache (``cache=True``; ``import leapgram`` starts a
+thread that loads most of them, see :func:`leapgram._kernels.start_loading_cached_kernels`; the
+first run of an installation compiles them instead, about a minute), the JSON Schema front end's
+base pool of regexes, and, per vocabulary, the token trie and the slices of the slicer. With
+Llama-3 it takes 0.64-0.95 s on a loaded 2-core machine (1.2-1.5 s before the kernels skipped
+numba's refresh and the trie was built with numpy). Measured costs are in ``docs/design/warm-up.md``.
 """
 
 from __future__ import annotations
