@@ -65,7 +65,8 @@ def start_loading_cached_kernels() -> threading.Thread | None:
     thread = threading.Thread(target=_load_cached_kernels, name="leapgram-kernel-loading")
     thread.start()
     # a child forked while the thread holds numba's compiler lock would never get the lock
-    os.register_at_fork(before=thread.join)
+    if hasattr(os, "register_at_fork"):  # POSIX
+        os.register_at_fork(before=thread.join)
     return thread
 
 
