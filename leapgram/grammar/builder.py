@@ -47,13 +47,11 @@ class GrammarBuilder:
         return found
 
     def fresh_nonterminal(self, hint: str) -> int:
-        """A new nonterminal with a unique name derived from ``hint``."""
+        """A new nonterminal, named ``hint#n`` (a name :meth:`nonterminal` never finds: a
+        grammar's own rule of that name is another nonterminal)."""
         self._fresh += 1
-        name = f"{hint}#{self._fresh}"
-        if name in self._nonterminal_of_name:
-            return self._nonterminal_of_name[name]
-        found = self._nonterminal_of_name[name] = len(self._nonterminals)
-        self._nonterminals.append(name)
+        found = len(self._nonterminals)
+        self._nonterminals.append(f"{hint}#{self._fresh}")
         return found
 
     def lexeme(self, name: str, expr: int) -> int:
@@ -98,8 +96,10 @@ class GrammarBuilder:
         """Add ``lhs -> rhs`` (duplicates are dropped)."""
         rule = (lhs, tuple(rhs))
         self._defined.add(lhs)
-        if rule not in self._rule_set:
-            self._rule_set.add(rule)
+        rules = self._rule_set
+        count = len(rules)
+        rules.add(rule)
+        if len(rules) != count:  # (one hash of the rule, where a test and an add take two)
             self._rules.append(rule)
 
     def sequence(self, items: Sequence[int], *, hint: str = "seq") -> int:
