@@ -314,13 +314,13 @@ class ObjectKeywords:
             return None
         names = {key: builder.fresh_nonterminal("members") for key in live}
 
-        def symbols(alt: list[Any]) -> list[int]:
-            return [names[x] if isinstance(x, tuple) else x for x in alt]
+        def symbols(alt: list[Any]) -> list[int]:  # a state is only ever an alternative's last item
+            return [*alt[:-1], names[alt[-1]]] if alt and type(alt[-1]) is tuple else alt
 
         for key in live:
             loops, alternatives = [], []
             for alt in rules[key]:  # (every state is live when every state ends)
-                if every_state_ends or all(not isinstance(x, tuple) or x in live for x in alt):
+                if every_state_ends or not alt or type(alt[-1]) is not tuple or alt[-1] in live:
                     (loops if alt and alt[-1] == key else alternatives).append(alt)
             if loops:
                 # S -> L S | A becomes S -> R A with R -> R L | ε: with left recursion the items of
@@ -367,14 +367,15 @@ def _counter(low: int, high: int | None):
 
 
 def _expand(step) -> dict[State, list[list[Any]]]:
-    """Every state reachable from ``(0, 0)`` with its alternatives (states inside them are tuples)."""
+    """Every state reachable from ``(0, 0)`` with its alternatives (a state is a tuple, and only
+    ever the last item of an alternative: ``moves`` writes them so)."""
     rules: dict[State, list[list[Any]]] = {}
     pending = [(0, 0)]
     while pending:
         key = pending.pop()
         if key not in rules:
-            rules[key] = step(key)
-            pending += [x for alt in rules[key] for x in alt if isinstance(x, tuple)]
+            alternatives = rules[key] = step(key)
+            pending += [alt[-1] for alt in alternatives if alt and type(alt[-1]) is tuple]
     return rules
 
 
