@@ -19,6 +19,8 @@ from numba.core import config as numba_config
 from numba.core.dispatcher import Dispatcher
 from numba.core.runtime import rtsys
 
+from .entry import same_machine_code
+
 _MODULES = ("trie_walk", "tables", "earley", "cfg_walk", "rows")
 
 
@@ -83,11 +85,12 @@ def _load_cached_kernels() -> None:
 
 
 def _load_cached_signature(kernel: Dispatcher) -> None:
-    """The kernel's one cached signature, if its cache holds exactly one that fits this machine
-    and source (with more, which one the caller needs is unknown; :class:`DirectKernel` needs
-    a kernel to have one compiled signature)."""
+    """The kernel's cached signatures that fit this machine and source, when they differ at most
+    in arrays' read-only flags (otherwise which one the caller needs is unknown, and
+    :class:`DirectKernel` would call the kernel through its dispatcher)."""
     cache = kernel._cache
     codegen = kernel.targetctx.codegen()
-    keys = [key for key in cache._cache_file._load_index() if key == cache._index_key(key[0], codegen)]
-    if len(keys) == 1 and not kernel.overloads:
-        kernel.compile(keys[0][0])
+    signatures = [key[0] for key in cache._cache_file._load_index() if key == cache._index_key(key[0], codegen)]
+    if signatures and same_machine_code(signatures) and not kernel.overloads:
+        for signature in signatures:
+            kernel.compile(signature)

@@ -10,13 +10,16 @@ call sites whose argument types never change.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+
+from numba.core import types
 
 
 class DirectKernel:
     """``kernel`` called through its compiled entry point after the first call; through the
-    dispatcher while numba is disabled (a plain function) or when the kernel has more than one
-    compiled signature (the entry point would not know which one the arguments fit).
+    dispatcher while numba is disabled (a plain function) or when the kernel has compiled
+    signatures that differ in more than arrays' read-only flags (the entry point would not know
+    which one the arguments fit; read-only and writable arrays share one machine code).
 
     Every call must pass arguments of the types of the first call: numpy arrays of the same
     dtype, layout and number of dimensions, tuples of them, integers and booleans."""
@@ -30,8 +33,17 @@ class DirectKernel:
     def _first_call(self, *args):
         result = self.kernel(*args)
         overloads = getattr(self.kernel, "overloads", None)
-        if overloads is not None and len(overloads) == 1:
+        if overloads and same_machine_code(overloads):
             self.call = next(iter(overloads.values())).entry_point
         else:
             self.call = self.kernel
         return result
+
+
+def same_machine_code(signatures: Iterable[tuple]) -> bool:
+    """Whether the argument types of ``signatures`` differ at most in arrays' read-only flags."""
+    return len({tuple(_writable(t) for t in signature) for signature in signatures}) == 1
+
+
+def _writable(kind):
+    return kind.copy(readonly=False) if isinstance(kind, types.Array) and not kind.mutable else kind

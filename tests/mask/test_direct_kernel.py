@@ -45,6 +45,22 @@ def test_direct_kernel_keeps_the_dispatcher_for_several_signatures():
     assert kernel.call is double
 
 
+@pytest.mark.skipif(config.DISABLE_JIT, reason="numba disabled: no compiled signatures")
+def test_direct_kernel_takes_the_entry_point_over_read_only_variants():
+    @njit(cache=False)
+    def total(x, y):
+        return x.sum() + y.sum()
+
+    frozen = np.arange(4, dtype=np.int64)
+    frozen.flags.writeable = False
+    assert total(frozen, np.ones(2, dtype=np.int64)) == 8  # read-only and writable signatures
+    kernel = DirectKernel(total)
+    assert kernel.call(np.arange(3, dtype=np.int64), np.ones(2, dtype=np.int64)) == 5
+    assert len(total.overloads) == 2
+    assert kernel.call is not total
+    assert kernel.call(frozen, np.zeros(1, dtype=np.int64)) == 6
+
+
 def test_masks_through_the_entry_point_equal_the_dispatcher(small_vocab):
     """The same masks, grammar after grammar, whichever way the walk kernel is called."""
     from leapgram.mask import engines
