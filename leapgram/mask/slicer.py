@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -67,6 +68,16 @@ class SlicedVocabulary:
             slices.append(Slice(char_regex, max_count, members, sub_trie(full_trie, members)))
         self.slices = tuple(slices)
         self.rest = sub_trie(full_trie, ~claimed)
+        self._actual: dict[tuple[SliceClass, ...], tuple[SliceClass, ...]] = {}
+
+    def actual_classes(self, declared: tuple[SliceClass, ...]) -> tuple[SliceClass, ...]:
+        """``declared`` (one class per slice) with the bounds of the actual tokens
+        (:attr:`Slice.longest`), made once per vocabulary: the same tuple for every grammar."""
+        found = self._actual.get(declared)
+        if found is None:
+            found = tuple(dataclasses.replace(c, max_count=s.longest) for c, s in zip(declared, self.slices))
+            found = self._actual.setdefault(declared, found)
+        return found
 
 
 def sub_trie(full: TokenTrie, members: np.ndarray) -> TokenTrie:
@@ -261,6 +272,7 @@ class SliceChecker:
         self.slices = tuple(slice_class(char_regex, count) for char_regex, count in definitions)
         self._actual: tuple[SliceClass, ...] | None = None  # bounds from the built slices
         self._contained: dict[int, tuple[bool, ...]] = {}
+        self._classes_ids: dict[int, int] = {}  # id(classes) -> its number in _CLASSES_IDS
         self._by_expr: dict[tuple[int, bool], tuple[bool, ...]] = {}  # per expression: at most 2 × pool size
         self._unions: dict[tuple[bool, ...], np.ndarray] = {}  # OR of the contained slices' masks
         self._splits: dict[int, tuple[np.ndarray | None, tuple[TokenTrie, ...]]] = {}
@@ -277,17 +289,35 @@ class SliceChecker:
             with self.pool.lock:
                 found = self._decide(state, self._actual or self.slices)
                 if self._actual is None and any(found):
-                    self._actual = tuple(dataclasses.replace(c, max_count=s.longest)
-                                         for c, s in zip(self.slices, self.get_sliced().slices))
+                    self._actual = self.get_sliced().actual_classes(self.slices)
                     if not all(found):
                         found = self._decide(state, self._actual)
             self._contained[state] = found
         return found
 
     def _decide(self, state: int, classes: tuple[SliceClass, ...]) -> tuple[bool, ...]:
+        """The answer for the expressions alive in ``state``, from the pool family's memo when
+        they are all family expressions: the same lexemes' states (a JSON string's content,
+        whitespace) in every grammar of the family are then decided once per process. Sharing
+        is exact: an answer depends on the expressions and the slice classes only, and a check
+        that ran out of budget answers "not contained", which is always safe."""
+        exprs = self.exprs_of(state)
+        family = self.pool.family
+        if not exprs or family is None or max(exprs) >= family.size:
+            return self._decide_exprs(exprs, classes)
+        classes_id = self._classes_ids.get(id(classes))  # classes is self.slices or self._actual
+        if classes_id is None:
+            classes_id = self._classes_ids[id(classes)] = _classes_id(classes)
+        key = ("slices contained", exprs, classes_id)  # an int: no hash of the classes' ranges
+        found = family.memo.get(key)
+        if found is None:
+            found = family.memo[key] = self._decide_exprs(exprs, classes)
+        return found
+
+    def _decide_exprs(self, exprs: tuple[int, ...], classes: tuple[SliceClass, ...]) -> tuple[bool, ...]:
         found = (False,) * len(classes)
         by_expr = self._by_expr
-        for expr in self.exprs_of(state):
+        for expr in exprs:
             key = (expr, classes is self._actual)  # an expression is in many states (a key's pattern)
             here = by_expr.get(key)
             if here is None:
@@ -320,6 +350,15 @@ class SliceChecker:
                 found = (union, (*tries, sliced.rest))
             self._splits[state] = found
         return found
+
+
+_CLASSES_IDS: dict[tuple[SliceClass, ...], int] = {}  # a small number per tuple of slice classes
+_CLASSES_LOCK = threading.Lock()
+
+
+def _classes_id(classes: tuple[SliceClass, ...]) -> int:
+    with _CLASSES_LOCK:
+        return _CLASSES_IDS.setdefault(classes, len(_CLASSES_IDS))
 
 
 @functools.lru_cache(maxsize=64)

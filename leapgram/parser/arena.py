@@ -57,14 +57,14 @@ class ChartArena:
         self.lexer = lexer
         self.limits = limits
         self.use_leo = use_leo
-        self.items = np.zeros((256, 2), dtype=np.int32)
-        self.charts = np.zeros((32, k.CHART_FIELDS), dtype=np.int32)
-        self.fps = np.zeros((32, 2), dtype=np.int64)
+        self.items = np.zeros((1024, 2), dtype=np.int32)  # sized for a short JSON document's walks,
+        self.charts = np.zeros((256, k.CHART_FIELDS), dtype=np.int32)  # so they rarely grow (13 KB more)
+        self.fps = np.zeros((256, 2), dtype=np.int64)
         self.counts = np.zeros(k.COUNT_FIELDS, dtype=np.int64)
-        self.bound_keys, self.bound_vals = _empty_table(256)
-        self.child_keys, self.child_vals = _empty_table(128)
-        self.leo_keys, self.leo_vals = _empty_table(64)
-        self.set_keys, self.set_vals = _empty_table(64)
+        self.bound_keys, self.bound_vals = _empty_table(1024)  # a JSON document's charts: about 200
+        self.child_keys, self.child_vals = _empty_table(1024)  # entries each (no rehash below 254)
+        self.leo_keys, self.leo_vals = _empty_table(256)
+        self.set_keys, self.set_vals = _empty_table(256)
         self.set_ptr = np.zeros(33, dtype=np.int32)
         self.set_items = np.zeros(256, dtype=np.int32)
         self.set_fresh = np.full(32, -1, dtype=np.int32)

@@ -42,6 +42,8 @@ Items = tuple[tuple[int, int], ...]
 MINUS_BYTES = 24  # see Lexer._fill_minus_some: past this many bytes, one derivative per byte class
 MAX_TEMPLATE_STATES = 64  # see row_template: a larger closure is filled row by row, as reached
 _UNSEEN, _SEEN_ONCE = object(), object()  # row_template in a pool without a family
+MAX_SHARED_ROWS = 8192  # rows kept per pool family (Lexer._share_row): 0.6 KB each
+SHARED_ROWS = ("lexer rows",)  # their key in the family's memo
 MAX_FAMILY_BLOCKS = 64  # lexer blocks kept per pool family, one per set of family lexemes (family_block)
 _BLOCKS_LOCK = threading.Lock()  # inserts into a family's blocks (the memo itself is shared by every thread)
 
@@ -247,8 +249,67 @@ class Lexer(LazyRows):
             if len(items) == 1 and not self.pool.has_bool[items[0][1]]:  # no search to budget (most rows)
                 self._fill_row(state)
                 return
+            shared = self._shared_rows(items)
+            if shared is not None and self._copy_shared_row(state, items, shared):
+                return
             with self.pool.emptiness_budget("max_row_emptiness_steps", self.limits.max_row_emptiness_steps):
                 self._fill_row(state)
+            if shared is not None:
+                self._share_row(state, items, shared)
+
+    def _shared_rows(self, items: Items) -> dict | None:
+        """The pool family's memo of rows (see :meth:`_share_row`) when every item of a state
+        is a family expression, else ``None``."""
+        family = self.pool.family
+        if family is None or any(expr >= family.size for _, expr in items):
+            return None
+        rows = family.memo.get(SHARED_ROWS)
+        if rows is None:
+            with _BLOCKS_LOCK:
+                rows = family.memo.setdefault(SHARED_ROWS, {})
+        return rows
+
+    def _copy_shared_row(self, state: int, items: Items, shared: dict) -> bool:
+        """The row of ``state`` made from the family's memo (see :meth:`_share_row`): its
+        targets' items numbered in this lexer; ``False`` when it is not there."""
+        found = shared.get((self._fresh[state], items))
+        if found is None:
+            return False
+        targets, index = found
+        ids = np.array([DEAD if target is None else self._state_of(False, target) for target in targets],
+                       dtype=np.int32)
+        row = ids[index]
+        trans = self.trans  # read after the targets: a new state may grow (replace) the table
+        trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
+        trans[state, 0] = row[0]
+        return True
+
+    def _share_row(self, state: int, items: Items, shared: dict) -> None:
+        """Keep the row of ``state`` (whose items are family expressions) in the family's memo
+        as its targets' items, when those are family expressions too: a row is a function of
+        the items, so every lexer of the family can number the targets and take it without a
+        derivative or an emptiness search. These are the rows templates do not cover: states of
+        several lexemes (a fresh state, punctuation beside whitespace) and lexemes with an
+        intersection or complement (GBNF's greedy lexemes), made once per grammar otherwise.
+        At most ``MAX_SHARED_ROWS`` per family."""
+        if len(shared) >= MAX_SHARED_ROWS:
+            return
+        size = self.pool.family.size
+        distinct, index = np.unique(self.trans[state], return_inverse=True)
+        targets = []
+        for target in distinct.tolist():
+            if target == DEAD:
+                targets.append(None)
+                continue
+            if target < 0 or self._fresh[target]:
+                return
+            target_items = self._items[target]
+            if any(expr >= size for _, expr in target_items):
+                return
+            targets.append(target_items)
+        index = index.astype(np.int16)
+        index.flags.writeable = False
+        shared.setdefault((self._fresh[state], items), (tuple(targets), index))
 
     def _fill_row(self, state: int) -> None:
         items = self._items[state]
