@@ -109,9 +109,9 @@ class Lexer(LazyRows):
         lexes = [lex_of[root] for root in block.roots]
         state = 1
         for exprs, lex in zip(block.segments, lexes):
-            items, keys = _segment_items(exprs, lex)
+            items, ids = _segment_items(exprs, lex, state)
             self._items.extend(items)
-            self._ids.update(zip(keys, range(state, state + len(items))))
+            self._ids.update(ids)
             state += len(items)
         self._fresh.extend([False] * n)
         accepted = [()] * n
@@ -756,12 +756,14 @@ def _family_block(pool: ExprPool, roots: tuple[int, ...]) -> LexerBlock | None:
     return LexerBlock(tuple(kept), tuple(segments), tuple(exprs), trans, ends, end_root)
 
 
-@functools.lru_cache(maxsize=1024)
-def _segment_items(exprs: tuple[int, ...], lex: int) -> tuple[list[Items], list[tuple[bool, Items]]]:
-    """The items of the block states ``exprs`` of lexeme ``lex`` and their keys in ``Lexer._ids``
-    (the lexeme ids of a root recur across schemas: made once per pair, not per grammar)."""
+@functools.lru_cache(maxsize=4096)
+def _segment_items(exprs: tuple[int, ...], lex: int, first: int) -> tuple[list[Items], dict[tuple[bool, Items], int]]:
+    """The items of the block states ``exprs`` of lexeme ``lex``, numbered from ``first``, and
+    their entries in ``Lexer._ids`` (the lexeme ids of a root recur across schemas, and a segment
+    starts at the same state in every lexer of its block: made once, not per grammar; a dict
+    merges into ``_ids`` without hashing its keys again). Neither is modified by the lexers."""
     items = [((lex, e),) for e in exprs]
-    return items, [(False, item) for item in items]
+    return items, {(False, item): state for state, item in enumerate(items, first)}
 
 
 def _row_template(pool: ExprPool, expr: int, size: int) -> tuple[tuple[int, ...], np.ndarray, bool] | None:
