@@ -9,7 +9,7 @@ holds the charts of one matcher and its forks, a tree that only grows, so a stat
 from __future__ import annotations
 
 from itertools import chain, repeat
-from operator import add
+from operator import add, itemgetter
 
 import numpy as np
 
@@ -27,12 +27,13 @@ class ParserTables:
     def __init__(self, ir: GrammarIR) -> None:
         rules = ir.rules
         count = len(rules)
-        lefts, rights = zip(*rules) if count else ((), ())  # iterators in C: a third faster than per-rule loops
-        lhs = np.fromiter(lefts, dtype=np.int32, count=count)
-        lengths = np.fromiter(map(len, rights), dtype=np.int64, count=count) + 1
+        # iterators in C, a third faster than loops over the rules (zip(*rules) would make an
+        # iterator per rule, all alive at once: a full collection in a large grammar)
+        lhs = np.fromiter(map(itemgetter(0), rules), dtype=np.int32, count=count)
+        lengths = np.fromiter(map(len, map(itemgetter(1), rules)), dtype=np.int64, count=count) + 1
         ends = np.cumsum(lengths)  # one past each rule's END
         end = (k.END,)  # after each rule's symbols, and once more as a sentinel (``dr + 1`` of the last one)
-        symbols = chain(chain.from_iterable(map(add, rights, repeat(end))), end)
+        symbols = chain(chain.from_iterable(map(add, map(itemgetter(1), rules), repeat(end))), end)
         self.num_nonterminals = len(ir.nonterminals)
         self.num_lexemes = len(ir.lexemes)
         self.dr_next = np.fromiter(symbols, dtype=np.int32, count=int(ends[-1]) + 1 if count else 1)
