@@ -349,7 +349,9 @@ class _Compiler:
     def compile(self, start: str) -> GrammarIR:
         self.check(start)
         if start in self.regular:
-            return GrammarIR(self.pool, (Lexeme(start, self.exprs.of(self.rules[start].body)),))
+            ir = GrammarIR(self.pool, (Lexeme(start, self.exprs.of(self.rules[start].body)),))
+            share_pool(ir, self.limits, {OVERLAP_MEMO: self.overlap_memo})
+            return ir
         levels: dict[RunKey, int] = {}
         while True:  # each round splits a run further; all runs fully split is conflict-free
             build = _Translation(self, levels).build(start)

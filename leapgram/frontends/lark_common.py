@@ -63,7 +63,7 @@ COMMON_TERMINALS: dict[str, str] = {
 MAX_SHARED_EXPRESSIONS = 8_000  # the shared pool stops growing past this many (every grammar copies it)
 MIN_GROWTH = 1  # expressions and memo entries the last grammar's pool must have gained to be taken in
 _shared: dict[Limits, ExprPool] = {}
-_last: dict[Limits, ExprPool] = {}  # the pool cfg_pool gave last
+_last: dict[Limits, ExprPool] = {}  # the pool of the last grammar built (share_pool registers it)
 _shared_lock = threading.Lock()
 
 
@@ -84,21 +84,29 @@ def cfg_pool(limits: Limits) -> ExprPool:
             pool = schema_pool(limits)
         else:
             pool = base.copy()
-        _last[limits] = pool
     return pool
 
 
 def _take_in_last(limits: Limits) -> None:
-    """Make the shared pool a copy of the last pool :func:`cfg_pool` gave (holding
+    """Make the shared pool a copy of the pool of the last grammar built (holding
     ``_shared_lock``) when that pool is a copy of the shared pool and has gained ``MIN_GROWTH``
     expressions and memo entries (results such as the slicer's ``class_within``) since, within
-    ``MAX_SHARED_EXPRESSIONS``. The same grammar compiled again soon gains nothing: no copy."""
+    ``MAX_SHARED_EXPRESSIONS``. The same grammar compiled again soon gains nothing: no copy.
+
+    Only a built grammar's pool is registered (by :func:`share_pool`): a front end fills its
+    pool without the pool's lock, so copying one still being built (another thread compiling)
+    would tear it. Built, its pool grows only under its lock (lexer rows, slice checks), which
+    the copy takes; when another thread holds it, the pool is taken in at a later call."""
     last, base = _last.get(limits), _shared.get(limits)
     if (last is None or base is None or last.family is not base.family or len(last) > MAX_SHARED_EXPRESSIONS
             or len(last) + len(last.memo) < len(base) + len(base.memo) + MIN_GROWTH):
         return
-    with last.lock:
+    if not last.lock.acquire(blocking=False):
+        return
+    try:
         grown = last.copy()
+    finally:
+        last.lock.release()
     _shared[limits] = _new_family(grown, base.family)
     del _last[limits]
 
@@ -116,8 +124,9 @@ def _new_family(base: ExprPool, previous: PoolFamily | None, memos: dict[tuple, 
 
 
 def share_pool(ir: GrammarIR, limits: Limits, memos: dict[tuple, dict] | None = None) -> None:
-    """Make the shared pool a copy of ``ir``'s (a pool :func:`cfg_pool` gave) when some lexeme
-    of ``ir`` is new to it: the lexemes' derivative states are taken first (up to
+    """Called by the front ends once ``ir`` is built. Make the shared pool a copy of ``ir``'s (a
+    pool :func:`cfg_pool` gave) when some lexeme of ``ir`` is new to it, else register ``ir``'s
+    pool as the last one built (see :func:`_take_in_last`): the lexemes' derivative states are taken first (up to
     ``MAX_WARM_STATES`` each, in ``ir``'s pool, whose lexer finds them), so later grammars with
     these lexemes get their rows from the family's templates. The new pool family keeps the
     previous one's memo plus ``memos`` (a front end's results keyed by expressions of ``ir``'s
@@ -127,6 +136,8 @@ def share_pool(ir: GrammarIR, limits: Limits, memos: dict[tuple, dict] | None = 
     family = pool.family
     novel = [lexeme.expr for lexeme in ir.lexemes if family is None or lexeme.expr >= family.size]
     if not novel:
+        with _shared_lock:  # built: what it gains from here on may be taken in by the next cfg_pool
+            _last[limits] = pool
         return
     with pool.lock:
         if len(pool) > MAX_SHARED_EXPRESSIONS or 4 * len(pool) > limits.max_regex_nodes:
@@ -140,8 +151,7 @@ def share_pool(ir: GrammarIR, limits: Limits, memos: dict[tuple, dict] | None = 
     base = _new_family(base, family, memos)
     with _shared_lock:
         _shared[limits] = base
-        if _last.get(limits) is pool:
-            del _last[limits]
+        _last.pop(limits, None)  # base holds the newest lexemes; an older last pool is of the old family
 
 
 def shared_memo(pool: ExprPool, key: tuple) -> dict:

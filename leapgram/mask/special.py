@@ -3,8 +3,8 @@
 Masks never allow special tokens (their bytes are a display form, not text the model writes),
 except here: a special token of the vocabulary (EOS aside) whose text is exactly the string of a
 literal lexeme of the grammar (``<tool_call>`` in a structural tag, ``"<|python_tag|>"`` in a Lark
-rule) is allowed where that lexeme can match its text as a whole, and consuming it consumes the
-text. A lexeme matching one string only ends on it after exactly that string, so "the lexeme
+rule, or a regex terminal matching that one string, ``/<tool_call>/``) is allowed where that
+lexeme can match its text as a whole, and consuming it consumes the text. A lexeme matching one string only ends on it after exactly that string, so "the lexeme
 is complete after the text" means the text is this lexeme, not part of free text or of a JSON
 string that happens to contain it.
 """
@@ -35,10 +35,11 @@ class SpecialTokens:
         texts, firsts = _special_texts(vocab)
         if not starts & firsts:
             return
-        memo = pool.memo
+        # by the expression, not pool.memo's literals: Lark and GBNF pools share their memo with
+        # earlier grammars, so a look-up there would depend on what was compiled before
         for token_id, data in texts:
             if starts >> data[0] & 1:
-                lexeme = lexeme_of_expr.get(memo.get(("literal", data), -1))
+                lexeme = lexeme_of_expr.get(pool.find_literal(data))
                 if lexeme is not None:
                     self.tokens[token_id] = (data, lexeme)
 

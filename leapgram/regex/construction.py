@@ -75,6 +75,23 @@ class Constructors:
             found = self.memo[key] = self._new_literal(data)
         return found
 
+    def find_literal(self, data: bytes) -> int:
+        """The expression matching exactly ``data`` (non-empty) if the pool holds it, else -1;
+        nothing is added. Unlike a look-up in :attr:`memo`, the answer does not depend on how the
+        expression was built (a literal, or a regex spelling it byte by byte)."""
+        ids = self._ids
+        out = EPSILON
+        for b in reversed(data):
+            byte = ids.get((K_BYTES, (1 << b,)))
+            if byte is None:
+                return -1
+            if out != EPSILON:
+                byte = ids.get((K_CONCAT, (byte, out)))
+                if byte is None:
+                    return -1
+            out = byte
+        return out if data else -1
+
     def _new_literal(self, data: bytes) -> int:
         # concat_all without its checks: byte classes are never ε, ∅, nullable or concatenations.
         # Each suffix's longest string is its length: recorded here, so that deciding whether an

@@ -56,6 +56,24 @@ def test_what_a_grammar_gained_while_masked_is_taken_in_at_the_next_compile(byte
     assert len(later) >= len(pool) and len(later.memo) >= len(pool.memo)
 
 
+def test_only_built_pools_are_taken_in():
+    """A pool is registered for the next ``cfg_pool`` to take in only once its grammar is built:
+    a front end fills its pool without the lock, so another thread's copy of one still being
+    built would be torn (misaligned expression lists, wrong masks after)."""
+    from leapgram.frontends import lark_common
+
+    limits = own_limits()
+    lark_to_ir(JSON_LARK, limits=limits)
+    lark_to_ir(JSON_LARK, limits=limits)  # no new lexemes: its pool is the last built
+    built = lark_common._last.get(limits)
+    assert built is not None
+    building = lark_common.cfg_pool(limits)  # what a front end starts from
+    assert lark_common._last.get(limits) is not building
+    with pytest.raises(Exception):
+        lark_to_ir('start: "a" NAME\nNAME: /[/', limits=limits)  # fails half-way: never registered
+    assert lark_common._last.get(limits) in (None, built)
+
+
 @pytest.mark.parametrize("name", sorted(GRAMMARS))
 def test_masks_from_a_shared_pool_equal_brute_force(byte_vocab, name):
     """A grammar compiled twice in a row (the second time from the pool the first one grew, with

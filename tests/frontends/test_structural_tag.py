@@ -180,6 +180,23 @@ def special_vocab() -> Vocabulary:
     return Vocabulary(tokens, special_token_ids=[n - 3, n - 2, n - 1], eos_token_ids=[n - 1], name="qwen-like")
 
 
+@pytest.mark.parametrize("earlier", [None, 'start: "<tool_call>" NAME\nNAME: /[a-z]+/\n'])
+def test_a_regex_terminal_spelling_a_special_token_does_not_depend_on_earlier_grammars(earlier):
+    """Lark and GBNF pools share their memo of literals with earlier grammars: whether a lexeme
+    names a special token is decided by its expression, so a regex spelling the text gets the
+    same answer whether or not an earlier grammar had the text as a literal."""
+    vocab = special_vocab()
+    call = vocab.size - 3
+    if earlier is not None:
+        compile_for(Grammar.from_lark(earlier), vocab)
+    for text in ('start: TC NAME\nTC: /<tool_call>/\nNAME: /[a-z]+/\n', 'start: "<tool_call>" NAME\nNAME: /[a-z]+/\n'):
+        matcher = Matcher(compile_for(Grammar.from_lark(text), vocab))
+        assert mask_set(matcher, vocab) == {call} | {ord("<") - 32}, text
+        assert matcher.consume_token(call) and matcher.forced_bytes() == b""
+    plain = Matcher(compile_for(Grammar.from_lark('start: TC NAME\nTC: /<tool_call>x?/\nNAME: /[a-z]+/\n'), vocab))
+    assert call not in mask_set(plain, vocab)  # two strings: not the token's text as a whole
+
+
 def test_special_tokens_are_allowed_exactly_where_their_text_is_a_tag():
     vocab = special_vocab()
     call, end = vocab.size - 3, vocab.size - 2
