@@ -427,8 +427,16 @@ def report(rounds: list[list[dict]]) -> list[str]:
         peers = [b for b in medians if not b.startswith("leapgram")]
         if "leapgram" in medians and peers:
             best = max(peers, key=medians.get)
+            low, high = bootstrap_interval(rounds, peers)
             lines.append(f"leapgram's median tok/s / the better peer's median ({best}): "
-                         f"{medians['leapgram'] / medians[best]:.3f}x")
+                         f"{medians['leapgram'] / medians[best]:.3f}x (95% bootstrap interval over rounds "
+                         f"{low:.3f}-{high:.3f}x)")
+            for peer in peers:
+                paired = [runs_by["leapgram"] / runs_by[peer] for runs_by in round_tok_s(rounds)
+                          if "leapgram" in runs_by and peer in runs_by]
+                if paired:
+                    lines.append(f"leapgram / {peer} in the same round, tok/s: median {statistics.median(paired):.3f}x, "
+                                 f"geometric mean {statistics.geometric_mean(paired):.3f}x over {len(paired)} rounds")
     lines.append("med rows: medians over the rounds, except invalid / cut / cut bad, which are totals; "
                  "cut bad = cut outputs whose tokens llguidance or leapgram reject as a prefix; fill and accept: "
                  "the manager's calls on the engine's critical path, per structured row; prefetch: CPU time of "
@@ -441,6 +449,28 @@ def report(rounds: list[list[dict]]) -> list[str]:
                     lines.append(f"  {run['backend']}: {r['workload']}/{r['name']}: "
                                  f"{r['error'] or 'cut prefix rejected by ' + ', '.join(r['prefix_rejected_by'])}")
     return lines
+
+
+def round_tok_s(rounds: list[list[dict]]) -> list[dict[str, float]]:
+    """Each round's tok/s by backend."""
+    return [{run["backend"]: run_stats(run)["tok_s"] for run in runs} for runs in rounds]
+
+
+def bootstrap_interval(rounds: list[list[dict]], peers: list[str], draws: int = 4000) -> tuple[float, float]:
+    """A 95% percentile interval of leapgram's median tok/s over the better peer's median, the
+    rounds drawn with replacement (each round keeps its backends together), seeded."""
+    import random
+
+    per_round = [r for r in round_tok_s(rounds) if "leapgram" in r and all(p in r for p in peers)]
+    if not per_round:
+        return float("nan"), float("nan")
+    pick, values = random.Random(0).choices, []
+    for _ in range(draws):
+        sample = pick(per_round, k=len(per_round))
+        best = max(statistics.median(r[p] for r in sample) for p in peers)
+        values.append(statistics.median(r["leapgram"] for r in sample) / best)
+    values.sort()
+    return values[int(0.025 * draws)], values[int(0.975 * draws) - 1]
 
 
 def rotated(backends: list[str], number: int) -> list[str]:
