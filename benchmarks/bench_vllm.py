@@ -240,7 +240,7 @@ class PersistentWorker:
 
     def __init__(self, backend: str, max_num_seqs: int, max_tokens: int, threads: int, log: Path) -> None:
         env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
-        self.backend, self.log = backend, open(log, "w")
+        self.backend, self.log = backend, open(log, "w")  # noqa: SIM115 -- open until close()
         self.process = subprocess.Popen(
             [sys.executable, __file__, "--worker", backend, "--serve", str(max_num_seqs), "--max-tokens",
              str(max_tokens)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
