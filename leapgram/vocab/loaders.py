@@ -16,7 +16,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..errors import TokenizerError
+from . import cache
 from .byte_level import byte_level_bytes, utf8_text
 
 if TYPE_CHECKING:
@@ -24,22 +27,99 @@ if TYPE_CHECKING:
 
 _SP_STEPS = frozenset({"Replace", "ByteFallback", "Fuse", "Strip", "Metaspace"})
 _HEX = frozenset("0123456789abcdefABCDEF")
+_EOS_CONFIGS = ("tokenizer_config.json", "special_tokens_map.json")
 
 
 def load_tokenizer_json(
     cls: type[Vocabulary], path: str | os.PathLike[str], *, eos_token_ids: Iterable[int] | None
 ) -> Vocabulary:
-    """``Vocabulary.from_tokenizer_json``: see there."""
+    """``Vocabulary.from_tokenizer_json``: see there. Read from the on-disk cache
+    (:mod:`leapgram.vocab.cache`) when it holds this file, else parsed and written there."""
     file = _tokenizer_json_file(Path(path))
-    with open(file, encoding="utf-8") as f:
-        spec = read_spec_without_merges(f.read())
+    with open(file, "rb") as f:
+        content = f.read()
+    key = _cache_key(file, content)
+    if key is not None:
+        vocab = _cached_vocabulary(cls, file, key, eos_token_ids)
+        if vocab is not None:
+            return vocab
+    text = content.decode("utf-8")
+    if "\r" in text:  # as text mode reads it
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    spec = read_spec_without_merges(text)
     tokens, special, ids_by_text = parse_tokenizer_spec(spec, source=str(file))
+    config_eos: tuple[int, ...] | None = None
     if eos_token_ids is None:
-        eos_token_ids = _config_eos_ids(file.parent, ids_by_text)
+        eos_token_ids = config_eos = _config_eos_ids(file.parent, ids_by_text)
     encoder = TokenizersEncoder(str(file))
-    return cls(
+    vocab = cls(
         tokens, special_token_ids=special, eos_token_ids=eos_token_ids, encoder=encoder, name=file.parent.name
     )
+    if key is not None:
+        _write_cached_vocabulary(vocab, key, special, config_eos, file.parent, ids_by_text)
+    return vocab
+
+
+def _cache_key(file: Path, content: bytes) -> str | None:
+    """The cache key of ``file`` and the EOS config files beside it; None with the cache off."""
+    if len(content) < cache.MIN_FILE_BYTES or cache.cache_folder() is None:
+        return None
+    configs = []
+    for name in _EOS_CONFIGS:
+        try:
+            configs.append((file.parent / name).read_bytes())
+        except OSError:
+            configs.append(None)
+    return cache.entry_key(content, *configs)
+
+
+def _cached_vocabulary(cls: type[Vocabulary], file: Path, key: str,
+                       eos_token_ids: Iterable[int] | None) -> Vocabulary | None:
+    arrays = cache.read_entry(key)
+    if arrays is None:
+        return None
+    try:
+        if eos_token_ids is None:
+            if not arrays["config_eos_ok"][0]:
+                return None  # the config names an EOS the vocabulary lacks: parse, and raise that
+            eos_token_ids = arrays["config_eos"].tolist()
+        tokens = cache.tokens_from_arrays(arrays["token_bytes"], arrays["token_ends"])
+        vocab = cls(tokens, special_token_ids=arrays["special"].tolist(), eos_token_ids=eos_token_ids,
+                    encoder=TokenizersEncoder(str(file)), name=file.parent.name, _checked=True)
+    except (KeyError, ValueError, IndexError):
+        return None
+    if vocab.special_token_ids == frozenset(arrays["trie_special"].tolist()):
+        cache.remember_trie(vocab, {name: arrays["trie_" + name] for name in cache.TRIE_FIELDS})
+    return vocab
+
+
+def _write_cached_vocabulary(vocab: Vocabulary, key: str, special: set[int], config_eos: tuple[int, ...] | None,
+                             folder: Path, ids_by_text: dict[str, int]) -> None:
+    """Build ``vocab``'s trie now (the first compile needs it) and store it with the vocabulary."""
+    from .trie import TokenTrie
+
+    if config_eos is None:
+        try:
+            config_eos = _config_eos_ids(folder, ids_by_text)
+        except (TokenizerError, OSError, ValueError, AttributeError):
+            config_eos = None
+    try:
+        trie = TokenTrie(vocab)
+    except ValueError:
+        return  # a token too long for the trie: TokenTrie raises again where it is needed
+    trie_arrays = {name: getattr(trie, name) for name in cache.TRIE_FIELDS}
+    cache.remember_trie(vocab, trie_arrays)
+    flat, ends = cache.arrays_from_tokens(vocab.tokens())
+    arrays = {
+        "token_bytes": flat,
+        "token_ends": ends,
+        "special": np.array(sorted(special), dtype=np.int64),
+        "config_eos": np.array(config_eos or (), dtype=np.int64),
+        "config_eos_ok": np.array([config_eos is not None], dtype=np.uint8),
+        "trie_special": np.array(sorted(vocab.special_token_ids), dtype=np.int64),
+        **{"trie_" + name: array for name, array in trie_arrays.items()},
+    }
+    cache.write_entry(key, arrays)
 
 
 def load_huggingface(
@@ -258,7 +338,7 @@ def _tokenizer_json_file(path: Path) -> Path:
 
 
 def _config_eos_ids(folder: Path, ids_by_text: dict[str, int]) -> tuple[int, ...]:
-    for config_file in (folder / "tokenizer_config.json", folder / "special_tokens_map.json"):
+    for config_file in (folder / name for name in _EOS_CONFIGS):
         eos = _config_eos_text(config_file)
         if eos is None:
             continue

@@ -13,10 +13,14 @@ in the trie.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .vocabulary import Vocabulary
+from .cache import cached_trie
+
+if TYPE_CHECKING:
+    from .vocabulary import Vocabulary
 
 
 class TokenTrie:
@@ -29,6 +33,11 @@ class TokenTrie:
         self.vocab_size = vocab.size
         tokens = vocab.tokens()
         if token_ids is None:
+            arrays = cached_trie(vocab)
+            if arrays is not None:  # read from the on-disk cache with the vocabulary
+                self.__dict__.update(arrays)
+                self.max_depth = int(self.node_depth.max())
+                return
             ids = np.arange(vocab.size, dtype=np.int64)
         else:
             ids = np.array([int(tid) for tid in token_ids], dtype=np.int64)

@@ -34,8 +34,10 @@ class Vocabulary:
         eos_token_ids: Iterable[int] = (),
         encoder: Encoder | None = None,
         name: str = "",
+        _checked: bool = False,
     ) -> None:
-        self._tokens = _checked_tokens(tokens)
+        # _checked: ``tokens`` is a fresh list of bytes (the on-disk cache's loader)
+        self._tokens = tokens if _checked and type(tokens) is list and tokens else _checked_tokens(tokens)
         self._eos = tuple(dict.fromkeys(self._checked_ids(eos_token_ids, "eos_token_ids")))
         special = set(self._checked_ids(special_token_ids, "special_token_ids"))
         self._special = frozenset(special.union(self._eos))

@@ -1,0 +1,228 @@
+"""An on-disk cache of loaded vocabularies and their token tries, for a fresh process's first request.
+
+Parsing Llama-3's ``tokenizer.json`` and building its trie take about 0.25 s of a fresh process;
+reading both back from one file takes about 0.03 s. An entry holds the token bytes, the special
+ids, the EOS ids a ``tokenizer_config.json`` beside the file names, and the trie's arrays. It is
+keyed by a SHA-256 of the tokenizer file(s), of the sources that turn them into tokens and tries,
+and of :data:`CACHE_FORMAT`, so an edited tokenizer or leapgram version misses.
+
+Where: ``$LEAPGRAM_CACHE_DIR/vocab``, else the platform's cache folder (``$XDG_CACHE_HOME`` or
+``~/.cache`` on Linux, ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows) under
+``leapgram/vocab``. ``LEAPGRAM_CACHE=0`` turns it off; tokenizer files under
+:data:`MIN_FILE_BYTES` are not cached. At most :data:`MAX_ENTRIES` files of
+:data:`MAX_TOTAL_BYTES` in all are kept (the least recently used go). Files are written to a
+temporary name and renamed into place, so a reader never sees half a file; a file that is
+truncated, corrupt (a CRC-32 over its arrays), of another format or another key is ignored and
+the tokenizer parsed as without a cache. Every error of the cache (a read-only or missing folder
+included) is silent: the cache only ever saves time.
+
+File layout: ``MAGIC``, a little-endian u32 header length, a JSON header (format, key, CRC-32 of
+the payload, and per array its dtype, shape and offset), then the arrays, each at a 64-byte
+aligned offset. Arrays are read into one writable buffer (never memory-mapped: the kernels are
+compiled for writable arrays, and a read-only one would be another signature).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import weakref
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .vocabulary import Vocabulary
+
+CACHE_FORMAT = 1
+MAGIC = b"LEAPGRAM-VOCAB\0\0"
+MAX_ENTRIES = 8
+MAX_TOTAL_BYTES = 512 << 20
+MIN_FILE_BYTES = 256 << 10  # a smaller tokenizer file parses about as fast as an entry is read
+SUFFIX = ".lgv"
+TRIE_FIELDS = ("node_byte", "node_depth", "node_token", "node_end", "node_info", "dup_primary", "dup_other")
+# the sources whose code decides what an entry holds: an edit there is another key
+_SOURCES = ("byte_level.py", "loaders.py", "trie.py", "vocabulary.py", "cache.py")
+_ALIGN = 64
+
+# vocabularies loaded from (or written to) the cache -> their trie's arrays, for TokenTrie(vocab)
+_TRIES: weakref.WeakKeyDictionary[Vocabulary, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+_SOURCE_DIGEST: list[bytes] = []
+
+
+def cache_folder() -> Path | None:
+    """The folder of vocabulary entries, or None when ``LEAPGRAM_CACHE=0``."""
+    if os.environ.get("LEAPGRAM_CACHE", "1").strip() == "0":
+        return None
+    explicit = os.environ.get("LEAPGRAM_CACHE_DIR")
+    if explicit:
+        return Path(explicit) / "vocab"
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "leapgram" / "vocab"
+
+
+def entry_key(*contents: bytes | None) -> str:
+    """The key of the files ``contents`` (None: a file that is absent) under this format and
+    these sources."""
+    digest = hashlib.sha256(f"leapgram-vocab-{CACHE_FORMAT}".encode())
+    digest.update(_source_digest())
+    for content in contents:
+        digest.update(b"-" if content is None else b"+%d:" % len(content))
+        digest.update(content or b"")
+    return digest.hexdigest()
+
+
+def _source_digest() -> bytes:
+    if not _SOURCE_DIGEST:
+        digest = hashlib.sha256()
+        folder = Path(__file__).parent
+        for name in _SOURCES:
+            try:
+                digest.update((folder / name).read_bytes())
+            except OSError:
+                digest.update(name.encode())
+        _SOURCE_DIGEST.append(digest.digest())
+    return _SOURCE_DIGEST[0]
+
+
+def read_entry(key: str) -> dict[str, np.ndarray] | None:
+    """The arrays stored under ``key``, or None (no cache, no entry, or an unreadable one)."""
+    folder = cache_folder()
+    if folder is None:
+        return None
+    path = folder / (key + SUFFIX)
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            buffer = bytearray(size)
+            if f.readinto(buffer) != size:
+                return None
+        arrays = _decode(buffer, key)
+        if arrays is not None:
+            os.utime(path)  # recently used: evicted last
+        return arrays
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _decode(buffer: bytearray, key: str) -> dict[str, np.ndarray] | None:
+    start = len(MAGIC) + 4
+    if len(buffer) < start or buffer[:len(MAGIC)] != MAGIC:
+        return None
+    header_end = start + int.from_bytes(buffer[len(MAGIC):start], "little")
+    header = json.loads(bytes(buffer[start:header_end]))
+    if header.get("format") != CACHE_FORMAT or header.get("key") != key:
+        return None
+    payload = header["payload"]
+    if payload < header_end or payload + header["payload_bytes"] != len(buffer):
+        return None
+    if zlib.crc32(memoryview(buffer)[payload:]) != header["crc32"]:
+        return None
+    arrays = {}
+    for name, dtype, shape, offset in header["arrays"]:
+        kind = np.dtype(dtype)
+        count = int(np.prod(shape, dtype=np.int64))
+        if offset < payload or offset + count * kind.itemsize > len(buffer):
+            return None
+        arrays[name] = np.frombuffer(buffer, dtype=kind, count=count, offset=offset).reshape(shape)
+    return arrays
+
+
+def write_entry(key: str, arrays: dict[str, np.ndarray]) -> bool:
+    """Store ``arrays`` under ``key`` (atomically), then drop the least recently used entries
+    over the bounds; False when nothing was written (no cache, or the folder is not writable)."""
+    folder = cache_folder()
+    if folder is None:
+        return False
+    table = []
+    offset = 0
+    for name, array in arrays.items():
+        array = np.ascontiguousarray(array)
+        arrays[name] = array
+        table.append([name, array.dtype.str, list(array.shape), offset])
+        offset = -(-(offset + array.nbytes) // _ALIGN) * _ALIGN
+    payload_bytes = table[-1][3] + arrays[table[-1][0]].nbytes if table else 0
+    body = bytearray(payload_bytes)
+    for name, _, _, at in table:
+        data = arrays[name].view(np.uint8).reshape(-1)
+        body[at:at + data.shape[0]] = data.tobytes()
+    header = {"format": CACHE_FORMAT, "key": key, "crc32": zlib.crc32(body), "payload_bytes": payload_bytes,
+              "payload": 0, "arrays": table}
+    # the header's length depends on the offsets it holds: leave room for the shifted offsets
+    head_size = len(MAGIC) + 4 + len(json.dumps(header)) + 8 * len(table) + 64
+    payload = -(-head_size // _ALIGN) * _ALIGN
+    header["payload"] = payload
+    header["arrays"] = [[name, dtype, shape, at + payload] for name, dtype, shape, at in table]
+    text = json.dumps(header).encode()
+    head = MAGIC + len(text).to_bytes(4, "little") + text
+    if len(head) > payload:  # cannot happen (an offset gains at most a few digits)
+        return False
+    path = folder / (key + SUFFIX)
+    temporary = folder / f".{key}.{os.getpid()}.{id(body):x}.tmp"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(temporary, "wb") as f:
+            f.write(head + bytes(payload - len(head)))
+            f.write(body)
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            temporary.unlink()
+        except OSError:
+            pass
+        return False
+    _evict(folder, path)
+    return True
+
+
+def _evict(folder: Path, kept: Path) -> None:
+    try:
+        entries = []
+        for entry in os.scandir(folder):
+            if entry.name.endswith(SUFFIX) and entry.is_file():
+                stat = entry.stat()
+                entries.append((stat.st_mtime, stat.st_size, entry.path))
+    except OSError:
+        return
+    entries.sort(reverse=True)  # newest first
+    total = 0
+    for number, (_, size, path) in enumerate(entries):
+        total += size
+        if path != str(kept) and (number >= MAX_ENTRIES or total > MAX_TOTAL_BYTES):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def remember_trie(vocab: Vocabulary, arrays: dict[str, np.ndarray]) -> None:
+    """``TokenTrie(vocab)`` takes ``arrays`` (:data:`TRIE_FIELDS`) rather than building them."""
+    _TRIES[vocab] = arrays
+
+
+def cached_trie(vocab: Vocabulary) -> dict[str, np.ndarray] | None:
+    """The trie arrays remembered for ``vocab`` (a vocabulary read from the cache), or None."""
+    return _TRIES.get(vocab)
+
+
+def tokens_from_arrays(flat: np.ndarray, ends: np.ndarray) -> list[bytes]:
+    """Token ``i``'s bytes are ``flat[ends[i - 1]:ends[i]]``."""
+    data = flat.tobytes()
+    stops = ends.tolist()
+    return [data[a:b] for a, b in zip([0, *stops[:-1]], stops)]
+
+
+def arrays_from_tokens(tokens: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """The inverse of :func:`tokens_from_arrays`."""
+    flat = np.frombuffer(b"".join(tokens), dtype=np.uint8)
+    ends = np.cumsum(np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)))
+    return flat, ends
