@@ -74,20 +74,23 @@ class RowStore:
     and a race between two threads can only leave a row unshared."""
 
     def __init__(self) -> None:
-        self._rows: dict[int, weakref.ref] = {}  # hash -> the row held for it
+        self._rows: dict[int, weakref.ref] = {}  # hash -> a memoryview of the row held for it
 
-    def intern(self, row: np.ndarray) -> np.ndarray:
-        """The held row equal to ``row`` (int32 words, C-contiguous, writeable, not shared yet),
-        or ``row`` itself, now held; read-only either way."""
+    def intern(self, row: np.ndarray) -> memoryview:
+        """A memoryview of the held row equal to ``row`` (int32 words, C-contiguous, writeable,
+        not shared yet), or of ``row`` itself, now held; read-only either way (``.obj`` is the
+        array). Grammars sharing a row share its view too: a view and its buffer are two objects
+        the garbage collector tracks, and a long-lived server holds tens of thousands of rows."""
         digest = _ROW_HASH.call(row)
         held = self._rows.get(digest)
         found = None if held is None else held()
-        if found is not None and _ROWS_EQUAL.call(found, row):
+        if found is not None and _ROWS_EQUAL.call(found.obj, row):
             return found
         row.setflags(write=False)
+        view = memoryview(row)
         if found is None:  # (else another row has this hash: ``row`` stays unshared)
-            self._rows[digest] = weakref.ref(row, partial(_forget_row, self._rows, digest))
-        return row
+            self._rows[digest] = weakref.ref(view, partial(_forget_row, self._rows, digest))
+        return view
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -103,15 +106,15 @@ class MaskRow:
     """A mask cache entry: what a bitmask row gets in a state (``row``, int32 words, read-only and
     maybe shared with other grammars, see :class:`RowStore`), whether the output is complete there
     (``accepting``), a memoryview of the row (``view``: a fill copies it with one ``memmove``, a
-    third of numpy's cost for a 16 KB row) and whether it was hit since the eviction last passed
-    over it (``used``)."""
+    third of numpy's cost for a 16 KB row; shared like the row) and whether it was hit since the
+    eviction last passed over it (``used``)."""
 
     __slots__ = ("accepting", "row", "used", "view")
 
-    def __init__(self, row: np.ndarray, accepting: bool) -> None:
-        self.row = row
+    def __init__(self, view: memoryview, accepting: bool) -> None:
+        self.row = view.obj
         self.accepting = accepting
-        self.view = memoryview(row)
+        self.view = view
         self.used = False
 
 
@@ -142,7 +145,7 @@ class CompiledGrammar:
             eos_words[eos >> 5] |= np.uint32(1 << (eos & 31))
         self._eos_row = eos_words.view(np.int32)  # the row after EOS and in the error state
         self._eos_row.flags.writeable = False
-        self._eos_entry = MaskRow(self._eos_row, False)
+        self._eos_entry = MaskRow(memoryview(self._eos_row), False)
         self._rows = row_store(vocab)
         self._masks: dict[object, MaskRow] = {}  # insertion order; evicted by second chance (_state_row)
         self._lock = threading.Lock()

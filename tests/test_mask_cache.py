@@ -89,7 +89,8 @@ def test_threads_interning_at_once_get_equal_read_only_rows():
     contents = [np.full(64, value, dtype=np.int32) for value in (0, 1, -1)]
 
     def intern_many(_: int) -> bool:
-        found = [store.intern(contents[i % 3].copy()) for i in range(300)]
+        views = [store.intern(contents[i % 3].copy()) for i in range(300)]
+        found = [view.obj for view in views]
         return all(np.array_equal(row, contents[i % 3]) and not row.flags.writeable for i, row in enumerate(found))
 
     with ThreadPoolExecutor(4) as pool:

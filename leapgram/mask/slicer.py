@@ -276,6 +276,7 @@ class SliceChecker:
         self._by_expr: dict[tuple[int, bool], tuple[bool, ...]] = {}  # per expression: at most 2 × pool size
         self._unions: dict[tuple[bool, ...], np.ndarray] = {}  # OR of the contained slices' masks
         self._splits: dict[int, tuple[np.ndarray | None, tuple[TokenTrie, ...]]] = {}
+        self._whole: tuple[None, tuple[TokenTrie]] | None = None  # the one split with no slice contained
 
     def contained(self, state: int) -> tuple[bool, ...]:
         """For each slice, whether all its tokens are allowed at ``state``.
@@ -334,8 +335,10 @@ class SliceChecker:
         found = self._splits.get(state)
         if found is None:
             contained = self.contained(state)
-            if not any(contained):
-                found = (None, (full_trie,))
+            if not any(contained):  # one tuple for all such states (fewer objects for the GC to track)
+                found = self._whole
+                if found is None or found[1][0] is not full_trie:
+                    found = self._whole = (None, (full_trie,))
             else:
                 sliced = self.get_sliced()
                 union = self._unions.get(contained)
