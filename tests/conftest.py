@@ -17,6 +17,8 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"  # optional benchmark data; no test needs it
 TOKENIZER_DATA = REPO / "tests" / "data" / "tokenizers"
 REAL_TOKENIZERS = ("llama3", "qwen3", "gpt2", "mistral-v1", "smollm2", "gemma3")
+# the vocabulary cache (leapgram.vocab.cache) of the tests, not the user's
+os.environ.setdefault("LEAPGRAM_CACHE_DIR", str(Path(tempfile.gettempdir()) / f"leapgram-test-cache-{os.getuid()}"))
 
 
 def tokenizer_path(name: str) -> Path:
