@@ -1,0 +1,225 @@
+"""The on-disk vocabulary cache (leapgram.vocab.cache): hit, miss, stale, corrupt, read-only, off,
+and exact equality of the cached vocabulary and trie with the parsed ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+import pytest
+
+from leapgram import TokenizerError, Vocabulary
+from leapgram.vocab import cache
+from leapgram.vocab.trie import TokenTrie
+from tests.conftest import REAL_TOKENIZERS, tokenizer_path
+
+FIELDS = (*cache.TRIE_FIELDS, "max_depth", "vocab_size")
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("LEAPGRAM_CACHE_DIR", str(folder))
+    monkeypatch.delenv("LEAPGRAM_CACHE", raising=False)
+    return folder / "vocab"
+
+
+@pytest.fixture
+def gpt2(tmp_path):
+    """A private copy of GPT-2's tokenizer folder (the tests edit it)."""
+    folder = tmp_path / "gpt2"
+    shutil.copytree(tokenizer_path("gpt2"), folder)
+    return folder
+
+
+def parsed(path, monkeypatch, **kwargs) -> tuple[Vocabulary, TokenTrie]:
+    with monkeypatch.context() as patch:
+        patch.setenv("LEAPGRAM_CACHE", "0")
+        vocab = Vocabulary.from_tokenizer_json(path, **kwargs)
+        return vocab, TokenTrie(vocab)
+
+
+def assert_same(vocab: Vocabulary, trie: TokenTrie, expected: Vocabulary, expected_trie: TokenTrie) -> None:
+    assert vocab.tokens() == expected.tokens()
+    assert all(type(token) is bytes for token in vocab.tokens())
+    assert vocab.size == expected.size
+    assert vocab.special_token_ids == expected.special_token_ids
+    assert vocab.eos_token_ids == expected.eos_token_ids
+    assert vocab.name == expected.name
+    assert vocab.has_encoder == expected.has_encoder
+    for field in FIELDS:
+        got, want = getattr(trie, field), getattr(expected_trie, field)
+        if isinstance(want, np.ndarray):
+            assert got.dtype == want.dtype and got.shape == want.shape, field
+            assert got.flags.writeable and got.flags.c_contiguous, field
+        assert np.array_equal(got, want), field
+
+
+def entries(folder) -> list:
+    return sorted(folder.glob("*" + cache.SUFFIX)) if folder.is_dir() else []
+
+
+@pytest.mark.parametrize("name", REAL_TOKENIZERS)
+def test_cached_vocabulary_and_trie_equal_the_parsed_ones(name, cache_dir, monkeypatch):
+    expected, expected_trie = parsed(tokenizer_path(name), monkeypatch)
+    missed = Vocabulary.from_tokenizer_json(tokenizer_path(name))
+    assert len(entries(cache_dir)) == 1
+    assert cache.cached_trie(missed) is not None  # the miss built the trie with the vocabulary
+    assert_same(missed, TokenTrie(missed), expected, expected_trie)
+    hit = Vocabulary.from_tokenizer_json(tokenizer_path(name))
+    assert cache.cached_trie(hit) is not None
+    assert_same(hit, TokenTrie(hit), expected, expected_trie)
+    assert hit.encode(b"Hello, world") == expected.encode(b"Hello, world")
+
+
+def test_a_hit_does_not_parse(gpt2, cache_dir, monkeypatch):
+    Vocabulary.from_tokenizer_json(gpt2)
+    from leapgram.vocab import loaders
+
+    def fail(*args, **kwargs):
+        raise AssertionError("parsed on a hit")
+
+    monkeypatch.setattr(loaders, "parse_tokenizer_spec", fail)
+    assert Vocabulary.from_tokenizer_json(gpt2).size == 50257
+
+
+def test_an_edited_tokenizer_or_config_misses(gpt2, cache_dir, monkeypatch):
+    Vocabulary.from_tokenizer_json(gpt2)
+    spec = json.loads((gpt2 / "tokenizer.json").read_text(encoding="utf-8"))
+    spec["added_tokens"].append({"id": 50257, "content": "<|extra|>", "special": True, "single_word": False,
+                                 "lstrip": False, "rstrip": False, "normalized": False})
+    (gpt2 / "tokenizer.json").write_text(json.dumps(spec), encoding="utf-8")
+    vocab = Vocabulary.from_tokenizer_json(gpt2)
+    assert vocab.size == 50258 and 50257 in vocab.special_token_ids
+    assert len(entries(cache_dir)) == 2
+    config = json.loads((gpt2 / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config["eos_token"] = "<|extra|>"
+    (gpt2 / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    assert Vocabulary.from_tokenizer_json(gpt2).eos_token_ids == (50257,)
+    assert Vocabulary.from_tokenizer_json(gpt2).eos_token_ids == (50257,)
+    assert len(entries(cache_dir)) == 3
+
+
+def test_given_eos_ids_and_a_bad_config(gpt2, cache_dir, monkeypatch):
+    Vocabulary.from_tokenizer_json(gpt2)
+    # an ordinary token as EOS becomes special: that trie differs from the cached one
+    for _ in range(2):
+        vocab = Vocabulary.from_tokenizer_json(gpt2, eos_token_ids=[13])
+        expected, expected_trie = parsed(gpt2, monkeypatch, eos_token_ids=[13])
+        assert cache.cached_trie(vocab) is None
+        assert_same(vocab, TokenTrie(vocab), expected, expected_trie)
+    config = json.loads((gpt2 / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config["eos_token"] = "<|not-a-token|>"
+    (gpt2 / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    assert Vocabulary.from_tokenizer_json(gpt2, eos_token_ids=[50256]).eos_token_ids == (50256,)
+    for _ in range(2):  # the cached entry knows the config is wrong: parsed again, and raised
+        with pytest.raises(TokenizerError, match="not in the vocabulary"):
+            Vocabulary.from_tokenizer_json(gpt2)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty", "header"])
+def test_a_corrupt_entry_is_parsed_again_and_rewritten(damage, gpt2, cache_dir, monkeypatch):
+    expected, expected_trie = parsed(gpt2, monkeypatch)
+    Vocabulary.from_tokenizer_json(gpt2)
+    [entry] = entries(cache_dir)
+    data = bytearray(entry.read_bytes())
+    if damage == "truncate":
+        data = data[:len(data) // 2]
+    elif damage == "flip":
+        data[-1000] ^= 0x40
+    elif damage == "garbage":
+        data = bytearray(os.urandom(len(data)))
+    elif damage == "empty":
+        data = bytearray()
+    else:
+        data[len(cache.MAGIC) + 10] = ord("{")
+    entry.write_bytes(bytes(data))
+    vocab = Vocabulary.from_tokenizer_json(gpt2)
+    assert_same(vocab, TokenTrie(vocab), expected, expected_trie)
+    assert cache.read_entry(entry.stem) is not None  # the miss wrote it again
+
+
+@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0, reason="root writes to read-only folders")
+def test_a_read_only_folder(gpt2, cache_dir, monkeypatch):
+    cache_dir.mkdir(parents=True)
+    cache_dir.chmod(0o555)
+    try:
+        expected, expected_trie = parsed(gpt2, monkeypatch)
+        for _ in range(2):
+            vocab = Vocabulary.from_tokenizer_json(gpt2)
+            assert_same(vocab, TokenTrie(vocab), expected, expected_trie)
+        assert entries(cache_dir) == []
+    finally:
+        cache_dir.chmod(0o755)
+
+
+def test_an_unwritable_cache_path(gpt2, tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("LEAPGRAM_CACHE_DIR", str(blocker))
+    expected, expected_trie = parsed(gpt2, monkeypatch)
+    for _ in range(2):
+        vocab = Vocabulary.from_tokenizer_json(gpt2)
+        assert_same(vocab, TokenTrie(vocab), expected, expected_trie)
+    assert not cache.write_entry("0" * 64, {"a": np.zeros(3)})
+
+
+def test_off_with_leapgram_cache_0(gpt2, cache_dir, monkeypatch):
+    monkeypatch.setenv("LEAPGRAM_CACHE", "0")
+    assert cache.cache_folder() is None
+    Vocabulary.from_tokenizer_json(gpt2)
+    Vocabulary.from_tokenizer_json(gpt2)
+    assert not cache_dir.exists()
+
+
+def test_small_files_are_not_cached(tmp_path, cache_dir):
+    spec = {"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []}, "decoder": {"type": "ByteLevel"},
+            "added_tokens": []}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(spec), encoding="utf-8")
+    assert Vocabulary.from_tokenizer_json(tmp_path).size == 2
+    assert not cache_dir.exists()
+
+
+def test_entries_are_bounded_least_recently_used_first(cache_dir, monkeypatch):
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 3)
+    keys = [f"{i:064x}" for i in range(5)]
+    for number, key in enumerate(keys):
+        assert cache.write_entry(key, {"x": np.arange(10 + number)})
+        os.utime(cache_dir / (key + cache.SUFFIX), (1000 + number, 1000 + number))
+        if number == 2:
+            assert cache.read_entry(keys[0])["x"].shape == (10,)  # used: now the newest
+    assert sorted(path.stem for path in entries(cache_dir)) == sorted([keys[0], keys[3], keys[4]])
+    monkeypatch.setattr(cache, "MAX_TOTAL_BYTES", 1)  # the entry just written stays
+    cache.write_entry(keys[1], {"x": np.arange(4)})
+    assert [path.stem for path in entries(cache_dir)] == [keys[1]]
+    assert not list(cache_dir.glob("*.tmp"))
+
+
+def test_arrays_round_trip(cache_dir):
+    arrays = {"a": np.arange(7, dtype=np.uint8), "b": np.arange(12, dtype=np.int32).reshape(3, 4),
+              "c": np.zeros(0, dtype=np.int64), "d": np.array([-1, 2**40], dtype=np.int64)}
+    assert cache.write_entry("f" * 64, dict(arrays))
+    back = cache.read_entry("f" * 64)
+    assert list(back) == list(arrays)
+    for name, array in arrays.items():
+        assert back[name].dtype == array.dtype and np.array_equal(back[name], array)
+        assert back[name].flags.writeable
+    assert cache.read_entry("e" * 64) is None
+    (cache_dir / ("f" * 64 + cache.SUFFIX)).rename(cache_dir / ("e" * 64 + cache.SUFFIX))
+    assert cache.read_entry("e" * 64) is None  # the key inside is another's
+
+
+def test_a_folder_that_refuses_writes(gpt2, cache_dir, monkeypatch):
+    """As a read-only folder does for a user who is not root."""
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    expected, expected_trie = parsed(gpt2, monkeypatch)
+    for _ in range(2):
+        vocab = Vocabulary.from_tokenizer_json(gpt2)
+        assert_same(vocab, TokenTrie(vocab), expected, expected_trie)
+    assert entries(cache_dir) == [] and not list(cache_dir.glob("*.tmp"))
