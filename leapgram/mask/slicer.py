@@ -20,6 +20,7 @@ import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -28,11 +29,15 @@ from ..regex.dfa import LazyDfa
 from ..regex.expr import EPSILON, INF, K_AND, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
 from ..regex.syntax import parse_regex
 from ..regex.utf8 import Ranges, class_within
+from ..vocab.cache import read_derived, write_derived
 from ..vocab.trie import TokenTrie, pack_node_info
 from ..vocab.vocabulary import Vocabulary
 from .walk import fill_dfa_mask
 
 JSON_STRING_CHAR = r'[^"\\\x00-\x1F\x7F]'
+# the code the slices depend on (their key in the on-disk vocabulary cache)
+_SOURCES = (__file__, str(Path(__file__).with_name("walk.py")), str(Path(__file__).parents[1] / "regex"),
+            str(Path(__file__).parents[1] / "_kernels" / "trie_walk.py"))
 DEFAULT_SLICES: tuple[tuple[str, int], ...] = ((JSON_STRING_CHAR, 10), (JSON_STRING_CHAR, 30), (JSON_STRING_CHAR, INF))
 
 
@@ -59,6 +64,13 @@ class SlicedVocabulary:
 
     def __init__(self, vocab: Vocabulary, full_trie: TokenTrie,
                  definitions: tuple[tuple[str, int], ...] = DEFAULT_SLICES) -> None:
+        self._actual: dict[tuple[SliceClass, ...], tuple[SliceClass, ...]] = {}
+        stored = read_derived(vocab, repr(definitions), _SOURCES)  # the on-disk vocabulary cache
+        if stored is not None and all(f"{k}.mask" in stored for k in range(len(definitions))):
+            self.slices = tuple(Slice(c, n, stored[f"{k}.mask"], TokenTrie.from_arrays(vocab.size, stored, f"{k}."))
+                                for k, (c, n) in enumerate(definitions))
+            self.rest = TokenTrie.from_arrays(vocab.size, stored, "rest.")
+            return
         words = (vocab.size + 31) // 32
         claimed = np.zeros(words, dtype=np.uint32)
         slices = []
@@ -68,7 +80,10 @@ class SlicedVocabulary:
             slices.append(Slice(char_regex, max_count, members, sub_trie(full_trie, members)))
         self.slices = tuple(slices)
         self.rest = sub_trie(full_trie, ~claimed)
-        self._actual: dict[tuple[SliceClass, ...], tuple[SliceClass, ...]] = {}
+        arrays = self.rest.arrays("rest.")
+        for k, slice_ in enumerate(slices):
+            arrays.update(slice_.trie.arrays(f"{k}."), **{f"{k}.mask": slice_.mask})
+        write_derived(vocab, repr(definitions), _SOURCES, arrays)
 
     def actual_classes(self, declared: tuple[SliceClass, ...]) -> tuple[SliceClass, ...]:
         """``declared`` (one class per slice) with the bounds of the actual tokens

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 CACHE_FORMAT = 1
 MAGIC = b"LEAPGRAM-VOCAB\0\0"
-MAX_ENTRIES = 8
+MAX_ENTRIES = 16  # a tokenizer takes two: its vocabulary and trie, and its slices
 MAX_TOTAL_BYTES = 512 << 20
 MIN_FILE_BYTES = 256 << 10  # a smaller tokenizer file parses about as fast as an entry is read
 SUFFIX = ".lgv"
@@ -51,7 +51,9 @@ _ALIGN = 64
 
 # vocabularies loaded from (or written to) the cache -> their trie's arrays, for TokenTrie(vocab)
 _TRIES: weakref.WeakKeyDictionary[Vocabulary, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
+_KEYS: weakref.WeakKeyDictionary[Vocabulary, str] = weakref.WeakKeyDictionary()
 _SOURCE_DIGEST: list[bytes] = []
+_FILES_DIGESTS: dict[tuple[str, ...], bytes] = {}
 
 
 def cache_folder() -> Path | None:
@@ -202,6 +204,53 @@ def _evict(folder: Path, kept: Path) -> None:
                 os.unlink(path)
             except OSError:
                 pass
+
+
+def remember_key(vocab: Vocabulary, key: str) -> None:
+    """``vocab`` was read from (or written to) the entry ``key``: arrays derived from it can be
+    cached beside it (:func:`read_derived`)."""
+    _KEYS[vocab] = key
+
+
+def read_derived(vocab: Vocabulary, name: str, sources: tuple[str, ...]) -> dict[str, np.ndarray] | None:
+    """The arrays :func:`write_derived` stored for ``vocab`` under ``name``, or None (also for a
+    vocabulary that is not cached). ``sources`` are the files (or folders of ``.py`` files) whose
+    code computes them: an edit there is another key."""
+    key = _derived_key(vocab, name, sources)
+    return None if key is None else read_entry(key)
+
+
+def write_derived(vocab: Vocabulary, name: str, sources: tuple[str, ...], arrays: dict[str, np.ndarray]) -> bool:
+    """Store arrays computed from ``vocab`` (its tokens and special ids) alone, for
+    :func:`read_derived` in later processes; False when ``vocab`` is not cached."""
+    key = _derived_key(vocab, name, sources)
+    return key is not None and write_entry(key, arrays)
+
+
+def _derived_key(vocab: Vocabulary, name: str, sources: tuple[str, ...]) -> str | None:
+    key = _KEYS.get(vocab)
+    if key is None:
+        return None
+    digest = hashlib.sha256(f"{key}\0{name}\0".encode())
+    digest.update(np.array(sorted(vocab.special_token_ids), dtype=np.int64).tobytes())
+    digest.update(_files_digest(sources))
+    return digest.hexdigest()
+
+
+def _files_digest(sources: tuple[str, ...]) -> bytes:
+    found = _FILES_DIGESTS.get(sources)
+    if found is None:
+        digest = hashlib.sha256()
+        for source in sources:
+            path = Path(source)
+            for file in sorted(path.glob("*.py")) if path.is_dir() else [path]:
+                digest.update(file.name.encode())
+                try:
+                    digest.update(file.read_bytes())
+                except OSError:
+                    digest.update(b"?")
+        found = _FILES_DIGESTS[sources] = digest.digest()
+    return found
 
 
 def remember_trie(vocab: Vocabulary, arrays: dict[str, np.ndarray]) -> None:

@@ -90,6 +90,7 @@ def _cached_vocabulary(cls: type[Vocabulary], file: Path, key: str,
         return None
     if vocab.special_token_ids == frozenset(arrays["trie_special"].tolist()):
         cache.remember_trie(vocab, {name: arrays["trie_" + name] for name in cache.TRIE_FIELDS})
+    cache.remember_key(vocab, key)
     return vocab
 
 
@@ -107,7 +108,7 @@ def _write_cached_vocabulary(vocab: Vocabulary, key: str, special: set[int], con
         trie = TokenTrie(vocab)
     except ValueError:
         return  # a token too long for the trie: TokenTrie raises again where it is needed
-    trie_arrays = {name: getattr(trie, name) for name in cache.TRIE_FIELDS}
+    trie_arrays = trie.arrays()
     cache.remember_trie(vocab, trie_arrays)
     flat, ends = cache.arrays_from_tokens(vocab.tokens())
     arrays = {
@@ -119,7 +120,8 @@ def _write_cached_vocabulary(vocab: Vocabulary, key: str, special: set[int], con
         "trie_special": np.array(sorted(vocab.special_token_ids), dtype=np.int64),
         **{"trie_" + name: array for name, array in trie_arrays.items()},
     }
-    cache.write_entry(key, arrays)
+    if cache.write_entry(key, arrays):
+        cache.remember_key(vocab, key)
 
 
 def load_huggingface(

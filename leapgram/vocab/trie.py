@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .cache import cached_trie
+from .cache import TRIE_FIELDS, cached_trie
 
 if TYPE_CHECKING:
     from .vocabulary import Vocabulary
@@ -85,6 +85,21 @@ class TokenTrie:
         last_fresh = np.maximum.accumulate(np.where(fresh, np.arange(len(fresh)), 0))
         self.dup_primary = order[last_fresh[~fresh]].astype(np.int32)
         self.dup_other = order[~fresh].astype(np.int32)
+
+    @classmethod
+    def from_arrays(cls, vocab_size: int, arrays: dict[str, np.ndarray], prefix: str = "") -> TokenTrie:
+        """A trie of ``vocab_size`` ids over the arrays :meth:`arrays` gave (their names after
+        ``prefix``), as kept in the on-disk cache; KeyError when one is missing."""
+        trie = object.__new__(cls)
+        trie.vocab_size = vocab_size
+        for name in TRIE_FIELDS:
+            setattr(trie, name, arrays[prefix + name])
+        trie.max_depth = int(trie.node_depth.max())
+        return trie
+
+    def arrays(self, prefix: str = "") -> dict[str, np.ndarray]:
+        """The arrays that make the trie, named ``prefix`` + field (see :meth:`from_arrays`)."""
+        return {prefix + name: getattr(self, name) for name in TRIE_FIELDS}
 
     @property
     def num_nodes(self) -> int:

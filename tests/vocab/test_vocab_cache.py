@@ -223,3 +223,26 @@ def test_a_folder_that_refuses_writes(gpt2, cache_dir, monkeypatch):
         vocab = Vocabulary.from_tokenizer_json(gpt2)
         assert_same(vocab, TokenTrie(vocab), expected, expected_trie)
     assert entries(cache_dir) == [] and not list(cache_dir.glob("*.tmp"))
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama3"])
+def test_cached_slices_equal_the_computed_ones(name, cache_dir, monkeypatch):
+    from leapgram.mask.slicer import DEFAULT_SLICES, SlicedVocabulary
+
+    expected_vocab, expected_trie = parsed(tokenizer_path(name), monkeypatch)
+    expected = SlicedVocabulary(expected_vocab, expected_trie)
+    for _ in range(3):  # a miss (written), then hits
+        vocab = Vocabulary.from_tokenizer_json(tokenizer_path(name))
+        sliced = SlicedVocabulary(vocab, TokenTrie(vocab))
+        assert [(s.char_regex, s.max_count) for s in sliced.slices] == [d for d in DEFAULT_SLICES]
+        for got, want in [*zip(sliced.slices, expected.slices)]:
+            assert got.mask.dtype == want.mask.dtype and np.array_equal(got.mask, want.mask)
+            assert_same(vocab, got.trie, expected_vocab, want.trie)
+        assert_same(vocab, sliced.rest, expected_vocab, expected.rest)
+    assert len(entries(cache_dir)) == 2
+
+
+def test_derived_arrays_need_a_cached_vocabulary(cache_dir):
+    vocab = Vocabulary.byte_vocabulary()
+    assert not cache.write_derived(vocab, "x", (__file__,), {"a": np.zeros(2)})
+    assert cache.read_derived(vocab, "x", (__file__,)) is None
