@@ -303,13 +303,26 @@ class SliceChecker:
         found = self._contained.get(state)
         if found is None:
             with self.pool.lock:
-                found = self._decide(state, self._actual or self.slices)
+                found = self._none_by_first_bytes(state) or self._decide(state, self._actual or self.slices)
                 if self._actual is None and any(found):
                     self._actual = self.get_sliced().actual_classes(self.slices)
                     if not all(found):
                         found = self._decide(state, self._actual)
             self._contained[state] = found
         return found
+
+    def _none_by_first_bytes(self, state: int) -> tuple[bool, ...] | None:
+        """All ``False`` when no slice's first bytes all start some expression of ``state`` (a
+        key or enum literal, a closing quote: most states a walk meets), which is the first test
+        :func:`contained_slices` makes for each expression; else ``None`` (decide in full)."""
+        classes = self._actual or self.slices
+        first_bytes = self.pool.first_bytes
+        starts = 0
+        for expr in self.exprs_of(state):
+            starts |= first_bytes(expr)
+        if all(slice_.first_bytes & ~starts for slice_ in classes):
+            return (False,) * len(classes)
+        return None
 
     def _decide(self, state: int, classes: tuple[SliceClass, ...]) -> tuple[bool, ...]:
         """The answer for the expressions alive in ``state``, from the pool family's memo when

@@ -72,6 +72,7 @@ class Lexer(LazyRows):
         self.acc_pool = np.zeros(64, dtype=np.int32)
         self._acc_used = 0
         self._acc_ids: dict[tuple[int, ...], int] = {(): 0}
+        self._acc_slots: dict[tuple[int, ...], tuple[tuple[int, ...], int, int, int]] = {}  # see _mark_ended
         self._ignore = frozenset(ir.ignore)
         self._widened: dict[tuple[int, int], int] = {}
         self._new_state(False, ())
@@ -215,19 +216,31 @@ class Lexer(LazyRows):
 
     def _mark_ended(self, state: int, ended: list[int]) -> tuple[int, ...]:
         """Write the ``acc_*`` entries of ``state``, where the lexemes ``ended`` can end; returns
-        the lexemes its boundary reports."""
+        the lexemes its boundary reports. States with the same list share its slot of
+        ``acc_pool`` (the ends of a grammar's keys: one list per key lexeme, many states)."""
+        slot = self._acc_slots.get(tuple(ended))
+        if slot is None:
+            slot = self._acc_slots[tuple(ended)] = self._acc_slot(ended)
+        accepted, start, list_id, ignore_only = slot
+        self.acc_start[state] = start
+        self.acc_len[state] = len(accepted)
+        self.acc_id[state] = list_id
+        self.acc_ignore_only[state] = ignore_only
+        self.accepting[state] = 1
+        return accepted
+
+    def _acc_slot(self, ended: list[int]) -> tuple[tuple[int, ...], int, int, int]:
+        """``(lexemes reported, start in acc_pool, list id, ignored only)`` of the list ``ended``,
+        its lexemes written to ``acc_pool``."""
         ignore = self._ignore
         accepted = tuple(lex for lex in ended if lex not in ignore) or tuple(ended)
         if self._acc_used + len(accepted) > self.acc_pool.shape[0]:
             self.acc_pool = np.concatenate([self.acc_pool, np.zeros(self.acc_pool.shape[0] + len(accepted), np.int32)])
-        self.acc_pool[self._acc_used:self._acc_used + len(accepted)] = accepted
-        self.acc_start[state] = self._acc_used
-        self.acc_len[state] = len(accepted)
+        start = self._acc_used
+        self.acc_pool[start:start + len(accepted)] = accepted
         self._acc_used += len(accepted)
-        self.acc_id[state] = self._acc_ids.setdefault(accepted, len(self._acc_ids))
-        self.acc_ignore_only[state] = 1 if all(lex in ignore for lex in accepted) else 0
-        self.accepting[state] = 1
-        return accepted
+        list_id = self._acc_ids.setdefault(accepted, len(self._acc_ids))
+        return accepted, start, list_id, 1 if all(lex in ignore for lex in accepted) else 0
 
     def _grow(self, capacity: int) -> None:
         old = self.trans.shape[0]
@@ -473,24 +486,30 @@ class Lexer(LazyRows):
             for key in added:
                 ids.pop(key, None)
             raise
-        if new_items:  # states base, base + 1, ... (their ids are in self._ids already)
-            count = len(new_items)
-            self._items.extend(new_items)
-            self._fresh.extend([False] * count)
-            self._accepted.extend([()] * count)
-            for state, items in enumerate(new_items, base):
-                if nullable[items[0][1]]:  # the end of the literal, most often
-                    self._accepted[state] = self._mark_ended(state, [lex])
+        if new_items:
+            self._add_single_states(new_items, lex)
         rows = np.zeros((len(chain), 256), dtype=np.int32)  # DEAD everywhere but each state's byte
-        if row_bytes[-1] < 0:  # the last state's row is dead
-            rows[np.arange(len(chain) - 1), row_bytes[:-1]] = targets[:-1]
-        else:
-            rows[np.arange(len(chain)), row_bytes] = targets
+        for index in range(len(chain) if row_bytes[-1] >= 0 else len(chain) - 1):  # (-1: a dead row)
+            rows[index, row_bytes[index]] = targets[index]  # a few scalar writes: cheaper than fancy indexing
         trans = self.trans  # read after the new states: one may grow (replace) the table
         where = np.array(chain, dtype=np.intp)
         trans[where, 1:] = rows[:, 1:]  # each entry written once, with its final value (walks run unlocked)
         trans[where, 0] = rows[:, 0]
         return more
+
+    def _add_single_states(self, new_items: list[Items], lex: int) -> None:
+        """Number the states ``new_items`` (each one item of lexeme ``lex``, not fresh, their
+        ids already in ``_ids`` from ``len(_items)`` on, within ``_capacity``) in one go: what
+        :meth:`_new_state` does for each."""
+        base = len(self._items)
+        count = len(new_items)
+        self._items.extend(new_items)
+        self._fresh.extend([False] * count)
+        self._accepted.extend([()] * count)
+        nullable = self._nullable
+        for state, items in enumerate(new_items, base):
+            if nullable[items[0][1]]:  # the end of a literal, most often
+                self._accepted[state] = self._mark_ended(state, [lex])
 
     def _fill_from_template(self, state: int, lex: int, expr: int) -> bool:
         """The rows of ``state`` and of every state its lexeme reaches from ``expr`` (the JSON
@@ -507,22 +526,31 @@ class Lexer(LazyRows):
         if len(self._items) + len(exprs) > self.limits.max_dfa_states:
             return False
         ids = self._ids
-        local = np.empty(len(exprs) + 1, dtype=np.int32)
-        local[0] = DEAD
         fresh = self._fresh[state]
-        for index, e in enumerate(exprs, 1):
-            if index == 1 and not (fresh and root_reached):
-                local[1] = state  # itself (or, fresh, a twin no byte reaches: not made)
+        base = next_state = len(self._items)
+        local = [DEAD]  # template state j is local[j + 1]
+        new_items: list[Items] = []  # states numbered from base, in order
+        for index, e in enumerate(exprs):
+            if index == 0 and not (fresh and root_reached):
+                local.append(state)  # itself (or, fresh, a twin no byte reaches: not made)
                 continue
             items = ((lex, e),)
-            found = ids.get((False, items))
-            local[index] = self._new_state(False, items) if found is None else found
-        rows = local[table]
+            key = (False, items)
+            found = ids.get(key)
+            if found is None:
+                found = ids[key] = next_state
+                next_state += 1
+                new_items.append(items)
+            local.append(found)
+        if new_items:
+            if next_state > self._capacity:  # within max_dfa_states: checked above
+                self._grow(min(max(2 * base, next_state), self.limits.max_dfa_states))
+            self._add_single_states(new_items, lex)
+        rows = np.array(local, dtype=np.int32)[table]
         trans = self.trans  # read after the new states: one may grow (replace) the table
         order = {int(state): 0}
-        for index in range(len(exprs)):
-            target = int(local[index + 1])
-            if target not in order and trans[target, 0] == UNKNOWN:
+        for index, target in enumerate(local[1:]):
+            if target not in order and (target >= base or trans[target, 0] == UNKNOWN):
                 order[target] = index
         states = np.fromiter(order, dtype=np.intp, count=len(order))
         sources = np.fromiter(order.values(), dtype=np.intp, count=len(order))
