@@ -22,6 +22,11 @@ from numba.core.runtime import rtsys
 from .entry import same_machine_code
 
 _MODULES = ("trie_walk", "tables", "earley", "cfg_walk", "rows")
+# loaded first, in the order a JSON Schema's first request calls them (Matcher, first mask, first
+# token, later masks), so that its masks find them loaded while the thread loads the rest
+_FIRST_USED = (("earley", "root_kernel"), ("cfg_walk", "walk_cfg_kernel"), ("rows", "row_hash_kernel"),
+               ("cfg_walk", "advance_cfg_kernel"), ("tables", "table_get_kernel"), ("rows", "rows_equal_kernel"),
+               ("trie_walk", "walk_trie_kernel"))
 
 
 def njit(**options) -> Callable[[Callable], Callable]:
@@ -75,11 +80,12 @@ def start_loading_cached_kernels() -> threading.Thread | None:
 def _load_cached_kernels() -> None:
     seen: set[int] = set()
     try:
-        for name in _MODULES:
-            for kernel in vars(importlib.import_module(f"{__name__}.{name}")).values():
-                if isinstance(kernel, Dispatcher) and id(kernel) not in seen:
-                    seen.add(id(kernel))
-                    _load_cached_signature(kernel)
+        first = [getattr(importlib.import_module(f"{__name__}.{module}"), name) for module, name in _FIRST_USED]
+        rest = [kernel for module in _MODULES for kernel in vars(importlib.import_module(f"{__name__}.{module}")).values()]
+        for kernel in first + rest:
+            if isinstance(kernel, Dispatcher) and id(kernel) not in seen:
+                seen.add(id(kernel))
+                _load_cached_signature(kernel)
     except Exception:  # noqa: BLE001 (numba internals changed: the first calls load the kernels)
         return
 
