@@ -315,14 +315,15 @@ class SliceChecker:
         """All ``False`` when no slice's first bytes all start some expression of ``state`` (a
         key or enum literal, a closing quote: most states a walk meets), which is the first test
         :func:`contained_slices` makes for each expression; else ``None`` (decide in full)."""
-        classes = self._actual or self.slices
         first_bytes = self.pool.first_bytes
         starts = 0
         for expr in self.exprs_of(state):
             starts |= first_bytes(expr)
-        if all(slice_.first_bytes & ~starts for slice_ in classes):
-            return (False,) * len(classes)
-        return None
+        classes = self._actual or self.slices
+        for slice_ in classes:
+            if not slice_.first_bytes & ~starts:
+                return None
+        return (False,) * len(classes)
 
     def _decide(self, state: int, classes: tuple[SliceClass, ...]) -> tuple[bool, ...]:
         """The answer for the expressions alive in ``state``, from the pool family's memo when

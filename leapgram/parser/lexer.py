@@ -74,6 +74,7 @@ class Lexer(LazyRows):
         self._acc_ids: dict[tuple[int, ...], int] = {(): 0}
         self._acc_slots: dict[tuple[int, ...], tuple[tuple[int, ...], int, int, int]] = {}  # see _mark_ended
         self._ignore = frozenset(ir.ignore)
+        self._lexeme_exprs = [lexeme.expr for lexeme in ir.lexemes]
         self._widened: dict[tuple[int, int], int] = {}
         self._new_state(False, ())
         self.trans[DEAD, :] = DEAD
@@ -153,8 +154,8 @@ class Lexer(LazyRows):
         found = self._start_of.get(lexemes)
         if found is None:
             with self._lock:
-                allowed = sorted(lexemes | self._ignore)
-                items = tuple((lex, self.ir.lexemes[lex].expr) for lex in allowed)
+                allowed = sorted(lexemes | self._ignore) if self._ignore else sorted(lexemes)
+                items = tuple(zip(allowed, map(self._lexeme_exprs.__getitem__, allowed)))
                 found = self._state_of(True, items) if items else DEAD
                 self._start_of[lexemes] = found
         return found
