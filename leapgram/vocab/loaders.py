@@ -40,7 +40,7 @@ def load_tokenizer_json(
         content = f.read()
     key = _cache_key(file, content)
     if key is not None:
-        vocab = _cached_vocabulary(cls, file, key, eos_token_ids)
+        vocab = _cached_vocabulary(cls, key, eos_token_ids, TokenizersEncoder(str(file)), file.parent.name)
         if vocab is not None:
             return vocab
     text = content.decode("utf-8")
@@ -73,8 +73,8 @@ def _cache_key(file: Path, content: bytes) -> str | None:
     return cache.entry_key(content, *configs)
 
 
-def _cached_vocabulary(cls: type[Vocabulary], file: Path, key: str,
-                       eos_token_ids: Iterable[int] | None) -> Vocabulary | None:
+def _cached_vocabulary(cls: type[Vocabulary], key: str, eos_token_ids: Iterable[int] | None,
+                       encoder: Callable[[bytes], list[int]], name: str) -> Vocabulary | None:
     arrays = cache.read_entry(key)
     if arrays is None:
         return None
@@ -85,21 +85,22 @@ def _cached_vocabulary(cls: type[Vocabulary], file: Path, key: str,
             eos_token_ids = arrays["config_eos"].tolist()
         tokens = cache.tokens_from_arrays(arrays["token_bytes"], arrays["token_ends"])
         vocab = cls(tokens, special_token_ids=arrays["special"].tolist(), eos_token_ids=eos_token_ids,
-                    encoder=TokenizersEncoder(str(file)), name=file.parent.name, _checked=True)
+                    encoder=encoder, name=name, _checked=True)
     except (KeyError, ValueError, IndexError):
         return None
     if vocab.special_token_ids == frozenset(arrays["trie_special"].tolist()):
-        cache.remember_trie(vocab, {name: arrays["trie_" + name] for name in cache.TRIE_FIELDS})
+        cache.remember_trie(vocab, {field: arrays["trie_" + field] for field in cache.TRIE_FIELDS})
     cache.remember_key(vocab, key)
     return vocab
 
 
 def _write_cached_vocabulary(vocab: Vocabulary, key: str, special: set[int], config_eos: tuple[int, ...] | None,
-                             folder: Path, ids_by_text: dict[str, int]) -> None:
-    """Build ``vocab``'s trie now (the first compile needs it) and store it with the vocabulary."""
+                             folder: Path | None, ids_by_text: dict[str, int]) -> None:
+    """Build ``vocab``'s trie now (the first compile needs it) and store it with the vocabulary
+    and the EOS ids of the config files in ``folder`` (none without one)."""
     from .trie import TokenTrie
 
-    if config_eos is None:
+    if config_eos is None and folder is not None:
         try:
             config_eos = _config_eos_ids(folder, ids_by_text)
         except (TokenizerError, OSError, ValueError, AttributeError):
@@ -127,24 +128,35 @@ def _write_cached_vocabulary(vocab: Vocabulary, key: str, special: set[int], con
 def load_huggingface(
     cls: type[Vocabulary], tokenizer: Any, *, eos_token_ids: Iterable[int] | None
 ) -> Vocabulary:
-    """``Vocabulary.from_huggingface``: see there."""
+    """``Vocabulary.from_huggingface``: see there. The on-disk cache is keyed by the tokenizer's
+    serialization (``to_str()``), so it saves parsing that text and building the trie."""
     backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
     if not callable(getattr(backend, "to_str", None)):
         raise TokenizerError(
             f"from_huggingface takes a tokenizers.Tokenizer or a transformers fast tokenizer, not "
             f"{type(tokenizer).__name__}; load it with use_fast=True or use from_tokenizer_json"
         )
-    tokens, special, _ = parse_tokenizer_spec(json.loads(backend.to_str()), source=type(tokenizer).__name__)
+    text = backend.to_str()
     if eos_token_ids is None:
         eos_token_ids = _as_ids(getattr(tokenizer, "eos_token_id", None))
     name = getattr(tokenizer, "name_or_path", "") or ""
-    return cls(
+    key = None
+    if len(text) >= cache.MIN_FILE_BYTES and cache.cache_folder() is not None:
+        key = cache.entry_key(b"huggingface", text.encode("utf-8"))
+        vocab = _cached_vocabulary(cls, key, eos_token_ids, TokenizersEncoder(backend), name)
+        if vocab is not None:
+            return vocab
+    tokens, special, _ = parse_tokenizer_spec(json.loads(text), source=type(tokenizer).__name__)
+    vocab = cls(
         tokens,
         special_token_ids=special,
         eos_token_ids=eos_token_ids,
         encoder=TokenizersEncoder(backend),
         name=name,
     )
+    if key is not None:
+        _write_cached_vocabulary(vocab, key, special, None, None, {})
+    return vocab
 
 
 def load_tiktoken(

@@ -246,3 +246,23 @@ def test_derived_arrays_need_a_cached_vocabulary(cache_dir):
     vocab = Vocabulary.byte_vocabulary()
     assert not cache.write_derived(vocab, "x", (__file__,), {"a": np.zeros(2)})
     assert cache.read_derived(vocab, "x", (__file__,)) is None
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama3"])
+def test_from_huggingface_is_cached_too(name, cache_dir):
+    tokenizers = pytest.importorskip("tokenizers")
+    tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path(name) / "tokenizer.json"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LEAPGRAM_CACHE", "0")
+        expected = Vocabulary.from_huggingface(tokenizer)
+        expected_trie = TokenTrie(expected)
+    for eos in (None, [0], None):  # a miss, then hits (an ordinary EOS: that vocabulary's own trie)
+        vocab = Vocabulary.from_huggingface(tokenizer, eos_token_ids=eos)
+        assert cache.cached_trie(vocab) is not None or eos is not None
+        if eos is None:
+            assert_same(vocab, TokenTrie(vocab), expected, expected_trie)
+        else:
+            assert vocab.eos_token_ids == (0,) and 0 in vocab.special_token_ids
+            assert not TokenTrie(vocab).node_token.tolist().count(0)
+    assert len(entries(cache_dir)) == 1
+    assert vocab.encode(b"Hello, world") == expected.encode(b"Hello, world")
