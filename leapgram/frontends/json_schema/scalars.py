@@ -11,6 +11,9 @@ from ...regex.syntax import parse_regex
 from .numbers import NUMBER_KEYWORDS, PLAIN_NUMBER, NumberBuilder, decimal_of, number_expr
 from .strings import STRING_KEYWORDS, literal_string, string_expr, string_universe
 
+STRING_SET = frozenset(STRING_KEYWORDS)
+NUMBER_SET = frozenset(NUMBER_KEYWORDS)
+
 
 class ScalarKeywords:
     """The string and number keywords of :class:`SchemaTranslator` (a mixin: ``self`` is the
@@ -67,8 +70,8 @@ class ScalarKeywords:
     def _one_scalar_expr(self, schema: dict, pointer: str, kind: str) -> int:
         """``string_expr``/``number_expr``, memoized by the keywords they read (schemas repeat
         ``{"type": "string"}`` and the like many times, and building a Unicode class is slow)."""
-        names = STRING_KEYWORDS if kind == "string" else NUMBER_KEYWORDS
-        key = (kind, repr(sorted((k, schema[k]) for k in names if k in schema)))
+        names = STRING_SET if kind == "string" else NUMBER_SET
+        key = (kind, repr(sorted([(k, v) for k, v in schema.items() if k in names])))
         found = self._scalar_exprs.get(key)
         if found is None:
             warnings = len(self.ctx.warnings)

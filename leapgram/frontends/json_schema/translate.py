@@ -29,6 +29,7 @@ from .scalars import ScalarKeywords
 from .unevaluated import Unevaluated
 
 TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
+_TYPE_SET = frozenset(TYPES)
 # Keywords that _alternatives handles before it reaches 'not': a schema that 'not' rewrites into
 # one holding any of them is translated from the start again.
 _ROUTED = ("allOf", "anyOf", "oneOf", "not", "$ref", "$dynamicRef", "$recursiveRef", "unevaluatedProperties",
@@ -308,6 +309,8 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
     def types_of(self, schema: dict, pointer: str) -> set[str]:
         """The JSON types ``schema`` allows (``integer`` only when ``number`` is absent)."""
         declared = schema.get("type")
+        if declared.__class__ is str and declared in _TYPE_SET and "nullable" not in schema:  # most schemas
+            return {declared}
         if declared is None:
             types = set(TYPES) - {"integer"}
         else:
@@ -327,7 +330,7 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
         if "const" in schema or "enum" in schema:
             return self._enumerated(schema, pointer, types)
         out = []
-        for kind in sorted(types):
+        for kind in (types if len(types) == 1 else sorted(types)):
             symbol = self._of_type(kind, schema, pointer)
             if symbol is not None:
                 out.append(symbol)
