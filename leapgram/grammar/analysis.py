@@ -49,20 +49,9 @@ def _least(rules: Sequence[Rule], found: set[int]) -> set[int]:
     most of it building those lists.)"""
     watching: dict[int, list[tuple[Rule, int]]] = {}
     for rule in rules:
-        lhs = rule[0]
-        if lhs in found:
-            continue
-        for i, symbol in enumerate(rule[1]):  # _waits(rule, 0, ...) inlined: most rules are scanned once
-            if symbol >= 0 and symbol not in found:
-                waiting = watching.get(symbol)
-                if waiting is None:
-                    watching[symbol] = [(rule, i)]
-                else:
-                    waiting.append((rule, i))
-                break
-        else:
-            found.add(lhs)
-            added = [lhs]
+        if rule[0] not in found and not _waits(rule, 0, found, watching):
+            found.add(rule[0])
+            added = [rule[0]]
             while added:
                 for waiting, at in watching.pop(added.pop(), ()):
                     if waiting[0] not in found and not _waits(waiting, at + 1, found, watching):
