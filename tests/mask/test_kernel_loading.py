@@ -40,3 +40,30 @@ def test_loading_again_is_harmless():
     if thread is not None:
         thread.join(timeout=120)
         assert not thread.is_alive()
+
+
+FIRST_COMPILE = """
+import leapgram
+from leapgram import _kernels
+from leapgram._kernels import earley, cfg_walk, rows
+vocab = leapgram.Vocabulary.byte_vocabulary()
+compiled = leapgram.GrammarCompiler(vocab).compile_json_schema({"type": "object"})
+loaded = all(kernel.overloads for kernel in (earley.root_kernel, cfg_walk.walk_cfg_kernel, rows.row_hash_kernel))
+print(_kernels._FIRST_LOADED.is_set(), loaded)
+"""
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="the kernels are plain functions")
+def test_the_first_compile_waits_for_the_first_masks_kernels():
+    run = subprocess.run([sys.executable, "-c", FIRST_COMPILE], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["True", "True"]
+
+
+def test_waiting_returns_when_nothing_loads(monkeypatch):
+    from leapgram import _kernels
+
+    monkeypatch.setenv("LEAPGRAM_PRELOAD_KERNELS", "0")
+    start_loading_cached_kernels()
+    assert _kernels._FIRST_LOADED.is_set()
+    _kernels.wait_for_first_kernels(timeout=0.01)
