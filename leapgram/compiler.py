@@ -69,11 +69,15 @@ def row_store(vocab: Vocabulary) -> RowStore:
 class VocabularyRows:
     """What every grammar compiled for one vocabulary starts with, made once per vocabulary (a
     numpy row and a frozenset of the special ids cost 45 µs, 5% of a median schema's first mask):
-    the EOS row (read-only) with its memoryview, and the ids that are not plain text."""
+    the EOS row (read-only) with its memoryview, the ids that are not plain text, and the
+    vocabulary's trie, row store and (once made) slices, found here with one look-up."""
 
-    __slots__ = ("eos_row", "eos_view", "not_text")
+    __slots__ = ("eos_row", "eos_view", "not_text", "rows", "sliced", "trie")
 
     def __init__(self, vocab: Vocabulary) -> None:
+        self.trie = token_trie(vocab)
+        self.rows = row_store(vocab)
+        self.sliced: SlicedVocabulary | None = None
         eos_words = np.zeros(bitmask_words(vocab.size), dtype=np.uint32)
         for eos in vocab.eos_token_ids:
             eos_words[eos >> 5] |= np.uint32(1 << (eos & 31))
@@ -87,9 +91,11 @@ def vocabulary_rows(vocab: Vocabulary) -> VocabularyRows:
     """The :class:`VocabularyRows` of ``vocab``, made on first use and kept while it lives."""
     with _DERIVED_LOCK:
         found = _VOCABULARY_ROWS.get(vocab)
-        if found is None:
-            found = _VOCABULARY_ROWS[vocab] = VocabularyRows(vocab)
-        return found
+    if found is None:  # made outside the lock: token_trie and row_store take it
+        found = VocabularyRows(vocab)
+        with _DERIVED_LOCK:
+            found = _VOCABULARY_ROWS.setdefault(vocab, found)
+    return found
 
 
 class RowStore:
@@ -159,19 +165,19 @@ class CompiledGrammar:
         self.grammar = grammar
         self.vocab = vocab
         self.limits = limits
-        self._trie = token_trie(vocab)
+        shared = vocabulary_rows(vocab)
+        self._trie = shared.trie
         self._words = bitmask_words(vocab.size)
         slicer_source = (lambda: sliced_vocabulary(vocab)) if use_slicer else None
-        if use_slicer and not grammar.ir.is_regex:
-            sliced_vocabulary(vocab)  # once per vocabulary, here rather than inside a mask (60 ms for Llama-3)
+        if use_slicer and not grammar.ir.is_regex and shared.sliced is None:
+            shared.sliced = sliced_vocabulary(vocab)  # once per vocabulary, here rather than inside a mask (60 ms for Llama-3)
         if grammar.ir.is_regex:
             self._engine: RegexEngine | CfgEngine = RegexEngine(grammar.ir, self._trie, limits, slicer_source)
         else:
             self._engine = CfgEngine(grammar.ir, self._trie, limits, slicer_source, use_leo=use_leo)
-        shared = vocabulary_rows(vocab)
         self._eos_row = shared.eos_row  # the row after EOS and in the error state (read-only)
         self._eos_entry = MaskRow(shared.eos_view, False)
-        self._rows = row_store(vocab)
+        self._rows = shared.rows
         self._masks: dict[object, MaskRow] = {}  # insertion order; evicted by second chance (_state_row)
         self._lock = threading.Lock()
         self._special_tokens = SpecialTokens(grammar.ir, vocab)  # control tokens the grammar spells out
