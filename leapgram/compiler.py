@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from numba.core import config as numba_config
 
-from ._kernels import wait_for_first_kernels
+from ._kernels import wait_for_kernels
 from ._kernels.entry import DirectKernel
 from ._kernels.rows import row_hash_kernel, row_hash_twin, rows_equal_kernel, rows_equal_twin
 from .bitmask import bitmask_words
@@ -302,7 +302,7 @@ class GrammarCompiler:
                 return found
         use_slicer, use_leo = self._options
         compiled = CompiledGrammar(grammar, self.vocab, self.limits, use_slicer=use_slicer, use_leo=use_leo)
-        wait_for_first_kernels()  # a fresh process: its first masks find their kernels loaded
+        wait_for_kernels()  # a fresh process: its first masks find the kernels loaded
         if self.cache_size:
             with self._lock:
                 compiled = self._cache.setdefault(key, compiled)

@@ -23,11 +23,12 @@ from .entry import same_machine_code
 
 _MODULES = ("trie_walk", "tables", "earley", "cfg_walk", "rows")
 # loaded first, in the order a JSON Schema's first request calls them (Matcher, first mask, first
-# token, later masks), so that its masks find them loaded while the thread loads the rest
+# token, later masks): with LEAPGRAM_PRELOAD_KERNELS=0 or a compile that does not wait, its
+# first masks find them loaded sooner
 _FIRST_USED = (("earley", "root_kernel"), ("cfg_walk", "walk_cfg_kernel"), ("rows", "row_hash_kernel"),
                ("cfg_walk", "advance_cfg_kernel"), ("tables", "table_get_kernel"), ("rows", "rows_equal_kernel"),
                ("trie_walk", "walk_trie_kernel"))
-_FIRST_LOADED = threading.Event()  # set once those are loaded (or will not be)
+_LOADED = threading.Event()  # set once the thread is done (or when it does not start)
 
 
 def njit(**options) -> Callable[[Callable], Callable]:
@@ -69,7 +70,7 @@ def start_loading_cached_kernels() -> threading.Thread | None:
     ``LEAPGRAM_PRELOAD_KERNELS=0``.
     """
     if numba_config.DISABLE_JIT or os.environ.get("LEAPGRAM_PRELOAD_KERNELS", "1") == "0":
-        _FIRST_LOADED.set()
+        _LOADED.set()
         return None
     thread = threading.Thread(target=_load_cached_kernels, name="leapgram-kernel-loading")
     thread.start()
@@ -79,13 +80,14 @@ def start_loading_cached_kernels() -> threading.Thread | None:
     return thread
 
 
-def wait_for_first_kernels(timeout: float = 10.0) -> None:
-    """Wait until the loading thread has loaded the kernels of :data:`_FIRST_USED` (at once when
-    it has, or never started). ``GrammarCompiler.compile`` calls it, so a fresh process's first
-    compile, not its first masks, waits for them: a compile runs beside decoding (vLLM compiles
-    in a thread pool), a mask is on its critical path. Never longer than ``timeout`` seconds."""
-    if not _FIRST_LOADED.is_set():
-        _FIRST_LOADED.wait(timeout)
+def wait_for_kernels(timeout: float = 10.0) -> None:
+    """Wait until the loading thread is done (at once when it is, or never started).
+    ``GrammarCompiler.compile`` calls it, so a fresh process's first compile, not its first
+    masks, waits for the kernels, and the masks do not share the GIL with the thread: a compile
+    runs beside decoding (vLLM compiles in a thread pool), a mask is on its critical path. Never
+    longer than ``timeout`` seconds."""
+    if not _LOADED.is_set():
+        _LOADED.wait(timeout)
 
 
 def _load_cached_kernels() -> None:
@@ -93,16 +95,14 @@ def _load_cached_kernels() -> None:
     try:
         first = [getattr(importlib.import_module(f"{__name__}.{module}"), name) for module, name in _FIRST_USED]
         rest = [kernel for module in _MODULES for kernel in vars(importlib.import_module(f"{__name__}.{module}")).values()]
-        for number, kernel in enumerate(first + rest):
-            if number == len(first):
-                _FIRST_LOADED.set()
+        for kernel in first + rest:
             if isinstance(kernel, Dispatcher) and id(kernel) not in seen:
                 seen.add(id(kernel))
                 _load_cached_signature(kernel)
     except Exception:  # noqa: BLE001 (numba internals changed: the first calls load the kernels)
         return
     finally:
-        _FIRST_LOADED.set()
+        _LOADED.set()
 
 
 def _load_cached_signature(kernel: Dispatcher) -> None:
