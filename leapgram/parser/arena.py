@@ -14,11 +14,14 @@ from operator import add, itemgetter
 import numpy as np
 
 from .._kernels import earley as k
+from .._kernels.entry import DirectKernel
 from .._kernels.tables import ABSENT, EMPTY_KEY, table_get_kernel, table_rehash_kernel
 from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
 from .lexer import Lexer
+
+_TABLE_GET = DirectKernel(table_get_kernel)  # ChartArena.boundary: int64 tables and an int key, always
 
 
 class ParserTables:
@@ -179,7 +182,7 @@ class ChartArena:
         ``chart``; ``None`` when the parser allows none of the lexemes that end there."""
         if not self.lexer.accepting[lex]:
             return None
-        value = table_get_kernel(self.bound_keys, self.bound_vals, (chart << 32) | lex)
+        value = _TABLE_GET.call(self.bound_keys, self.bound_vals, (chart << 32) | lex)
         if value == ABSENT:
             while value == ABSENT:
                 status, value = k.boundary_kernel(self.tables.grammar, self.arrays, self.lexer.kernel_arrays,
