@@ -4,9 +4,11 @@ A fresh process otherwise pays inside its first request what a server should pay
 numba loading the kernels from its on-disk cache (``cache=True``; ``import leapgram`` starts a
 thread that loads most of them, see :func:`leapgram._kernels.start_loading_cached_kernels`; the
 first run of an installation compiles them instead, about a minute), the JSON Schema front end's
-base pool of regexes, and, per vocabulary, the token trie and the slices of the slicer. With
-Llama-3 it takes 0.64-0.95 s on a loaded 2-core machine (1.2-1.5 s before the kernels skipped
-numba's refresh and the trie was built with numpy). Measured costs are in ``docs/design/warm-up.md``.
+base pool of regexes, and, per vocabulary, the token trie and the slices of the slicer (read
+from the on-disk vocabulary cache, :mod:`leapgram.vocab.cache`, after the first run). With
+Llama-3 it took 0.64-0.95 s on a loaded 2-core machine in round 14 (1.2-1.5 s before the kernels
+skipped numba's refresh and the trie was built with numpy); with the vocabulary cache 0.34-0.44 s
+at load 2.8-5. Measured costs are in ``docs/design/warm-up.md``.
 """
 
 from __future__ import annotations
