@@ -7,8 +7,8 @@ first run of an installation compiles them instead, about a minute), the JSON Sc
 base pool of regexes, and, per vocabulary, the token trie and the slices of the slicer (read
 from the on-disk vocabulary cache, :mod:`leapgram.vocab.cache`, after the first run). With
 Llama-3 it took 0.64-0.95 s on a loaded 2-core machine in round 14 (1.2-1.5 s before the kernels
-skipped numba's refresh and the trie was built with numpy); with the vocabulary cache 0.34-0.44 s
-at load 2.8-5. Measured costs are in ``docs/design/warm-up.md``.
+skipped numba's refresh and the trie was built with numpy); in round 15, with the vocabulary
+cache, 0.44-0.77 s at load 5-5.5. Measured costs are in ``docs/design/warm-up.md``.
 """
 
 from __future__ import annotations
