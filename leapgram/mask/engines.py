@@ -13,6 +13,7 @@ cache), ``fill_mask(state, mask)`` (OR the allowed tokens, EOS excluded, into ui
 from __future__ import annotations
 
 import sys
+from operator import itemgetter
 
 import numpy as np
 
@@ -33,6 +34,7 @@ CfgState = tuple[ChartArena, int, int]
 _WALK_KERNEL = DirectKernel(walk_cfg_kernel)  # the mask walks over TokenTrie arrays: always the same types
 # CfgEngine.advance: ``bytes``, the lexer's and the arena's arrays, integers: always the same types
 _ADVANCE_KERNEL = DirectKernel(advance_cfg_kernel)
+_SECOND = itemgetter(1)  # a lexer item's expression
 
 
 class RegexEngine:
@@ -117,7 +119,7 @@ class CfgEngine:
         self.slicer = None
         if slicer_source is not None:
             lexer = self.lexer  # captured alone: a closure over self would make a reference cycle
-            self.slicer = SliceChecker(ir.pool, lambda s: tuple(e for _, e in lexer.items(s)), slicer_source)
+            self.slicer = SliceChecker(ir.pool, lambda s: tuple(map(_SECOND, lexer.items(s))), slicer_source)
 
     @property
     def initial(self) -> CfgState:

@@ -545,7 +545,12 @@ class Lexer(LazyRows):
             local.append(found)
         if new_items:
             if next_state > self._capacity:  # within max_dfa_states: checked above
-                self._grow(min(max(2 * base, next_state), self.limits.max_dfa_states))
+                try:
+                    self._grow(min(max(2 * base, next_state), self.limits.max_dfa_states))
+                except BaseException:  # (out of memory) no state was made: take their ids back
+                    for items in new_items:
+                        ids.pop((False, items), None)
+                    raise
             self._add_single_states(new_items, lex)
         rows = np.array(local, dtype=np.int32)[table]
         trans = self.trans  # read after the new states: one may grow (replace) the table
