@@ -109,11 +109,14 @@ def read_entry(key: str) -> dict[str, np.ndarray] | None:
             if f.readinto(buffer) != size:
                 return None
         arrays = _decode(buffer, key)
-        if arrays is not None:
-            os.utime(path)  # recently used: evicted last
-        return arrays
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    if arrays is not None:
+        try:
+            os.utime(path)  # recently used: evicted last
+        except OSError:  # a read-only folder (a cache shipped in an image) still serves hits
+            pass
+    return arrays
 
 
 def _decode(buffer: bytearray, key: str) -> dict[str, np.ndarray] | None:

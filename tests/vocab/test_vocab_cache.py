@@ -266,3 +266,18 @@ def test_from_huggingface_is_cached_too(name, cache_dir):
             assert not TokenTrie(vocab).node_token.tolist().count(0)
     assert len(entries(cache_dir)) == 1
     assert vocab.encode(b"Hello, world") == expected.encode(b"Hello, world")
+
+
+def test_a_read_only_folder_still_serves_hits(gpt2, cache_dir, monkeypatch):
+    Vocabulary.from_tokenizer_json(gpt2)
+    from leapgram.vocab import loaders
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    def fail(*args, **kwargs):
+        raise AssertionError("parsed on a hit")
+
+    monkeypatch.setattr(os, "utime", refuse)
+    monkeypatch.setattr(loaders, "parse_tokenizer_spec", fail)
+    assert Vocabulary.from_tokenizer_json(gpt2).size == 50257
