@@ -29,6 +29,7 @@ _FIRST_USED = (("earley", "root_kernel"), ("cfg_walk", "walk_cfg_kernel"), ("row
                ("cfg_walk", "advance_cfg_kernel"), ("tables", "table_get_kernel"), ("rows", "rows_equal_kernel"),
                ("trie_walk", "walk_trie_kernel"))
 _LOADED = threading.Event()  # set once the thread is done (or when it does not start)
+_THREADS: list[threading.Thread] = []  # the threads started
 
 
 def njit(**options) -> Callable[[Callable], Callable]:
@@ -64,7 +65,8 @@ def start_loading_cached_kernels() -> threading.Thread | None:
     leapgram``, rather than inside the first masks (2-15 ms a kernel, 0.05-0.1 s in all).
 
     Loading is half Python, half LLVM linking outside the GIL, so it overlaps the caller's
-    vocabulary loading; a kernel called meanwhile waits only for numba's compiler lock. The
+    vocabulary loading; a kernel called meanwhile waits only for numba's compiler lock, and
+    ``GrammarCompiler.compile`` waits for the thread (:func:`wait_for_kernels`). The
     thread is not a daemon: a process ends after it (a daemon thread inside LLVM could crash
     the exit), and ``os.fork`` waits for it. Off while numba is disabled or with
     ``LEAPGRAM_PRELOAD_KERNELS=0``.
@@ -73,6 +75,7 @@ def start_loading_cached_kernels() -> threading.Thread | None:
         _LOADED.set()
         return None
     thread = threading.Thread(target=_load_cached_kernels, name="leapgram-kernel-loading")
+    _THREADS.append(thread)
     thread.start()
     # a child forked while the thread holds numba's compiler lock would never get the lock
     if hasattr(os, "register_at_fork"):  # POSIX
@@ -86,7 +89,7 @@ def wait_for_kernels(timeout: float = 10.0) -> None:
     masks, waits for the kernels, and the masks do not share the GIL with the thread: a compile
     runs beside decoding (vLLM compiles in a thread pool), a mask is on its critical path. Never
     longer than ``timeout`` seconds."""
-    if not _LOADED.is_set():
+    if _THREADS and not _LOADED.is_set():  # (never while leapgram's import, before it starts)
         _LOADED.wait(timeout)
 
 
