@@ -432,7 +432,6 @@ class Lexer(LazyRows):
         pool = self.pool
         kind, args, has_bool = pool.kind, pool.args, pool.has_bool
         ids = self._ids
-        nullable = self._nullable
         trans = self.trans
         chain = [state]  # states whose rows are written here, in order
         row_bytes: list[int] = []  # per state of the chain: its byte (-1: a dead row)
