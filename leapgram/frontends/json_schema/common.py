@@ -1,14 +1,18 @@
 """The expressions every schema needs, built once per process and copied per schema.
 
-The JSON string and number lexemes, the formats and their spellings and the derivatives a lexer
-takes of them live in a *base pool* (per :class:`Limits`); each translation starts from
-:meth:`ExprPool.copy` of it, independent of the base and of other schemas. Why:
-docs/design/json-schema.md ("Time to first mask").
+The JSON string and number lexemes and the derivatives a lexer takes of them live in a *base pool*
+(per :class:`Limits`); each translation starts from :meth:`ExprPool.copy` of it, independent of the
+base and of other schemas. Why: docs/design/json-schema.md ("Time to first mask"). The formats and
+their spellings (two thirds of the base pool's build, mostly the URI and IRI regexes) are in a
+second base pool, its own pool family, built when a process's first schema with a ``format`` asks
+for it: schemas without one copy the smaller pool.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
+from typing import Any
 
 from ...limits import Limits
 from ...regex.expr import EMPTY, K_REPEAT, ExprPool
@@ -23,24 +27,51 @@ MAX_WARM_STATES = 64  # derivative states warmed per lexeme
 SLICE_CHAR = r'[^"\\\x00-\x1F\x7F]'  # the character of the slicer's default slices (mask.slicer.JSON_STRING_CHAR)
 
 
-def schema_pool(limits: Limits) -> ExprPool:
-    """A new pool for one schema: a copy of the base pool, or an empty pool when the base pool
-    would take more than a quarter of ``limits.max_regex_nodes`` (its nodes count there)."""
-    base = base_pool(limits)
+_BUILD_LOCK = threading.Lock()  # one build of each base pool, whichever thread asks first
+
+
+def schema_pool(limits: Limits, formats: bool = False) -> ExprPool:
+    """A new pool for one schema: a copy of the base pool (with the formats' expressions when
+    ``formats``: see :func:`uses_format`), or an empty pool when the base pool would take more
+    than a quarter of ``limits.max_regex_nodes`` (its nodes count there)."""
+    base = base_pool(limits, formats)
     if base is None or 4 * len(base) > limits.max_regex_nodes:
         return ExprPool(limits)
     return base.copy()
 
 
-@functools.lru_cache(maxsize=4)
-def base_pool(limits: Limits) -> ExprPool | None:
+def uses_format(schema: Any) -> bool:
+    """Whether some object in ``schema`` has a ``format`` of :data:`FORMATS` (an object that is
+    not a subschema counts too: it only picks the larger base pool)."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            name = node.get("format")
+            if isinstance(name, str) and name in FORMATS:
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def base_pool(limits: Limits, formats: bool = False) -> ExprPool | None:
+    """The pool every schema's pool copies (see the module's docstring), with the formats'
+    expressions when ``formats``; ``None`` when it does not fit ``limits``."""
+    with _BUILD_LOCK:
+        return _base_pool(limits, bool(formats))
+
+
+@functools.lru_cache(maxsize=8)
+def _base_pool(limits: Limits, formats: bool) -> ExprPool | None:
     pool = ExprPool(limits)
     try:
         lexemes = [parse_regex(JSON_STRING, pool), parse_regex(JSON_NUMBER, pool), parse_regex(JSON_INTEGER, pool),
                    whitespace_expr(pool, 20), string_universe(pool)]
         for integer in (False, True):
             NumberBuilder(pool, integer)
-        for pattern in FORMATS.values():
+        for pattern in FORMATS.values() if formats else ():
             json_encoded(pool, parse_regex(pattern, pool))
         for expr in lexemes:
             warm_derivatives(pool, expr)

@@ -17,7 +17,7 @@ from ...grammar.ir import GrammarIR
 from ...limits import Limits
 from .arrays import ArrayKeywords
 from .combinators import Combinators, keyword_first
-from .common import schema_pool, whitespace_expr
+from .common import schema_pool, uses_format, whitespace_expr
 from .context import ANNOTATIONS, SchemaContext
 from .dialects import for_draft
 from .enums import EnumKeywords
@@ -82,7 +82,7 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
     def __init__(self, root: Any, *, whitespace: Whitespace = "flexible", lenient: bool = False,
                  any_order: bool | str = False, limits: Limits, builder: GrammarBuilder | None = None) -> None:
         self.root = root
-        self.ctx = SchemaContext(builder.pool if builder else schema_pool(limits), lenient)
+        self.ctx = SchemaContext(builder.pool if builder else schema_pool(limits, uses_format(root)), lenient)
         self.pool = self.ctx.pool
         self.builder = builder or GrammarBuilder(limits, pool=self.pool)
         dialect = root.get("$schema", "") if isinstance(root, dict) else ""

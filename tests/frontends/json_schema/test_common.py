@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from leapgram import Grammar
@@ -49,7 +51,7 @@ def languages(grammar: Grammar) -> list[tuple[str, bool]]:
 def test_grammars_are_the_same_with_and_without_the_base_pool(schema, monkeypatch):
     shared = Grammar.from_json_schema(schema)
     again = Grammar.from_json_schema(schema)
-    monkeypatch.setattr(common, "base_pool", lambda limits: None)
+    monkeypatch.setattr(common, "base_pool", lambda limits, formats=False: None)
     alone = Grammar.from_json_schema(schema)
     assert languages(shared) == languages(alone) == languages(again)
     assert shared.ir.rules == alone.ir.rules == again.ir.rules
@@ -69,3 +71,59 @@ def test_the_base_pool_hands_its_warmed_caches_to_copies_and_they_agree_with_fre
         assert copy._estimated_length(e) == lazy._estimated_length(e)
         if not base.has_bool[e]:
             assert e in copy._lengths and copy._max_length(e) == lazy._max_length(e)
+
+
+def test_uses_format_finds_a_known_format_anywhere():
+    assert common.uses_format({"type": "object", "properties": {"a": {"anyOf": [{"type": "string", "format": "uri"}]}}})
+    assert common.uses_format([{"items": {"format": "date-time"}}])
+    assert not common.uses_format({"type": "string", "format": "not-a-format"})
+    assert not common.uses_format({"format": ["uri"], "items": True})
+    assert not common.uses_format(True)
+    assert not common.uses_format({"properties": {"format": {"type": "string"}}})
+
+
+def test_only_schemas_with_a_format_copy_the_pool_of_the_formats():
+    plain, full = common.base_pool(DEFAULT_LIMITS), common.base_pool(DEFAULT_LIMITS, True)
+    assert len(plain) < len(full) and plain.family is not full.family
+    with_format = Grammar.from_json_schema(SCHEMAS[1]).ir.pool
+    without = Grammar.from_json_schema(SCHEMAS[0]).ir.pool
+    assert with_format.family is full.family and without.family is plain.family
+
+
+def test_a_format_in_a_schema_on_the_plain_pool_is_the_same_language():
+    """A format met where the schema's pool lacks it (the plain pool: only a format hidden from
+    :func:`uses_format` gets there) is parsed in the schema's own pool, to the same strings."""
+    schema = {"type": "object", "properties": {"when": {"type": "string", "format": "date-time"},
+                                                "site": {"type": "string", "format": "uri"}}}
+    shared = Grammar.from_json_schema(schema)
+    assert shared.ir.pool.family is common.base_pool(DEFAULT_LIMITS, True).family
+    from leapgram.frontends.json_schema import translate
+
+    original = translate.uses_format
+    try:
+        translate.uses_format = lambda root: False
+        plain = Grammar.from_json_schema(schema)
+    finally:
+        translate.uses_format = original
+    assert plain.ir.pool.family is common.base_pool(DEFAULT_LIMITS).family
+    assert languages(shared) == languages(plain)
+    probes = [b'"https://example.com/a?b#c"', b'"2024-02-29T10:00:00Z"', b'"2023-02-29T10:00:00Z"', b'"x y"']
+    for one, two in zip(shared.ir.lexemes, plain.ir.lexemes):
+        assert [shared.ir.pool.matches(one.expr, p) for p in probes] == [plain.ir.pool.matches(two.expr, p) for p in probes]
+
+
+def test_threads_asking_first_for_the_pool_of_the_formats_share_one(monkeypatch):
+    """The base pools are built once per process, under a lock: threads whose first schemas
+    carry formats all copy one pool, and their grammars agree."""
+    import threading
+
+    monkeypatch.setattr(common, "_base_pool", functools.lru_cache(maxsize=8)(common._base_pool.__wrapped__))
+    schema = {"type": "array", "items": {"type": "string", "format": "email"}}
+    found: list = []
+    threads = [threading.Thread(target=lambda: found.append(Grammar.from_json_schema(schema))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(found) == 4 and len({id(g.ir.pool.family) for g in found}) == 1
+    assert all(languages(g) == languages(found[0]) for g in found)
