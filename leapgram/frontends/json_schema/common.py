@@ -5,14 +5,13 @@ The JSON string and number lexemes and the derivatives a lexer takes of them liv
 base and of other schemas. Why: docs/design/json-schema.md ("Time to first mask"). The formats and
 their spellings (two thirds of the base pool's build, mostly the URI and IRI regexes) are in a
 second base pool, its own pool family, built when a process's first schema with a ``format`` asks
-for it: schemas without one copy the smaller pool.
+for it (``leapgram.warm_up`` builds it): schemas without one copy the smaller pool.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-from typing import Any
 
 from ...limits import Limits
 from ...regex.expr import EMPTY, K_REPEAT, ExprPool
@@ -32,28 +31,12 @@ _BUILD_LOCK = threading.Lock()  # one build of each base pool, whichever thread 
 
 def schema_pool(limits: Limits, formats: bool = False) -> ExprPool:
     """A new pool for one schema: a copy of the base pool (with the formats' expressions when
-    ``formats``: see :func:`uses_format`), or an empty pool when the base pool would take more
-    than a quarter of ``limits.max_regex_nodes`` (its nodes count there)."""
+    ``formats``, as ``RefResolver.formats`` says), or an empty pool when the base pool would
+    take more than a quarter of ``limits.max_regex_nodes`` (its nodes count there)."""
     base = base_pool(limits, formats)
     if base is None or 4 * len(base) > limits.max_regex_nodes:
         return ExprPool(limits)
     return base.copy()
-
-
-def uses_format(schema: Any) -> bool:
-    """Whether some object in ``schema`` has a ``format`` of :data:`FORMATS` (an object that is
-    not a subschema counts too: it only picks the larger base pool)."""
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            name = node.get("format")
-            if isinstance(name, str) and name in FORMATS:
-                return True
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return False
 
 
 def base_pool(limits: Limits, formats: bool = False) -> ExprPool | None:

@@ -6,7 +6,7 @@ from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
 from ...errors import GrammarError, UnsupportedError
-
+from .formats import FORMATS
 
 _NOT_SCHEMAS = frozenset({"enum", "const", "default", "examples", "example"})  # values, not subschemas
 _INDEXED_KEYS = frozenset({"$id", "id", "$anchor", "$dynamicAnchor", "$recursiveAnchor"})  # what _index_one reads
@@ -34,6 +34,7 @@ class RefResolver:
         self.root_dynamic: dict[str, tuple[Any, str]] = {}  # name -> its $dynamicAnchor in the root resource
         self.recursive_anchors = 0  # schemas with "$recursiveAnchor": true (2019-09)
         self._splits: dict[tuple[str, str], tuple[str, str]] = {}
+        self.formats = False  # whether some subschema has a format of FORMATS (common.schema_pool)
         base = _own_id(root) or ""
         self.root_uri = urldefrag(base)[0]
         self._index(root, "", self.root_uri)
@@ -51,6 +52,9 @@ class RefResolver:
             if isinstance(schema, list):  # only containers are pushed: scalars hold no subschema
                 children = [(item, (path, i), base) for i, item in enumerate(schema) if isinstance(item, (dict, list))]
             else:
+                if not self.formats and "format" in schema:
+                    name = schema["format"]
+                    self.formats = isinstance(name, str) and name in FORMATS
                 if _INDEXED_KEYS.isdisjoint(schema):  # most: no id or anchor, the parent's base
                     base_of[id(schema)] = base
                 else:

@@ -17,7 +17,7 @@ from ...grammar.ir import GrammarIR
 from ...limits import Limits
 from .arrays import ArrayKeywords
 from .combinators import Combinators, keyword_first
-from .common import schema_pool, uses_format, whitespace_expr
+from .common import schema_pool, whitespace_expr
 from .context import ANNOTATIONS, SchemaContext
 from .dialects import for_draft
 from .enums import EnumKeywords
@@ -81,14 +81,13 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
 
     def __init__(self, root: Any, *, whitespace: Whitespace = "flexible", lenient: bool = False,
                  any_order: bool | str = False, limits: Limits, builder: GrammarBuilder | None = None) -> None:
-        self.root = root
-        self.ctx = SchemaContext(builder.pool if builder else schema_pool(limits, uses_format(root)), lenient)
-        self.pool = self.ctx.pool
-        self.builder = builder or GrammarBuilder(limits, pool=self.pool)
         dialect = root.get("$schema", "") if isinstance(root, dict) else ""
         self.draft = _draft(dialect)
         self.root = root = for_draft(root, self.draft)
         self.refs = RefResolver(root)
+        self.ctx = SchemaContext(builder.pool if builder else schema_pool(limits, self.refs.formats), lenient)
+        self.pool = self.ctx.pool
+        self.builder = builder or GrammarBuilder(limits, pool=self.pool)
         self.any_order = any_order
         self._memo: dict[Any, int | None] = {}  # by schema_key, which keeps composed schemas alive
         self._composed_keys: dict[int, tuple[Any, int]] = {}

@@ -8,6 +8,7 @@ import pytest
 
 from leapgram import Grammar
 from leapgram.frontends.json_schema import common
+from leapgram.frontends.json_schema.refs import RefResolver
 from leapgram.frontends.json_schema.strings import JSON_STRING
 from leapgram.limits import DEFAULT_LIMITS, Limits
 from leapgram.regex.syntax import parse_regex
@@ -73,13 +74,18 @@ def test_the_base_pool_hands_its_warmed_caches_to_copies_and_they_agree_with_fre
             assert e in copy._lengths and copy._max_length(e) == lazy._max_length(e)
 
 
-def test_uses_format_finds_a_known_format_anywhere():
-    assert common.uses_format({"type": "object", "properties": {"a": {"anyOf": [{"type": "string", "format": "uri"}]}}})
-    assert common.uses_format([{"items": {"format": "date-time"}}])
-    assert not common.uses_format({"type": "string", "format": "not-a-format"})
-    assert not common.uses_format({"format": ["uri"], "items": True})
-    assert not common.uses_format(True)
-    assert not common.uses_format({"properties": {"format": {"type": "string"}}})
+def uses_format(schema) -> bool:
+    return RefResolver(schema).formats
+
+
+def test_the_resolver_finds_a_known_format_in_any_subschema():
+    assert uses_format({"type": "object", "properties": {"a": {"anyOf": [{"type": "string", "format": "uri"}]}}})
+    assert uses_format({"$defs": {"d": {"items": {"format": "date-time"}}}, "$ref": "#/$defs/d"})
+    assert not uses_format({"type": "string", "format": "not-a-format"})
+    assert not uses_format({"format": ["uri"], "items": True})
+    assert not uses_format(True)
+    assert not uses_format({"properties": {"format": {"type": "string"}}})
+    assert not uses_format({"enum": [{"format": "uri"}], "const": {"format": "uri"}})  # values, not subschemas
 
 
 def test_only_schemas_with_a_format_copy_the_pool_of_the_formats():
@@ -90,21 +96,16 @@ def test_only_schemas_with_a_format_copy_the_pool_of_the_formats():
     assert with_format.family is full.family and without.family is plain.family
 
 
-def test_a_format_in_a_schema_on_the_plain_pool_is_the_same_language():
-    """A format met where the schema's pool lacks it (the plain pool: only a format hidden from
-    :func:`uses_format` gets there) is parsed in the schema's own pool, to the same strings."""
+def test_a_format_in_a_schema_on_the_plain_pool_is_the_same_language(monkeypatch):
+    """A format met where the schema's pool lacks it (the plain pool, as in a structural tag's
+    shared pool) is parsed in the schema's own pool, to the same strings."""
     schema = {"type": "object", "properties": {"when": {"type": "string", "format": "date-time"},
                                                 "site": {"type": "string", "format": "uri"}}}
     shared = Grammar.from_json_schema(schema)
     assert shared.ir.pool.family is common.base_pool(DEFAULT_LIMITS, True).family
-    from leapgram.frontends.json_schema import translate
-
-    original = translate.uses_format
-    try:
-        translate.uses_format = lambda root: False
-        plain = Grammar.from_json_schema(schema)
-    finally:
-        translate.uses_format = original
+    plain_pool = common.base_pool
+    monkeypatch.setattr(common, "base_pool", lambda limits, formats=False: plain_pool(limits))
+    plain = Grammar.from_json_schema(schema)
     assert plain.ir.pool.family is common.base_pool(DEFAULT_LIMITS).family
     assert languages(shared) == languages(plain)
     probes = [b'"https://example.com/a?b#c"', b'"2024-02-29T10:00:00Z"', b'"2023-02-29T10:00:00Z"', b'"x y"']
