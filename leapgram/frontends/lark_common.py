@@ -81,7 +81,7 @@ def cfg_pool(limits: Limits) -> ExprPool:
         _take_in_last(limits)
         base = _shared.get(limits)
         if base is None or 4 * len(base) > limits.max_regex_nodes:
-            pool = schema_pool(limits)
+            pool = schema_pool(limits, formats=True)  # a %json schema may use any format
         else:
             pool = base.copy()
     return pool

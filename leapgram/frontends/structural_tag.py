@@ -262,7 +262,7 @@ class _TagCompiler:
     def __init__(self, limits: Limits, whitespace: Any, any_order: bool | str, lenient: bool) -> None:
         from .json_schema.common import schema_pool  # the JSON base pool: string lexemes' derivatives taken
 
-        self.b = GrammarBuilder(limits, pool=schema_pool(limits))
+        self.b = GrammarBuilder(limits, pool=schema_pool(limits, formats=True))  # its schemas may use formats
         self.pool = self.b.pool
         self.whitespace = whitespace
         self.any_order = any_order
