@@ -10,7 +10,7 @@ token of its first valid instance) and that request's largest mask (issue 26, cr
 last lines are the medians. The default case is JSONSchemaBench's ``BFCL_simple_10``.
 
 ``--modes`` picks what each run's processes do, in turn (interleaved): ``plain`` (no warm-up),
-``warm_up`` (with ``warm_up(vocab)``), ``nocache`` (no warm-up, ``LEAPGRAM_CACHE=0``: the
+``warm_up`` (with ``warm_up(vocab)``), ``nocache`` (no warm-up, ``LEAPGRAM_VOCAB_CACHE=0``: the
 vocabulary parsed, as before its on-disk cache). The vocabulary cache lives in a temporary
 folder of the run (``LEAPGRAM_CACHE_DIR``), filled by the unmeasured first process. The measured
 process imports only the standard library's ``json``, ``os``, ``sys`` and ``time`` before its clock
@@ -24,7 +24,7 @@ import os
 import sys
 import time
 
-MODES = {"plain": {}, "warm_up": {}, "nocache": {"LEAPGRAM_CACHE": "0"}}
+MODES = {"plain": {}, "warm_up": {}, "nocache": {"LEAPGRAM_VOCAB_CACHE": "0"}}
 
 
 def child(tokenizer_json: str, request_path: str, warm: bool) -> dict:
@@ -96,7 +96,7 @@ def main() -> int:
         pycache = Path(tempfile.gettempdir()) / "leapgram-bench-pycache"
         env = {**os.environ, "PYTHONPYCACHEPREFIX": str(pycache), "LEAPGRAM_CACHE_DIR": str(Path(folder) / "cache")}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env.pop("LEAPGRAM_CACHE", None)
+        env.pop("LEAPGRAM_VOCAB_CACHE", None)
         runs: dict[str, list[dict]] = {mode: [] for mode in modes}
         for number, mode in enumerate(["warm_up"] + [m for _ in range(args.runs) for m in modes]):
             command = [sys.executable, __file__, "--child", str(tokenizer), str(request), mode]

@@ -29,7 +29,7 @@ from ..regex.dfa import LazyDfa
 from ..regex.expr import EPSILON, INF, K_AND, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
 from ..regex.syntax import parse_regex
 from ..regex.utf8 import Ranges, class_within
-from ..vocab.cache import read_derived, write_derived
+from ..vocab.cache import read_derived, trie_arrays_ok, write_derived
 from ..vocab.trie import TokenTrie, pack_node_info
 from ..vocab.vocabulary import Vocabulary
 from .walk import fill_dfa_mask
@@ -59,6 +59,19 @@ class Slice:
         return depth if self.max_count == INF else min(self.max_count, depth)
 
 
+def _stored_ok(stored: dict[str, np.ndarray], count: int, vocab_size: int) -> bool:
+    """Whether the cache's arrays make ``count`` slices and the rest: masks of the vocabulary's
+    words and tries the kernels can walk (else the slices are computed again)."""
+    words = (vocab_size + 31) // 32
+    for prefix in [*(f"{k}." for k in range(count)), "rest."]:
+        mask = stored.get(prefix + "mask") if prefix != "rest." else np.zeros(words, dtype=np.uint32)
+        if mask is None or mask.shape != (words,) or mask.dtype != np.uint32:
+            return False
+        if not trie_arrays_ok(stored, vocab_size, prefix):
+            return False
+    return True
+
+
 class SlicedVocabulary:
     """A vocabulary split into slices plus the rest, each with its own trie and mask."""
 
@@ -66,7 +79,7 @@ class SlicedVocabulary:
                  definitions: tuple[tuple[str, int], ...] = DEFAULT_SLICES) -> None:
         self._actual: dict[tuple[SliceClass, ...], tuple[SliceClass, ...]] = {}
         stored = read_derived(vocab, repr(definitions), _SOURCES)  # the on-disk vocabulary cache
-        if stored is not None and all(f"{k}.mask" in stored for k in range(len(definitions))):
+        if stored is not None and _stored_ok(stored, len(definitions), vocab.size):
             self.slices = tuple(Slice(c, n, stored[f"{k}.mask"], TokenTrie.from_arrays(vocab.size, stored, f"{k}."))
                                 for k, (c, n) in enumerate(definitions))
             self.rest = TokenTrie.from_arrays(vocab.size, stored, "rest.")

@@ -6,19 +6,22 @@ ids, the EOS ids a ``tokenizer_config.json`` beside the file names, and the trie
 keyed by a SHA-256 of the tokenizer file(s), of the sources that turn them into tokens and tries,
 and of :data:`CACHE_FORMAT`, so an edited tokenizer or leapgram version misses.
 
-Where: ``$LEAPGRAM_CACHE_DIR/vocab``, else the platform's cache folder (``$XDG_CACHE_HOME`` or
-``~/.cache`` on Linux, ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows) under
-``leapgram/vocab``. ``LEAPGRAM_CACHE=0`` turns it off; tokenizer files under
+Where: ``$LEAPGRAM_CACHE_DIR/vocab``, else ``$LEAPGRAM_CACHE/vocab`` (leapgram's cache folder,
+where the embedded model is converted too), else the platform's cache folder (``$XDG_CACHE_HOME``
+or ``~/.cache`` on Linux, ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows) under
+``leapgram/vocab``. ``LEAPGRAM_VOCAB_CACHE=0`` turns it off; tokenizer files under
 :data:`MIN_FILE_BYTES` are not cached. At most :data:`MAX_ENTRIES` files of
 :data:`MAX_TOTAL_BYTES` in all are kept (the least recently used go). Files are written to a
 temporary name and renamed into place, so a reader never sees half a file; a file that is
-truncated, corrupt (a CRC-32 over its arrays), of another format or another key is ignored and
-the tokenizer parsed as without a cache. Every error of the cache (a read-only or missing folder
-included) is silent: the cache only ever saves time.
+truncated, corrupt (a CRC-32 over its header and arrays), of another format or another key is
+ignored and the tokenizer parsed as without a cache; a trie read back is also checked for
+consistency (array lengths, child links and token ids in range) before a kernel walks it. Every
+error of the cache (a read-only or missing folder included) is silent: the cache only ever saves
+time.
 
-File layout: ``MAGIC``, a little-endian u32 header length, a JSON header (format, key, CRC-32 of
-the payload, and per array its dtype, shape and offset), then the arrays, each at a 64-byte
-aligned offset. Arrays are read into one writable buffer (never memory-mapped: the kernels are
+File layout: ``MAGIC``, a little-endian u32 header length, a u32 CRC-32 of everything after it,
+a JSON header (format, key, and per array its dtype, shape and offset), then the arrays, each at
+a 64-byte aligned offset. Arrays are read into one writable buffer (never memory-mapped: the kernels are
 compiled for writable arrays, and a read-only one would be another signature).
 """
 
@@ -28,6 +31,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 import weakref
 import zlib
 from pathlib import Path
@@ -38,8 +42,8 @@ import numpy as np
 if TYPE_CHECKING:
     from .vocabulary import Vocabulary
 
-CACHE_FORMAT = 1
-MAGIC = b"LEAPGRAM-VOCAB\0\0"
+CACHE_FORMAT = 2
+MAGIC = b"LEAPGRAM-VOCAB\0\2"
 MAX_ENTRIES = 16  # a tokenizer takes two: its vocabulary and trie, and its slices
 MAX_TOTAL_BYTES = 512 << 20
 MIN_FILE_BYTES = 256 << 10  # a smaller tokenizer file parses about as fast as an entry is read
@@ -48,6 +52,7 @@ TRIE_FIELDS = ("node_byte", "node_depth", "node_token", "node_end", "node_info",
 # the sources whose code decides what an entry holds: an edit there is another key
 _SOURCES = ("byte_level.py", "loaders.py", "trie.py", "vocabulary.py", "cache.py")
 _ALIGN = 64
+STALE_TEMPORARY_S = 3600  # a temporary file this old belongs to a writer that died: removed by _evict
 
 # vocabularies loaded from (or written to) the cache -> their trie's arrays, for TokenTrie(vocab)
 _TRIES: weakref.WeakKeyDictionary[Vocabulary, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
@@ -57,10 +62,12 @@ _FILES_DIGESTS: dict[tuple[str, ...], bytes] = {}
 
 
 def cache_folder() -> Path | None:
-    """The folder of vocabulary entries, or None when ``LEAPGRAM_CACHE=0``."""
-    if os.environ.get("LEAPGRAM_CACHE", "1").strip() == "0":
+    """The folder of vocabulary entries, or None when ``LEAPGRAM_VOCAB_CACHE`` is ``0`` (or
+    ``false``, ``no``, ``off``). ``$LEAPGRAM_CACHE_DIR/vocab``, else ``$LEAPGRAM_CACHE/vocab``
+    (the folder the embedded model is converted into), else the platform's cache folder."""
+    if os.environ.get("LEAPGRAM_VOCAB_CACHE", "1").strip().lower() in ("0", "false", "no", "off"):
         return None
-    explicit = os.environ.get("LEAPGRAM_CACHE_DIR")
+    explicit = os.environ.get("LEAPGRAM_CACHE_DIR") or os.environ.get("LEAPGRAM_CACHE")
     if explicit:
         return Path(explicit) / "vocab"
     if sys.platform == "win32":
@@ -109,7 +116,7 @@ def read_entry(key: str) -> dict[str, np.ndarray] | None:
             if f.readinto(buffer) != size:
                 return None
         arrays = _decode(buffer, key)
-    except (OSError, ValueError, KeyError, TypeError):
+    except Exception:  # noqa: BLE001 -- whatever a damaged file raises, the cache only misses
         return None
     if arrays is not None:
         try:
@@ -120,17 +127,18 @@ def read_entry(key: str) -> dict[str, np.ndarray] | None:
 
 
 def _decode(buffer: bytearray, key: str) -> dict[str, np.ndarray] | None:
-    start = len(MAGIC) + 4
+    start = len(MAGIC) + 8
     if len(buffer) < start or buffer[:len(MAGIC)] != MAGIC:
         return None
-    header_end = start + int.from_bytes(buffer[len(MAGIC):start], "little")
+    header_end = start + int.from_bytes(buffer[len(MAGIC):len(MAGIC) + 4], "little")
+    if header_end > len(buffer) or zlib.crc32(memoryview(buffer)[len(MAGIC) + 8:]) != int.from_bytes(
+            buffer[len(MAGIC) + 4:start], "little"):
+        return None
     header = json.loads(bytes(buffer[start:header_end]))
-    if header.get("format") != CACHE_FORMAT or header.get("key") != key:
+    if not isinstance(header, dict) or header.get("format") != CACHE_FORMAT or header.get("key") != key:
         return None
     payload = header["payload"]
     if payload < header_end or payload + header["payload_bytes"] != len(buffer):
-        return None
-    if zlib.crc32(memoryview(buffer)[payload:]) != header["crc32"]:
         return None
     arrays = {}
     for name, dtype, shape, offset in header["arrays"]:
@@ -160,23 +168,24 @@ def write_entry(key: str, arrays: dict[str, np.ndarray]) -> bool:
     for name, _, _, at in table:
         data = arrays[name].view(np.uint8).reshape(-1)
         body[at:at + data.shape[0]] = data.tobytes()
-    header = {"format": CACHE_FORMAT, "key": key, "crc32": zlib.crc32(body), "payload_bytes": payload_bytes,
-              "payload": 0, "arrays": table}
+    header = {"format": CACHE_FORMAT, "key": key, "payload_bytes": payload_bytes, "payload": 0, "arrays": table}
     # the header's length depends on the offsets it holds: leave room for the shifted offsets
-    head_size = len(MAGIC) + 4 + len(json.dumps(header)) + 8 * len(table) + 64
+    head_size = len(MAGIC) + 8 + len(json.dumps(header)) + 8 * len(table) + 64
     payload = -(-head_size // _ALIGN) * _ALIGN
     header["payload"] = payload
     header["arrays"] = [[name, dtype, shape, at + payload] for name, dtype, shape, at in table]
     text = json.dumps(header).encode()
-    head = MAGIC + len(text).to_bytes(4, "little") + text
-    if len(head) > payload:  # cannot happen (an offset gains at most a few digits)
+    padding = payload - (len(MAGIC) + 8 + len(text))
+    if padding < 0:  # cannot happen (an offset gains at most a few digits)
         return False
+    checked = zlib.crc32(body, zlib.crc32(bytes(padding), zlib.crc32(text)))
+    head = MAGIC + len(text).to_bytes(4, "little") + checked.to_bytes(4, "little") + text
     path = folder / (key + SUFFIX)
     temporary = folder / f".{key}.{os.getpid()}.{id(body):x}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with open(temporary, "wb") as f:
-            f.write(head + bytes(payload - len(head)))
+            f.write(head + bytes(padding))
             f.write(body)
         os.replace(temporary, path)
     except OSError:
@@ -192,10 +201,16 @@ def write_entry(key: str, arrays: dict[str, np.ndarray]) -> bool:
 def _evict(folder: Path, kept: Path) -> None:
     try:
         entries = []
+        stale = time.time() - STALE_TEMPORARY_S
         for entry in os.scandir(folder):
             if entry.name.endswith(SUFFIX) and entry.is_file():
                 stat = entry.stat()
                 entries.append((stat.st_mtime, stat.st_size, entry.path))
+            elif entry.name.startswith(".") and entry.name.endswith(".tmp") and entry.stat().st_mtime < stale:
+                try:  # left by a writer that was killed mid-write
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
     except OSError:
         return
     entries.sort(reverse=True)  # newest first
@@ -257,8 +272,39 @@ def _files_digest(sources: tuple[str, ...]) -> bytes:
 
 
 def remember_trie(vocab: Vocabulary, arrays: dict[str, np.ndarray]) -> None:
-    """``TokenTrie(vocab)`` takes ``arrays`` (:data:`TRIE_FIELDS`) rather than building them."""
-    _TRIES[vocab] = arrays
+    """``TokenTrie(vocab)`` takes ``arrays`` (:data:`TRIE_FIELDS`) rather than building them,
+    if they make a consistent trie (:func:`trie_arrays_ok`)."""
+    if trie_arrays_ok(arrays, vocab.size):
+        _TRIES[vocab] = arrays
+
+
+def trie_arrays_ok(arrays: dict[str, np.ndarray], vocab_size: int, prefix: str = "") -> bool:
+    """Whether ``arrays`` (:data:`TRIE_FIELDS` after ``prefix``) can be walked by the kernels:
+    one-dimensional node arrays of one length, each node's subtree ending after it and within
+    its parent's, token ids below ``vocab_size``. A file that passed its CRC-32 but was written
+    by something else must not send a kernel out of bounds."""
+    try:
+        nodes = arrays[prefix + "node_end"]
+        count = nodes.shape[0]
+        if count == 0 or nodes.ndim != 1:
+            return False
+        for name in ("node_byte", "node_depth", "node_token", "node_info"):
+            if arrays[prefix + name].shape != (count,):
+                return False
+        index = np.arange(count, dtype=np.int64)
+        ends = nodes.astype(np.int64)
+        if int(nodes[0]) != count or np.any(ends <= index) or np.any(ends > count):
+            return False
+        for tokens in (arrays[prefix + "node_token"].astype(np.int64), arrays[prefix + "node_info"] >> 24):
+            if np.any(tokens >= vocab_size) or np.any(tokens < -1):
+                return False
+        for name in ("dup_primary", "dup_other"):
+            dups = arrays[prefix + name]
+            if dups.ndim != 1 or (dups.shape[0] and (int(dups.min()) < 0 or int(dups.max()) >= vocab_size)):
+                return False
+        return arrays[prefix + "dup_primary"].shape == arrays[prefix + "dup_other"].shape
+    except (KeyError, AttributeError, TypeError, ValueError):
+        return False
 
 
 def cached_trie(vocab: Vocabulary) -> dict[str, np.ndarray] | None:

@@ -23,7 +23,7 @@ FIELDS = (*cache.TRIE_FIELDS, "max_depth", "vocab_size")
 def cache_dir(tmp_path, monkeypatch):
     folder = tmp_path / "cache"
     monkeypatch.setenv("LEAPGRAM_CACHE_DIR", str(folder))
-    monkeypatch.delenv("LEAPGRAM_CACHE", raising=False)
+    monkeypatch.delenv("LEAPGRAM_VOCAB_CACHE", raising=False)
     return folder / "vocab"
 
 
@@ -37,7 +37,7 @@ def gpt2(tmp_path):
 
 def parsed(path, monkeypatch, **kwargs) -> tuple[Vocabulary, TokenTrie]:
     with monkeypatch.context() as patch:
-        patch.setenv("LEAPGRAM_CACHE", "0")
+        patch.setenv("LEAPGRAM_VOCAB_CACHE", "0")
         vocab = Vocabulary.from_tokenizer_json(path, **kwargs)
         return vocab, TokenTrie(vocab)
 
@@ -167,8 +167,9 @@ def test_an_unwritable_cache_path(gpt2, tmp_path, monkeypatch):
     assert not cache.write_entry("0" * 64, {"a": np.zeros(3)})
 
 
-def test_off_with_leapgram_cache_0(gpt2, cache_dir, monkeypatch):
-    monkeypatch.setenv("LEAPGRAM_CACHE", "0")
+@pytest.mark.parametrize("off", ["0", "false", "Off", "no"])
+def test_off_with_leapgram_cache_0(off, gpt2, cache_dir, monkeypatch):
+    monkeypatch.setenv("LEAPGRAM_VOCAB_CACHE", off)
     assert cache.cache_folder() is None
     Vocabulary.from_tokenizer_json(gpt2)
     Vocabulary.from_tokenizer_json(gpt2)
@@ -253,7 +254,7 @@ def test_from_huggingface_is_cached_too(name, cache_dir):
     tokenizers = pytest.importorskip("tokenizers")
     tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path(name) / "tokenizer.json"))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("LEAPGRAM_CACHE", "0")
+        patch.setenv("LEAPGRAM_VOCAB_CACHE", "0")
         expected = Vocabulary.from_huggingface(tokenizer)
         expected_trie = TokenTrie(expected)
     for eos in (None, [0], None):  # a miss, then hits (an ordinary EOS: that vocabulary's own trie)
@@ -281,3 +282,68 @@ def test_a_read_only_folder_still_serves_hits(gpt2, cache_dir, monkeypatch):
     monkeypatch.setattr(os, "utime", refuse)
     monkeypatch.setattr(loaders, "parse_tokenizer_spec", fail)
     assert Vocabulary.from_tokenizer_json(gpt2).size == 50257
+
+
+def _header_and_payload(entry) -> tuple[dict, bytearray]:
+    data = bytearray(entry.read_bytes())
+    start = len(cache.MAGIC) + 8
+    end = start + int.from_bytes(data[len(cache.MAGIC):len(cache.MAGIC) + 4], "little")
+    return json.loads(bytes(data[start:end])), data
+
+
+@pytest.mark.parametrize("edit", ["not-a-dict", "offset", "deep", "renamed"])
+def test_a_damaged_header_is_a_miss(edit, gpt2, cache_dir, monkeypatch):
+    """The CRC-32 covers the header too: an edited header (a list, a shifted array offset, deep
+    nesting, a renamed array) is a silent miss, never a wrong vocabulary or an exception."""
+    expected, expected_trie = parsed(gpt2, monkeypatch)
+    Vocabulary.from_tokenizer_json(gpt2)
+    [entry] = entries(cache_dir)
+    header, data = _header_and_payload(entry)
+    if edit == "not-a-dict":
+        text = b"[]"
+    elif edit == "deep":
+        text = b"[" * 100_000 + b"]" * 100_000
+    else:
+        if edit == "offset":
+            header["arrays"][0][3] += 64
+        else:
+            header["arrays"][0][0] = "renamed"
+        text = json.dumps(header).encode()
+    start = len(cache.MAGIC) + 8
+    old_end = start + int.from_bytes(data[len(cache.MAGIC):len(cache.MAGIC) + 4], "little")
+    if len(text) <= header["payload"] - start:  # same layout, the old CRC-32 kept
+        data[start:old_end] = text + b" " * max(0, old_end - start - len(text))
+        data[start + len(text):header["payload"]] = bytes(header["payload"] - start - len(text))
+        data[len(cache.MAGIC):len(cache.MAGIC) + 4] = len(text).to_bytes(4, "little")
+    else:
+        data[len(cache.MAGIC):len(cache.MAGIC) + 4] = len(text).to_bytes(4, "little")
+        data[start:] = text
+    entry.write_bytes(bytes(data))
+    assert cache.read_entry(entry.stem) is None
+    vocab = Vocabulary.from_tokenizer_json(gpt2)
+    assert_same(vocab, TokenTrie(vocab), expected, expected_trie)
+
+
+def test_inconsistent_trie_arrays_are_refused(monkeypatch):
+    vocab, trie = parsed(tokenizer_path("gpt2"), monkeypatch)
+    assert cache.trie_arrays_ok(trie.arrays(), vocab.size)
+    for field, change in [("node_end", lambda a: a.__setitem__(5, 10**9)), ("node_end", lambda a: a.__setitem__(7, 3)),
+                          ("node_token", lambda a: a.__setitem__(9, vocab.size)),
+                          ("node_info", lambda a: a.__setitem__(9, a[9] | (vocab.size << 24)))]:
+        arrays = {k: v.copy() for k, v in trie.arrays().items()}
+        change(arrays[field])
+        assert not cache.trie_arrays_ok(arrays, vocab.size), field
+    arrays = trie.arrays()
+    arrays["node_byte"] = arrays["node_byte"][:-1]
+    assert not cache.trie_arrays_ok(arrays, vocab.size)
+    assert not cache.trie_arrays_ok({}, vocab.size)
+
+
+def test_a_killed_writers_temporary_file_is_removed(cache_dir, monkeypatch):
+    cache_dir.mkdir(parents=True)
+    old, new = cache_dir / ".abc.1.2.tmp", cache_dir / ".abd.1.2.tmp"
+    old.write_bytes(b"x" * 100)
+    new.write_bytes(b"x" * 100)
+    os.utime(old, (1000, 1000))
+    assert cache.write_entry("0" * 64, {"x": np.arange(4)})
+    assert not old.exists() and new.exists()  # a recent one may be a writer still at work
