@@ -9,6 +9,7 @@ from typing import Any
 
 from .frontends.regex import regex_to_ir
 from .grammar.ir import GrammarIR
+from .errors import GrammarError
 from .limits import DEFAULT_LIMITS, Limits
 
 
@@ -132,5 +133,8 @@ def _snapshot(document: Any) -> str | bytes:
     try:
         pickler.dump(document)
     except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
-        return json.dumps(document, ensure_ascii=False, default=str)
+        try:
+            return json.dumps(document, ensure_ascii=False, default=str)
+        except (ValueError, RecursionError) as exc:  # a dict or list that holds itself, or nesting too deep
+            raise GrammarError(f"the schema is not a JSON document: {exc}") from None
     return out.getvalue()

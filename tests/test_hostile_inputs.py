@@ -230,3 +230,24 @@ def test_budget_error_names_the_keyword():
     with pytest.raises(BudgetExceededError) as info:
         Grammar.from_json_schema({"type": "array", "items": {"minItems": 100_000}})
     assert info.value.limit == "max_repeat" and "minItems 100000 at /items/minItems" in str(info.value)
+
+
+@pytest.mark.parametrize("where", ["properties", "allOf", "enum", "const", "default"])
+def test_a_schema_that_holds_itself_is_a_grammar_error(where):
+    """A Python dict or list that contains one of its ancestors is no JSON document: a
+    GrammarError (with the pointer where the schema meets itself again), never a hang."""
+    schema: dict = {"type": "object"}
+    if where == "properties":
+        schema["properties"] = {"a": schema}
+    elif where == "allOf":
+        schema["allOf"] = [{"anyOf": [schema]}]
+    else:
+        loop: list = []
+        loop.append(loop)
+        schema[where] = [loop] if where == "enum" else loop
+    start = time.perf_counter()
+    with pytest.raises(GrammarError):
+        Grammar.from_json_schema(schema)
+    assert time.perf_counter() - start < 10
+    shared = {"type": "integer"}  # the same dict twice (not a cycle) is fine
+    Grammar.from_json_schema({"type": "object", "properties": {"a": shared, "b": shared}})

@@ -23,7 +23,10 @@ class EnumKeywords:
         rest = {k: v for k, v in schema.items()
                 if k not in ("enum", "const", "type", "nullable") and k not in ANNOTATIONS}
         listed = {k: schema[k] for k in ("enum", "const") if k in schema}
-        key = (json.dumps([listed, rest], sort_keys=True, default=repr), tuple(sorted(types)))
+        try:
+            key = (json.dumps([listed, rest], sort_keys=True, default=repr), tuple(sorted(types)))
+        except (ValueError, RecursionError) as exc:  # a value that holds itself: not JSON
+            raise GrammarError(f"enum/const is not a JSON value: {exc}", pointer=pointer) from None
         found = self._enum_symbols.get(key)
         if found is None:
             warnings = len(self.ctx.warnings)

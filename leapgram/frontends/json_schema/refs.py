@@ -45,10 +45,20 @@ class RefResolver:
         if not isinstance(root, (dict, list)):
             return
         # A child's pointer is (parent's, key), spelled out only where an id or anchor needs it.
-        pending: list[tuple[Any, Any, str]] = [(root, pointer, base)]
+        pending: list[tuple[Any, Any, Any]] = [(root, pointer, base)]
         base_of = self.base_of
+        inside: set[int] = set()  # the containers on the path to the one popped (a cycle is one of them again)
         while pending:
             schema, path, base = pending.pop()
+            if schema is None:  # leaving container ``path`` (an id)
+                inside.discard(path)
+                continue
+            if id(schema) in inside:
+                raise GrammarError("the schema contains itself (a Python dict or list holding one of its "
+                                   "ancestors); a JSON document cannot, and this one has no end",
+                                   pointer=_spelled(path))
+            inside.add(id(schema))
+            pending.append((None, id(schema), None))
             if isinstance(schema, list):  # only containers are pushed: scalars hold no subschema
                 children = [(item, (path, i), base) for i, item in enumerate(schema) if isinstance(item, (dict, list))]
             else:
