@@ -63,13 +63,10 @@ def _stored_ok(stored: dict[str, np.ndarray], count: int, vocab_size: int) -> bo
     """Whether the cache's arrays make ``count`` slices and the rest: masks of the vocabulary's
     words and tries the kernels can walk (else the slices are computed again)."""
     words = (vocab_size + 31) // 32
-    for prefix in [*(f"{k}." for k in range(count)), "rest."]:
-        mask = stored.get(prefix + "mask") if prefix != "rest." else np.zeros(words, dtype=np.uint32)
-        if mask is None or mask.shape != (words,) or mask.dtype != np.uint32:
-            return False
-        if not trie_arrays_ok(stored, vocab_size, prefix):
-            return False
-    return True
+    masks = [stored.get(f"{k}.mask") for k in range(count)]
+    return (all(m is not None and m.shape == (words,) and m.dtype == np.uint32 for m in masks)
+            and all(trie_arrays_ok(stored, vocab_size, f"{k}.") for k in range(count))
+            and trie_arrays_ok(stored, vocab_size, "rest."))
 
 
 class SlicedVocabulary:
