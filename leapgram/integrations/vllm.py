@@ -378,9 +378,46 @@ def warm_first_masks(matcher: Matcher, limit: int = 16) -> None:
         matcher.rollback(consumed)  # also leaves an error state
 
 
-def _prefetch_enabled() -> bool:
-    """``LEAPGRAM_VLLM_PREFETCH=0`` turns the :class:`MaskPrefetcher` off (on by default)."""
-    return os.environ.get("LEAPGRAM_VLLM_PREFETCH", "1") not in ("0", "false", "no", "off")
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _model_threads() -> int:
+    """The OpenMP threads torch's forward pass uses in this process (torch is loaded by vLLM)."""
+    import torch
+
+    return torch.get_num_threads()
+
+
+def _prefetch_enabled(vllm_config: Any) -> bool:
+    """Whether the backend runs a :class:`MaskPrefetcher`.
+
+    ``LEAPGRAM_VLLM_PREFETCH``: ``1``/``on`` always, ``0``/``off`` never, unset or ``auto``: on,
+    except with speculative decoding (the manager fills right after each draft token's accept, so
+    nothing overlaps) and where the model runs on the CPU with threads on every usable core. There
+    the thread only takes CPU from the forward pass (``docs/design/vllm.md``).
+    """
+    setting = os.environ.get("LEAPGRAM_VLLM_PREFETCH", "auto").strip().lower()
+    if setting in ("0", "false", "no", "off"):
+        return False
+    if getattr(vllm_config, "speculative_config", None) is not None:
+        return False
+    if setting in ("1", "true", "yes", "on"):
+        return True
+    if setting not in ("", "auto"):
+        logger.warning("leapgram: LEAPGRAM_VLLM_PREFETCH=%r is not one of auto, 1 or 0; using auto",
+                       setting)
+    device = getattr(getattr(vllm_config, "device_config", None), "device_type", None)
+    if device != "cpu":
+        return True
+    try:
+        threads = _model_threads()
+    except Exception:  # noqa: BLE001 - no torch to ask: assume the model takes every core
+        return False
+    return threads < _usable_cores()
 
 
 def _compiler_for(vocab: Vocabulary) -> Any:
@@ -405,9 +442,8 @@ def _make_backend_class() -> type:
             self.cache = GrammarCache(_compiler_for(vocab), size,
                                       compact=bool(getattr(config, "disable_any_whitespace", False)))
             warm_up(self.cache.compiler)
-            # with drafts, the manager fills right after each draft token's accept: nothing to overlap
-            self.prefetcher = (MaskPrefetcher((vocab.size + 31) // 32) if _prefetch_enabled()
-                               and getattr(self.vllm_config, "speculative_config", None) is None else None)
+            self.prefetcher = (MaskPrefetcher((vocab.size + 31) // 32)
+                               if _prefetch_enabled(self.vllm_config) else None)
 
         def compile_grammar(self, request_type: Any, grammar_spec: str,
                             stop_token_ids: set[int] | None = None) -> StructuredOutputGrammar:

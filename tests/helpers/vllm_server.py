@@ -64,15 +64,17 @@ def model_folder() -> Path:
 
 
 @contextmanager
-def offline_engine(**engine_args) -> Iterator[object]:
+def offline_engine(env: dict[str, str] | None = None, **engine_args) -> Iterator[object]:
     """vLLM's offline ``LLM`` on the embedded model with leapgram as its structured-output backend
-    (the engine core in this process, a 2 GB KV cache); the environment is restored after."""
+    (the engine core in this process, a 2 GB KV cache), with ``env`` set in the environment; the
+    environment is restored after."""
     from leapgram.integrations.vllm import register
 
     if not register():
         raise RuntimeError("leapgram's vLLM plugin did not register (see the warning above)")
-    saved = {name: os.environ.get(name) for name in ("VLLM_ENABLE_V1_MULTIPROCESSING", "VLLM_CPU_KVCACHE_SPACE")}
-    os.environ.update(VLLM_ENABLE_V1_MULTIPROCESSING="0", VLLM_CPU_KVCACHE_SPACE="2")
+    settings = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_CPU_KVCACHE_SPACE": "2", **(env or {})}
+    saved = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
     try:
         from vllm import LLM
 

@@ -41,7 +41,9 @@ CHOICES = ["yes", "no", "not sure (maybe)"]
 
 @pytest.fixture(scope="module")
 def llm():
-    with offline_engine() as engine:
+    # the mask prefetch thread on, as on a GPU (on this CPU's default it is off: the model's
+    # threads take both cores), so that the real engine runs it
+    with offline_engine(env={"LEAPGRAM_VLLM_PREFETCH": "1"}) as engine:
         yield engine
 
 
@@ -156,3 +158,11 @@ def test_backend_is_leapgram_with_a_bounded_cache(llm) -> None:
     backend = manager.backend
     assert type(backend).__name__ == "LeapgramBackend"
     assert 1 <= len(backend.cache) <= backend.cache.size
+
+
+def test_the_mask_prefetch_thread_ran(llm) -> None:
+    backend = llm.llm_engine.engine_core.engine_core.structured_output_manager.backend
+    assert backend.prefetcher is not None
+    output = llm.generate(["Ticket?"], sampling(structured(regex=REGEX)), use_tqdm=False)[0]
+    check("regex", output.outputs[0].text)
+    assert backend.prefetcher.jobs > 0

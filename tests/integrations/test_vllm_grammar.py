@@ -17,6 +17,7 @@ from leapgram.integrations.vllm import (
     LeapgramGrammar,
     MaskPrefetcher,
     _compiler_for,
+    _prefetch_enabled,
     choice_regex,
     grammar_for,
     warm_first_masks,
@@ -212,3 +213,48 @@ def test_prefetched_masks_equal_masks_filled_on_demand(vocab: Vocabulary) -> Non
         assert prefetcher.jobs > 0  # the thread did compute masks
     finally:
         prefetcher.close()
+
+
+@pytest.mark.parametrize(("setting", "device", "threads", "speculative", "expected"), [
+    (None, "cuda", 8, False, True),  # a GPU forward pass leaves the CPU to the prefetch thread
+    (None, "cpu", 2, False, False),  # the model's threads take both usable cores
+    (None, "cpu", 4, False, False),
+    (None, "cpu", 1, False, True),  # a core left over
+    ("auto", "cpu", 1, False, True),
+    ("on", "cpu", 2, False, True),
+    ("1", "cpu", 2, False, True),
+    ("0", "cuda", 8, False, False),
+    ("off", "cpu", 1, False, False),
+    (None, "cuda", 8, True, False),  # drafts: the manager fills right after each accept
+    ("1", "cuda", 8, True, False),
+    ("sometimes", "cpu", 2, False, False),  # unknown: warned about, then auto
+])
+def test_prefetch_defaults_to_off_where_the_model_takes_every_core(monkeypatch, setting, device, threads,
+                                                                   speculative, expected) -> None:
+    from types import SimpleNamespace
+
+    import leapgram.integrations.vllm as adapter
+
+    if setting is None:
+        monkeypatch.delenv("LEAPGRAM_VLLM_PREFETCH", raising=False)
+    else:
+        monkeypatch.setenv("LEAPGRAM_VLLM_PREFETCH", setting)
+    monkeypatch.setattr(adapter, "_model_threads", lambda: threads)
+    monkeypatch.setattr(adapter, "_usable_cores", lambda: 2)
+    config = SimpleNamespace(device_config=SimpleNamespace(device_type=device),
+                             speculative_config=object() if speculative else None)
+    assert _prefetch_enabled(config) is expected
+
+
+def test_prefetch_auto_without_torch_assumes_the_model_takes_every_core(monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    import leapgram.integrations.vllm as adapter
+
+    def no_torch() -> int:
+        raise ImportError("No module named 'torch'")
+
+    monkeypatch.delenv("LEAPGRAM_VLLM_PREFETCH", raising=False)
+    monkeypatch.setattr(adapter, "_model_threads", no_torch)
+    config = SimpleNamespace(device_config=SimpleNamespace(device_type="cpu"), speculative_config=None)
+    assert _prefetch_enabled(config) is False
