@@ -171,10 +171,15 @@ def count_gc(totals: dict) -> None:
 def start_engine(name: str, max_num_seqs: int) -> tuple[object, dict, float]:
     """One engine in this process (no engine-core subprocess, so the process's CPU time is the
     engine's) with ``max_num_seqs`` rows: the ``LLM``, the instrument's totals and the start-up
-    seconds. ``leapgram-noprefetch`` is leapgram without its mask prefetch thread."""
+    seconds. Variants of leapgram: ``leapgram-prefetch`` and ``leapgram-noprefetch`` force its
+    mask prefetch thread on or off; ``leapgram-nowarm`` compiles without ``warm_first_masks``."""
+    variants = {"leapgram-prefetch": ("LEAPGRAM_VLLM_PREFETCH", "1"),
+                "leapgram-noprefetch": ("LEAPGRAM_VLLM_PREFETCH", "0"),
+                "leapgram-nowarm": ("LEAPGRAM_VLLM_WARM_MASKS", "0")}
     backend = name
-    if name == "leapgram-noprefetch":
-        backend, os.environ["LEAPGRAM_VLLM_PREFETCH"] = "leapgram", "0"
+    if name in variants:
+        backend, (key, value) = "leapgram", variants[name]
+        os.environ[key] = value
     os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
     from leapgram.integrations.smollm2 import cache_dir

@@ -378,6 +378,9 @@ def warm_first_masks(matcher: Matcher, limit: int = 16) -> None:
         matcher.rollback(consumed)  # also leaves an error state
 
 
+_OFF = ("0", "false", "no", "off")
+
+
 def _usable_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -401,7 +404,7 @@ def _prefetch_enabled(vllm_config: Any) -> bool:
     the thread only takes CPU from the forward pass (``docs/design/vllm.md``).
     """
     setting = os.environ.get("LEAPGRAM_VLLM_PREFETCH", "auto").strip().lower()
-    if setting in ("0", "false", "no", "off"):
+    if setting in _OFF:
         return False
     if getattr(vllm_config, "speculative_config", None) is not None:
         return False
@@ -444,13 +447,16 @@ def _make_backend_class() -> type:
             warm_up(self.cache.compiler)
             self.prefetcher = (MaskPrefetcher((vocab.size + 31) // 32)
                                if _prefetch_enabled(self.vllm_config) else None)
+            # LEAPGRAM_VLLM_WARM_MASKS=0: the first masks are computed at the first fills instead
+            self.warm_masks = os.environ.get("LEAPGRAM_VLLM_WARM_MASKS", "1").strip().lower() not in _OFF
 
         def compile_grammar(self, request_type: Any, grammar_spec: str,
                             stop_token_ids: set[int] | None = None) -> StructuredOutputGrammar:
             with self.prefetcher.compiling() if self.prefetcher is not None else contextlib.nullcontext():
                 compiled = self.cache.get(request_type.name, grammar_spec)
                 matcher = Matcher(compiled)
-                warm_first_masks(matcher)
+                if self.warm_masks:
+                    warm_first_masks(matcher)
             stops = stop_token_ids if stop_token_ids else compiled.vocab.eos_token_ids
             return grammar_class(matcher, stops, self.prefetcher)
 
