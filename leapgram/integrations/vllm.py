@@ -379,48 +379,18 @@ def warm_first_masks(matcher: Matcher, limit: int = 16) -> None:
 
 
 _OFF = ("0", "false", "no", "off")
-
-
-def _usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def _model_threads() -> int:
-    """The OpenMP threads torch's forward pass uses in this process (torch is loaded by vLLM)."""
-    import torch
-
-    return torch.get_num_threads()
+_ON = ("", "1", "true", "yes", "on")
 
 
 def _prefetch_enabled(vllm_config: Any) -> bool:
-    """Whether the backend runs a :class:`MaskPrefetcher`.
-
-    ``LEAPGRAM_VLLM_PREFETCH``: ``1``/``on`` always, ``0``/``off`` never, unset or ``auto``: on,
-    except with speculative decoding (the manager fills right after each draft token's accept, so
-    nothing overlaps) and where the model runs on the CPU with threads on every usable core. There
-    the thread only takes CPU from the forward pass (``docs/design/vllm.md``).
-    """
-    setting = os.environ.get("LEAPGRAM_VLLM_PREFETCH", "auto").strip().lower()
-    if setting in _OFF:
-        return False
-    if getattr(vllm_config, "speculative_config", None) is not None:
-        return False
-    if setting in ("1", "true", "yes", "on"):
-        return True
-    if setting not in ("", "auto"):
-        logger.warning("leapgram: LEAPGRAM_VLLM_PREFETCH=%r is not one of auto, 1 or 0; using auto",
-                       setting)
-    device = getattr(getattr(vllm_config, "device_config", None), "device_type", None)
-    if device != "cpu":
-        return True
-    try:
-        threads = _model_threads()
-    except Exception:  # noqa: BLE001 - no torch to ask: assume the model takes every core
-        return False
-    return threads < _usable_cores()
+    """Whether the backend runs a :class:`MaskPrefetcher`: yes, unless ``LEAPGRAM_VLLM_PREFETCH``
+    is ``0``/``off`` or the engine decodes speculatively (the manager fills right after each draft
+    token's accept, so nothing overlaps). On a 2-core CPU whose forward pass takes both cores the
+    thread neither gains nor loses throughput (``docs/design/vllm.md``)."""
+    setting = os.environ.get("LEAPGRAM_VLLM_PREFETCH", "1").strip().lower()
+    if setting not in _OFF + _ON:
+        logger.warning("leapgram: LEAPGRAM_VLLM_PREFETCH=%r is neither 1 nor 0; the prefetch stays on", setting)
+    return setting not in _OFF and getattr(vllm_config, "speculative_config", None) is None
 
 
 def _compiler_for(vocab: Vocabulary) -> Any:

@@ -41,9 +41,7 @@ CHOICES = ["yes", "no", "not sure (maybe)"]
 
 @pytest.fixture(scope="module")
 def llm():
-    # the mask prefetch thread on, as on a GPU (on this CPU's default it is off: the model's
-    # threads take both cores), so that the real engine runs it
-    with offline_engine(env={"LEAPGRAM_VLLM_PREFETCH": "1"}) as engine:
+    with offline_engine() as engine:
         yield engine
 
 
