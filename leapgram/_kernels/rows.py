@@ -16,12 +16,16 @@ _MULTIPLIER = np.uint64(0xBF58476D1CE4E5B9)  # splitmix64's first multiplier
 
 @njit(cache=True, nogil=True)
 def row_hash_kernel(words):
-    """A 64-bit hash of ``words`` (int32, one dimension), read in pairs as uint64."""
+    """A 64-bit hash of ``words`` (int32, one dimension), read in pairs as uint64 (the
+    first word of a pair is the low half)."""
     count = words.shape[0]
     acc = np.uint64(count)
-    pairs = words[: count - count % 2].view(np.uint64)
-    for i in range(pairs.shape[0]):
-        x = pairs[i] * (_MULTIPLIER + np.uint64(2 * i))  # odd, and another for each position
+    # each pair composed by hand, not ``.view(np.uint64)``: numba implements ``view`` in
+    # numba.np.arrayobj, and loading a cached kernel that calls it imports that module (with its
+    # string support, about 40 ms of a fresh process's first request)
+    for i in range(count // 2):
+        pair = np.uint64(np.uint32(words[2 * i])) | (np.uint64(np.uint32(words[2 * i + 1])) << np.uint64(32))
+        x = pair * (_MULTIPLIER + np.uint64(2 * i))  # odd, and another for each position
         acc += x ^ (x >> np.uint64(29))
     if count % 2:
         x = np.uint64(np.uint32(words[count - 1])) * _MULTIPLIER
@@ -32,7 +36,8 @@ def row_hash_kernel(words):
 def row_hash_twin(words: np.ndarray) -> int:
     """:func:`row_hash_kernel` in numpy (used while numba is disabled)."""
     count = words.shape[0]
-    pairs = words[: count - count % 2].view(np.uint64)
+    halves = words[: count - count % 2].view(np.uint32).astype(np.uint64)
+    pairs = halves[0::2] | (halves[1::2] << np.uint64(32))  # the low word first, on any byte order
     x = pairs * (_MULTIPLIER + np.arange(0, 2 * pairs.shape[0], 2, dtype=np.uint64))
     if count % 2:  # the last word alone (arrays wrap silently, numpy scalars warn)
         x = np.concatenate((x, words[count - 1 :].view(np.uint32).astype(np.uint64) * _MULTIPLIER))
