@@ -173,6 +173,11 @@ class _EcmaParser(RegexParser):
         if dollar_at is not None and dollar_at != self.pos - 1:
             raise self.unsupported("anchor $ inside a group", "put $ at the end of the pattern", dollar_at)
         anything = any_text(self.pool)
+        if (not carets or dollar_at is None) and self.pool.nullable[expr]:
+            # a search at a free end finds the empty match in every string (``.*``, ``^a*``,
+            # ``x?$``): the branch is any text, the node string_universe is built from, so the
+            # keys of patternProperties ``.*`` are that universe, found not empty with no search
+            return anything
         head = [] if carets else [anything]
         tail = [] if dollar_at is not None else [anything]
         return self.pool.concat_all(head + [expr] + tail)

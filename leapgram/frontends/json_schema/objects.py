@@ -15,6 +15,7 @@ from typing import Any
 
 from ...errors import BudgetExceededError, GrammarError
 from ...grammar.analysis import productive_nonterminals
+from ...regex.expr import EMPTY
 from .strings import STRING_KEYWORDS, literal_string, string_universe
 from .values import count_keyword, mapping_keyword
 
@@ -198,7 +199,7 @@ class ObjectKeywords:
                      patterns: list[tuple[str, int, Any]], pointer: str) -> int | None:
         """Members with keys the schema does not declare, or ``None`` when none are allowed."""
         pool = self.pool
-        keys = string_universe(pool)  # a declared name is cut in every spelling (see string_universe)
+        keys = anything = string_universe(pool)  # a declared name is cut in every spelling (see string_universe)
         if declared:
             keys = pool.difference(keys, pool.alt([literal_string(pool, n) for n in declared]))
         if names_expr is not None:
@@ -214,7 +215,9 @@ class ObjectKeywords:
         if value is not None:
             rest = keys
             if patterns:
-                rest = pool.difference(keys, pool.alt([expr for _, expr, _ in patterns]))
+                pattern_keys = [expr for _, expr, _ in patterns]
+                # a pattern that every key matches (``.*``, see ecma.py) leaves no key, with no search
+                rest = EMPTY if anything in pattern_keys else pool.difference(keys, pool.alt(pattern_keys))
             # Every string but finitely many declared names is never empty: no search then.
             searched = bool(patterns) or names_expr is not None
             lexeme = self.string_lexeme(rest, f"key:{pointer}/additionalProperties", check_empty=searched)
