@@ -14,10 +14,14 @@ import os
 import threading
 from collections.abc import Callable
 
+import numpy as np
 from numba import njit as _numba_njit
 from numba.core import config as numba_config
+from numba.core import types
 from numba.core.dispatcher import Dispatcher
 from numba.core.runtime import rtsys
+from numba.core.typing.typeof import Purpose, typeof
+from numba.np import numpy_support
 
 from .entry import same_machine_code
 
@@ -41,6 +45,9 @@ def njit(**options) -> Callable[[Callable], Callable]:
     request. A cache miss still compiles through numba's pipeline, which refreshes first.
     Kernels must therefore not hash strings or tuples: the hash secret's symbols are set by a
     module only the refresh imports (flat arrays and integer arithmetic need nothing more).
+
+    A kernel also types a tuple argument (which numba's dispatcher types in Python, once per
+    kind of tuple) without importing ``numpy.ma``: see :func:`_typeof_pyval`.
     """
     decorate = _numba_njit(**options)
 
@@ -49,9 +56,45 @@ def njit(**options) -> Callable[[Callable], Callable]:
         cache = getattr(kernel, "_cache", None)
         if callable(getattr(cache, "_load_overload", None)):
             cache.load_overload = functools.partial(_load_overload, cache)
+        if isinstance(kernel, Dispatcher) and callable(getattr(kernel, "typeof_pyval", None)):
+            kernel.typeof_pyval = functools.partial(_typeof_pyval, kernel, kernel.typeof_pyval)
         return kernel
 
     return wrapper
+
+
+def _typeof_pyval(kernel: Dispatcher, numba_typeof_pyval: Callable, value):
+    """numba's type of the argument ``value``, which numba's dispatcher asks for when its C code
+    cannot tell (a tuple, the first time it meets its kind), found without importing
+    ``numpy.ma``: numba's own looks up ``np.ma.MaskedArray`` for every array, and numpy imports
+    ``numpy.ma`` on that first lookup (10-20 ms of a fresh process's first request). An array of
+    type exactly ``np.ndarray`` is no ``MaskedArray``, so its type is numba's without the test.
+    Anything else (or a failure) is numba's own answer."""
+    try:
+        found = _exact_type(value)
+        active = kernel._types_active_call  # numba keeps the types of the call alive there
+    except Exception:  # noqa: BLE001 (numba internals changed, or a value numba types its way)
+        found = None
+    if found is None:
+        return numba_typeof_pyval(value)
+    active.add(found)
+    return found
+
+
+def _exact_type(value):
+    """The type numba's ``typeof(value, Purpose.argument)`` gives a plain array (as numba's
+    ``_typeof_ndarray``, less the ``MaskedArray`` test), a number (Python's or numpy's), a bool or
+    a tuple of them; None for anything else."""
+    kind = type(value)
+    if kind is np.ndarray:
+        return types.Array(numpy_support.from_dtype(value.dtype), value.ndim, numpy_support.map_layout(value),
+                           readonly=not value.flags.writeable)
+    if kind is tuple:
+        members = [_exact_type(member) for member in value]
+        return None if any(member is None for member in members) else types.BaseTuple.from_types(members, tuple)
+    if kind is int or kind is bool or kind is float or isinstance(value, (np.number, np.bool_)):
+        return typeof(value, Purpose.argument)  # numba's own (no array, no numpy.ma)
+    return None
 
 
 def _load_overload(cache, sig, target_context):
@@ -61,19 +104,23 @@ def _load_overload(cache, sig, target_context):
 
 
 def start_loading_cached_kernels() -> threading.Thread | None:
-    """Load every kernel that numba's on-disk cache holds, in a thread started at ``import
+    """Load every kernel that numba's on-disk cache holds, in a thread started early in ``import
     leapgram``, rather than inside the first masks (2-15 ms a kernel, 0.05-0.1 s in all).
 
-    Loading is half Python, half LLVM linking outside the GIL, so it overlaps the caller's
-    vocabulary loading; a kernel called meanwhile waits only for numba's compiler lock, and
-    ``GrammarCompiler.compile`` waits for the thread (:func:`wait_for_kernels`). The
-    thread is not a daemon: a process ends after it (a daemon thread inside LLVM could crash
-    the exit), and ``os.fork`` waits for it. Off while numba is disabled or with
-    ``LEAPGRAM_PRELOAD_KERNELS=0``.
+    Loading is half Python, half LLVM outside the GIL (parsing bitcode, linking, compiling
+    numba's runtime), so it overlaps the rest of ``import leapgram`` and the caller's vocabulary
+    loading; a kernel called meanwhile waits only for numba's compiler lock, and
+    ``GrammarCompiler.compile`` waits for the thread (:func:`wait_for_kernels`). The kernel
+    modules are imported here, in the caller's thread, so the loading thread imports no leapgram
+    module that a concurrent import could be holding. The thread is not a daemon: a process ends
+    after it (a daemon thread inside LLVM could crash the exit), and ``os.fork`` waits for it.
+    Off while numba is disabled or with ``LEAPGRAM_PRELOAD_KERNELS=0``.
     """
     if numba_config.DISABLE_JIT or os.environ.get("LEAPGRAM_PRELOAD_KERNELS", "1") == "0":
         _LOADED.set()
         return None
+    for module in _MODULES:
+        importlib.import_module(f"{__name__}.{module}")
     thread = threading.Thread(target=_load_cached_kernels, name="leapgram-kernel-loading")
     _THREADS.append(thread)
     thread.start()

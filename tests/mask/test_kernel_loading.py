@@ -67,3 +67,55 @@ def test_waiting_returns_when_nothing_loads(monkeypatch):
     start_loading_cached_kernels()
     assert _kernels._LOADED.is_set()
     _kernels.wait_for_kernels(timeout=0.01)
+
+
+FIRST_REQUEST_MODULES = """
+import sys, leapgram
+vocab = leapgram.Vocabulary.byte_vocabulary()
+matcher = leapgram.Matcher(leapgram.GrammarCompiler(vocab).compile_json_schema(
+    {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}))
+bitmask = leapgram.allocate_token_bitmask(1, vocab.size)
+for byte in b'{"a": 12}':
+    matcher.fill_next_token_bitmask(bitmask, 0)
+    assert matcher.consume_token(byte)
+print(sorted(m for m in ("numpy.ma", "numba.np.arrayobj", "numba.cpython.unicode") if m in sys.modules))
+"""
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="the kernels are plain functions")
+def test_a_first_request_from_cached_kernels_imports_neither_numpy_ma_nor_numba_array_support():
+    """Loading a cached kernel that calls ``ndarray.view`` imported numba.np.arrayobj (about 40 ms),
+    and numba's typing of a tuple of arrays imported numpy.ma (10-20 ms)."""
+    warm = subprocess.run([sys.executable, "-c", "import leapgram; leapgram.warm_up()"], capture_output=True,
+                          text=True, timeout=600)  # the kernels in numba's cache, as after a first run
+    assert warm.returncode == 0, warm.stderr[-2000:]
+    run = subprocess.run([sys.executable, "-c", FIRST_REQUEST_MODULES], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "[]"
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="numba types no argument")
+def test_kernel_argument_types_equal_numbas():
+    import numpy as np
+    from numba.core.errors import NumbaTypeError
+    from numba.core.typing.typeof import Purpose, typeof
+
+    from leapgram import _kernels
+    from leapgram._kernels import earley
+
+    readonly = np.arange(6, dtype=np.int32)
+    readonly.flags.writeable = False
+    arrays = [np.zeros(3, dtype=np.int64), np.zeros((2, 3), dtype=np.int32), np.zeros((3, 2), dtype=np.int8).T,
+              np.zeros(8, dtype=np.uint32)[::2], readonly, np.zeros(0, dtype=np.uint8), np.zeros((2, 2, 2)),
+              np.asfortranarray(np.zeros((2, 3), dtype=np.int16)), np.array(True)]
+    scalars = [0, -5, 2**63 + 1, True, 1.5, np.int64(3), np.int32(-1), np.uint8(7), np.bool_(False), np.float32(2)]
+    values = arrays + scalars + [tuple(arrays), tuple(scalars), (arrays[0], 4, (arrays[1], np.int64(2))), ()]
+    for value in values:
+        assert _kernels._exact_type(value) == typeof(value, Purpose.argument), value
+    # what the dispatcher gets for a tuple; anything else is numba's own answer
+    masked = np.ma.masked_array([1, 2])
+    assert _kernels._exact_type(masked) is None and _kernels._exact_type((masked,)) is None
+    assert _kernels._exact_type(("a", 1)) is None and _kernels._exact_type([1]) is None
+    assert earley.root_kernel.typeof_pyval(tuple(arrays)) == typeof(tuple(arrays), Purpose.argument)
+    with pytest.raises(NumbaTypeError, match="MaskedArray"):  # numba's error, as before
+        earley.root_kernel.typeof_pyval((masked, 1))
