@@ -15,6 +15,11 @@ vocabulary parsed, as before its on-disk cache). The vocabulary cache lives in a
 folder of the run (``LEAPGRAM_CACHE_DIR``), filled by the unmeasured first process. The measured
 process imports only the standard library's ``json``, ``os``, ``sys`` and ``time`` before its clock
 starts, so ``import_s`` includes numpy and numba.
+
+``--trees A,B`` compares checkouts of leapgram: each run then starts one process per tree and mode,
+in turn, with the tree first on ``PYTHONPATH`` (``git worktree add --detach /tmp/base <commit>``
+gives one). Every tree has its own warm-up process and vocabulary cache; the medians and the best
+total (``import_to_last_mask_s``) are printed per tree and mode.
 """
 
 from __future__ import annotations
@@ -81,10 +86,16 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=2, help="fresh processes per mode")
     parser.add_argument("--modes", default="plain,warm_up",
                         help=f"comma-separated, run in turn: {', '.join(MODES)} (see the docstring)")
+    parser.add_argument("--trees", default="",
+                        help="comma-separated leapgram checkouts to compare, run in turn (default: the installed one)")
     args = parser.parse_args()
     modes = args.modes.split(",")
     if not modes or set(modes) - set(MODES):
         raise SystemExit(f"--modes takes {', '.join(MODES)}, not {args.modes!r}")
+    trees = [str(Path(tree).resolve()) for tree in args.trees.split(",") if tree] or [""]
+    for tree in trees:
+        if tree and not (Path(tree) / "leapgram" / "__init__.py").is_file():
+            raise SystemExit(f"--trees: {tree} holds no leapgram/__init__.py")
     tokenizer = resolve_tokenizer(args.tokenizer)
     case_path = Path(args.case)
     with tempfile.TemporaryDirectory() as folder:
@@ -94,25 +105,40 @@ def main() -> int:
         tokens = next(t for valid, t in case.instances if valid)
         request.write_text(json.dumps({"schema": case.schema, "tokens": tokens}), encoding="utf-8")
         pycache = Path(tempfile.gettempdir()) / "leapgram-bench-pycache"
-        env = {**os.environ, "PYTHONPYCACHEPREFIX": str(pycache), "LEAPGRAM_CACHE_DIR": str(Path(folder) / "cache")}
+        env = {**os.environ, "PYTHONPYCACHEPREFIX": str(pycache)}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.pop("LEAPGRAM_VOCAB_CACHE", None)
-        runs: dict[str, list[dict]] = {mode: [] for mode in modes}
-        for number, mode in enumerate(["warm_up"] + [m for _ in range(args.runs) for m in modes]):
+
+        def tree_env(number: int, tree: str) -> dict[str, str]:
+            found = {**env, "LEAPGRAM_CACHE_DIR": str(Path(folder) / f"cache{number}")}
+            if tree:
+                found["PYTHONPATH"] = os.pathsep.join(filter(None, [tree, env.get("PYTHONPATH")]))
+            return found
+
+        envs = [tree_env(number, tree) for number, tree in enumerate(trees)]
+        runs: dict[tuple[str, str], list[dict]] = {(tree, mode): [] for tree in trees for mode in modes}
+        turns = [(t, "warm_up", False) for t in range(len(trees))]
+        turns += [(t, mode, True) for _ in range(args.runs) for mode in modes for t in range(len(trees))]
+        for number, mode, measured in turns:
             command = [sys.executable, __file__, "--child", str(tokenizer), str(request), mode]
-            done = subprocess.run(command, capture_output=True, text=True, check=False, env={**env, **MODES[mode]})
+            done = subprocess.run(command, capture_output=True, text=True, check=False,
+                                  env={**envs[number], **MODES[mode]})
             lines = done.stdout.strip().splitlines()
             if done.returncode or not lines:
                 print(done.stderr.strip()[-400:], flush=True)
-            elif number:
-                runs[mode].append(json.loads(lines[-1]))
-                print(json.dumps({"mode": mode, **json.loads(lines[-1])}), flush=True)
+            elif measured:
+                runs[trees[number], mode].append(json.loads(lines[-1]))
+                label = {"tree": trees[number]} if trees[number] else {}
+                print(json.dumps({**label, "mode": mode, **json.loads(lines[-1])}), flush=True)
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-        for mode, results in runs.items():
+        for (tree, mode), results in runs.items():
             if results:
                 medians = {key: round(statistics.median(r[key] for r in results), 4)
                            for key in results[0] if key != "warm_up"}
-                print("median", json.dumps({"mode": mode, **medians}), flush=True)
+                best = min(r["import_to_last_mask_s"] for r in results)
+                label = {"tree": tree} if tree else {}
+                print("median", json.dumps({**label, "mode": mode, "runs": len(results), **medians,
+                                            "best_import_to_last_mask_s": best}), flush=True)
         print(f"load average at the end: {load:.2f}", flush=True)
     return 0
 
