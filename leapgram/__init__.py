@@ -14,11 +14,6 @@ import warnings as _warnings
 
 from typing import TYPE_CHECKING
 
-# first: numba loads the cached kernels in a thread while the rest of leapgram is imported
-from ._kernels import start_loading_cached_kernels as _start_loading_cached_kernels
-
-_start_loading_cached_kernels()
-
 from .bitmask import allocate_token_bitmask, allowed_tokens, apply_token_bitmask, unpack_bitmask
 from .compiler import CompiledGrammar, GrammarCompiler
 from .errors import BudgetExceededError, GrammarError, LeapgramError, TokenizerError, UnsupportedError
@@ -32,6 +27,8 @@ if TYPE_CHECKING:
     from .frontends.structural_tag import Tag
     from .vocab.partial import heal_prompt
     from .warmup import warm_up
+
+from ._kernels import start_loading_cached_kernels as _start_loading_cached_kernels
 
 __version__ = "0.2.0"
 
@@ -90,3 +87,6 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+_start_loading_cached_kernels()

@@ -104,17 +104,19 @@ def _load_overload(cache, sig, target_context):
 
 
 def start_loading_cached_kernels() -> threading.Thread | None:
-    """Load every kernel that numba's on-disk cache holds, in a thread started early in ``import
-    leapgram``, rather than inside the first masks (2-15 ms a kernel, 0.05-0.1 s in all).
+    """Load every kernel that numba's on-disk cache holds, in a thread started at the end of
+    ``import leapgram``, rather than inside the first masks (2-15 ms a kernel, 0.05-0.1 s in all).
 
     Loading is half Python, half LLVM outside the GIL (parsing bitcode, linking, compiling
-    numba's runtime), so it overlaps the rest of ``import leapgram`` and the caller's vocabulary
-    loading; a kernel called meanwhile waits only for numba's compiler lock, and
-    ``GrammarCompiler.compile`` waits for the thread (:func:`wait_for_kernels`). The kernel
-    modules are imported here, in the caller's thread, so the loading thread imports no leapgram
-    module that a concurrent import could be holding. The thread is not a daemon: a process ends
-    after it (a daemon thread inside LLVM could crash the exit), and ``os.fork`` waits for it.
-    Off while numba is disabled or with ``LEAPGRAM_PRELOAD_KERNELS=0``.
+    numba's runtime), so it overlaps the caller's vocabulary loading; a kernel called meanwhile
+    waits only for numba's compiler lock, and ``GrammarCompiler.compile`` waits for the thread
+    (:func:`wait_for_kernels`). The kernel modules are imported here, in the caller's thread: the
+    loading thread imports no module (a test checks it), so it never waits for an import lock.
+    Started earlier (before the rest of leapgram's import), it made a fresh process's first
+    request slower on a loaded 2-core machine (round 16): the two threads then contend for the
+    GIL. The thread is not a daemon: a process ends after it (a daemon thread inside LLVM could
+    crash the exit), and ``os.fork`` waits for it. Off while numba is disabled or with
+    ``LEAPGRAM_PRELOAD_KERNELS=0``.
     """
     if numba_config.DISABLE_JIT or os.environ.get("LEAPGRAM_PRELOAD_KERNELS", "1") == "0":
         _LOADED.set()
