@@ -89,8 +89,18 @@ def ranges_to_expr(pool: ExprPool, ranges: Ranges) -> int:
     """The expression matching the UTF-8 encoding of one code point from ``ranges``.
 
     The pool remembers the code point set of the result (``pool.char_ranges``), so that class
-    inclusion can later be decided on ranges instead of automata.
+    inclusion can later be decided on ranges instead of automata, and the result by the ranges
+    (``pool.memo``): patterns repeat the same classes (``.``, ``\\w``, every character of a
+    literal), and a wide one is hundreds of byte sequences to build again, if to the same node.
     """
+    key = ("ranges", ranges if ranges.__class__ is tuple else tuple(ranges))
+    found = pool.memo.get(key)
+    if found is None:
+        found = pool.memo[key] = _ranges_to_expr(pool, ranges)
+    return found
+
+
+def _ranges_to_expr(pool: ExprPool, ranges: Ranges) -> int:
     branches = []
     for low, high in ranges:
         for seq in byte_sequences(low, high):
