@@ -29,14 +29,12 @@ MISSING_ROW_AFTER_STEP = 3
 
 
 @njit(cache=True, nogil=True)
-def walk_cfg_kernel(node_info, node_end, kids, dup_primary, dup_other, trans, accepting, grammar, arena, lexer,
-                    max_row, use_leo, stack, start, mask):
+def walk_cfg_kernel(node_info, node_end, dup_primary, dup_other, trans, accepting, grammar, arena, lexer, max_row,
+                    use_leo, stack, start, mask):
     """Mark in ``mask`` every token that the lexer and parser accept from the chart and lexer
-    state packed in ``stack[0, 0]`` (``chart << 32 | lexer state``; ``stack[d, 0]`` is the same
-    after ``d`` bytes, ``stack[d, 1]`` the node at depth ``d`` on the path, ``stack[0, 1] = 0``);
-    ``kids`` is the trie's child index (see :func:`next_sibling_kernel`). When the walk is
-    complete, tokens sharing their bytes with a marked one get their bit too. Returns
-    ``(node, code, payload)``."""
+    state packed in ``stack[0]`` (``chart << 32 | lexer state``; ``stack[d]`` is the same after
+    ``d`` bytes); when the walk is complete, tokens sharing their bytes with a marked one get
+    their bit too. Returns ``(node, code, payload)``."""
     bound_keys = arena[3]
     bound_vals = arena[4]
     n = node_info.shape[0]
@@ -47,7 +45,7 @@ def walk_cfg_kernel(node_info, node_end, kids, dup_primary, dup_other, trans, ac
     while i < n:
         info = node_info[np.uint64(i)]  # unsigned indices: no wraparound test per access (-11% time)
         depth = np.uint64((info >> 8) & 0xFFFF)
-        top = stack[depth - np.uint64(1), 0]
+        top = stack[depth - np.uint64(1)]
         lex = top & low
         byte = np.uint64(info & 0xFF)
         state = trans[np.uint64(lex), byte]
@@ -55,7 +53,7 @@ def walk_cfg_kernel(node_info, node_end, kids, dup_primary, dup_other, trans, ac
             if state < 0:
                 return i, MISSING_ROW, 0
             if accepting[np.uint64(lex)] == 0:
-                i = next_sibling_kernel(node_info, node_end, kids, trans, stack, i, depth, lex, byte)
+                i = node_end[np.uint64(i)]
                 continue
             if top == last_key:
                 found = last_found
@@ -67,8 +65,8 @@ def walk_cfg_kernel(node_info, node_end, kids, dup_primary, dup_other, trans, ac
                         return i, status, found
                 last_key = top
                 last_found = found
-            if found == NONE:  # every sibling the lexer rules out ends the same way
-                i = next_sibling_kernel(node_info, node_end, kids, trans, stack, i, depth, lex, byte)
+            if found == NONE:
+                i = node_end[np.uint64(i)]
                 continue
             state = trans[np.uint64(found & low), byte]
             if state < 0:
@@ -76,41 +74,15 @@ def walk_cfg_kernel(node_info, node_end, kids, dup_primary, dup_other, trans, ac
             if state == 0:
                 i = node_end[np.uint64(i)]
                 continue
-            stack[depth, 0] = (found & ~low) | state
+            stack[depth] = (found & ~low) | state
         else:
-            stack[depth, 0] = (top & ~low) | state
-        stack[depth, 1] = i
+            stack[depth] = (top & ~low) | state
         token = info >> 24
         if token >= 0:
             mask[np.uint64(token >> 5)] |= np.uint32(1) << np.uint32(token & 31)
         i += 1
     copy_duplicate_bits_kernel(mask, dup_primary, dup_other)
     return n, DONE, 0
-
-
-@njit(cache=True, nogil=True)
-def next_sibling_kernel(node_info, node_end, kids, trans, stack, i, depth, lex, byte):
-    """The node the walk goes to after skipping node ``i`` (at ``depth``, edge ``byte``), whose
-    parent's lexer state ``lex`` rules it out: the next sibling whose byte ``lex`` does not rule
-    out (its transition is not dead), else the end of the parent's subtree. Siblings follow in
-    byte order, so only nodes the scan would have skipped are passed over.
-
-    ``kids[r, b]`` is the child of byte ``b`` of the root (``r = 0``) or of the depth-1 node of
-    byte ``r - 1``, ``0`` for none, and ``kids[r, 256]`` is 1 when that row may be used (a node
-    with many children): there the next sibling is found in two rows of 1 KB, read in order,
-    rather than by a jump per dead sibling, each to a node far away in the trie. Elsewhere
-    (or with an empty ``kids``) it is ``node_end[i]``."""
-    d = np.int64(depth)
-    if d <= 2:
-        parent = stack[d - 1, 1]
-        row = np.int64(0) if d == 1 else 1 + (node_info[parent] & 0xFF)
-        if row < kids.shape[0] and kids[row, 256] != 0:
-            for b in range(np.int64(byte) + 1, 256):
-                child = kids[row, b]
-                if child != 0 and trans[lex, b] != 0:
-                    return np.int64(child)
-            return np.int64(node_end[parent])
-    return np.int64(node_end[np.uint64(i)])
 
 
 @njit(cache=True, nogil=True)

@@ -28,7 +28,7 @@ from ..parser.lexer import Lexer
 from ..regex.dfa import DEAD, UNKNOWN, LazyDfa
 from ..vocab.trie import TokenTrie
 from .slicer import SliceChecker
-from .walk import NO_CHILD_INDEX, child_index, fill_dfa_mask, fill_rows_down
+from .walk import fill_dfa_mask, fill_rows_down
 
 CfgState = tuple[ChartArena, int, int]
 _WALK_KERNEL = DirectKernel(walk_cfg_kernel)  # the mask walks over TokenTrie arrays: always the same types
@@ -114,7 +114,6 @@ class CfgEngine:
         self.limits = limits
         self.trie = trie
         self.use_leo = use_leo
-        self._kids = child_index(trie)  # the trie walk's child index (once per trie)
         self._spare: list[ChartArena] = []
         self._widened: dict[int, int] = {}  # lexer.widened(state, trie.max_depth), one dict lookup per mask
         self.slicer = None
@@ -201,7 +200,7 @@ class CfgEngine:
         """:meth:`fill_mask` over another trie (a re-rooted sub-trie for token healing, see
         :mod:`leapgram.mask.prefix`), without the slicer."""
         arena, chart, lex = state
-        self._walk(trie, NO_CHILD_INDEX, arena, chart, lex, mask, np.zeros((trie.max_depth + 1, 2), dtype=np.int64))
+        self._walk(trie, arena, chart, lex, mask, np.zeros(trie.max_depth + 1, dtype=np.int64))
 
     def fill_mask(self, state: CfgState, mask: np.ndarray) -> None:
         mask |= self.new_mask(state, self.mask_key(state))
@@ -218,34 +217,31 @@ class CfgEngine:
         mask = np.zeros(bitmask_words(self.trie.vocab_size), dtype=np.uint32) if union is None else union.copy()
         stack = arena.walk_stack
         if stack.shape[0] <= self.trie.max_depth:  # every trie walked is a subset of this one
-            stack = arena.walk_stack = np.zeros((self.trie.max_depth + 1, 2), dtype=np.int64)
+            stack = arena.walk_stack = np.zeros(self.trie.max_depth + 1, dtype=np.int64)
         kernel = _WALK_KERNEL.call
         for trie in tries:
-            kids = self._kids if trie is self.trie else child_index(trie)
-            self._walk(trie, kids, arena, chart, lex, mask, stack, kernel)
+            self._walk(trie, arena, chart, lex, mask, stack, kernel)
         return mask
 
-    def _walk(self, trie: TokenTrie, kids: np.ndarray, arena: ChartArena, chart: int, lex: int, mask: np.ndarray,
+    def _walk(self, trie: TokenTrie, arena: ChartArena, chart: int, lex: int, mask: np.ndarray,
               stack: np.ndarray, kernel=walk_cfg_kernel) -> None:
-        """Walk ``trie`` (``kids``: its :func:`child_index`) from ``(chart, lex)`` into ``mask``
-        (uint32 words; ``stack`` int64, two columns). ``kernel`` may be the direct entry of
-        ``_WALK_KERNEL`` only for the tries of :class:`TokenTrie` (the vocabulary's and its
-        slices'), whose array types never change."""
-        stack[0, 0] = (chart << 32) | lex
-        stack[0, 1] = 0
+        """Walk ``trie`` from ``(chart, lex)`` into ``mask`` (uint32 words; ``stack`` int64).
+        ``kernel`` may be the direct entry of ``_WALK_KERNEL`` only for the tries of
+        :class:`TokenTrie` (the vocabulary's and its slices'), whose array types never change."""
+        stack[0] = (chart << 32) | lex
         start = 1
         lexer = self.lexer
         if trie.num_nodes > 1 and lexer.trans[lex, trie.node_byte[1]] == UNKNOWN:
             fill_rows_down(trie, lexer, 1, lex)  # what the kernel's first call would ask for (a new state)
         while True:
-            start, code, payload = kernel(trie.node_info, trie.node_end, kids, trie.dup_primary, trie.dup_other,
+            start, code, payload = kernel(trie.node_info, trie.node_end, trie.dup_primary, trie.dup_other,
                                           lexer.trans, lexer.accepting, self.tables.grammar, arena.arrays,
                                           lexer.kernel_arrays, self.limits.max_earley_items, self.use_leo, stack,
                                           start, mask)
             if code == DONE:
                 break
             if code == MISSING_ROW:
-                fill_rows_down(trie, lexer, start, int(stack[trie.node_depth[start] - 1, 0]) & 0xFFFFFFFF)
+                fill_rows_down(trie, lexer, start, int(stack[trie.node_depth[start] - 1]) & 0xFFFFFFFF)
             elif code == MISSING_ROW_AFTER_STEP:
                 fill_rows_down(trie, lexer, start, int(payload) & 0xFFFFFFFF)
             elif code == NEED_FRESH:  # the fresh state's row is the next thing the kernel asks for

@@ -82,7 +82,7 @@ class ChartArena:
         self.lex_gen = np.zeros(max(tables.num_lexemes, 1), dtype=np.int32)
         self.tmp = np.zeros(max(tables.num_lexemes, 1), dtype=np.int32)
         self.chain = np.zeros((k.LEO_CHAIN, 3), dtype=np.int32)
-        self.walk_stack = np.zeros((0, 2), dtype=np.int64)  # the trie walk's scratch, sized by its engine
+        self.walk_stack = np.zeros(0, dtype=np.int64)  # the trie walk's scratch, sized by its engine
         self._pack()
         while True:
             status = k.root_kernel(tables.grammar, self.arrays, limits.max_earley_items)
