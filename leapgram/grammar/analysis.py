@@ -46,43 +46,41 @@ def _least(rules: Sequence[Rule], found: set[int]) -> set[int]:
     found already costs only that scan, and one that waits is scanned on from where it stopped
     when that nonterminal is found, so each symbol of each rule is read once. (A count of missing
     nonterminals per rule and every rule listed under each of its nonterminals cost twice as much,
-    most of it building those lists.) The scans are inlined: a call per rule was a fifth of the
-    time, and this runs twice in every grammar's build."""
+    most of it building those lists.) The first scan of each rule is inlined: a call per rule was
+    a fifth of the time, and this runs twice in every grammar's build."""
     watching: dict[int, list[tuple[Rule, int]]] = {}
     for rule in rules:
-        lhs, rhs = rule
-        if lhs in found:
+        if rule[0] in found:
             continue
-        for at, symbol in enumerate(rhs):
-            if symbol >= 0 and symbol not in found:  # waits on ``symbol``
-                waiting = watching.get(symbol)
-                if waiting is None:
-                    watching[symbol] = [(rule, at)]
-                else:
-                    waiting.append((rule, at))
+        for at, symbol in enumerate(rule[1]):
+            if symbol >= 0 and symbol not in found:  # the rule waits on ``symbol``
+                watching.setdefault(symbol, []).append((rule, at))
                 break
         else:
-            found.add(lhs)
-            if watching:
-                added = [lhs]
-                while added:
-                    for waiting_rule, at in watching.pop(added.pop(), ()):
-                        lhs, rhs = waiting_rule
-                        if lhs in found:
-                            continue
-                        for at in range(at + 1, len(rhs)):
-                            symbol = rhs[at]
-                            if symbol >= 0 and symbol not in found:
-                                waiting = watching.get(symbol)
-                                if waiting is None:
-                                    watching[symbol] = [(waiting_rule, at)]
-                                else:
-                                    waiting.append((waiting_rule, at))
-                                break
-                        else:
-                            found.add(lhs)
-                            added.append(lhs)
+            found.add(rule[0])
+            added = [rule[0]]
+            while added and watching:
+                for waiting, at in watching.pop(added.pop(), ()):
+                    if waiting[0] not in found and not _waits(waiting, at + 1, found, watching):
+                        found.add(waiting[0])
+                        added.append(waiting[0])
     return found
+
+
+def _waits(rule: Rule, start: int, found: set[int], watching: dict[int, list[tuple[Rule, int]]]) -> bool:
+    """Whether ``rule`` misses a nonterminal from position ``start`` on; the first one it misses
+    then lists it in ``watching``."""
+    rhs = rule[1]
+    for i in range(start, len(rhs)):
+        symbol = rhs[i]
+        if symbol >= 0 and symbol not in found:
+            waiting = watching.get(symbol)
+            if waiting is None:
+                watching[symbol] = [(rule, i)]
+            else:
+                waiting.append((rule, i))
+            return True
+    return False
 
 
 # ----- overlaps between lexemes ---------------------------------------------------------------
