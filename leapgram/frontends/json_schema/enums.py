@@ -11,7 +11,9 @@ from .arrays import ARRAY_KEYWORDS
 from .context import ANNOTATIONS
 from .numbers import decimal_of
 from .objects import OBJECT_KEYWORDS
-from .values import json_equal, json_type, scalar_spellings, unique_values
+from .values import json_equal, json_text, json_type, scalar_spellings, unique_values
+
+_MEMO_TEXT = json.JSONEncoder(sort_keys=True, default=repr).encode  # json.dumps(..., sort_keys=True, default=repr)
 
 
 class EnumKeywords:
@@ -24,7 +26,7 @@ class EnumKeywords:
                 if k not in ("enum", "const", "type", "nullable") and k not in ANNOTATIONS}
         listed = {k: schema[k] for k in ("enum", "const") if k in schema}
         try:
-            key = (json.dumps([listed, rest], sort_keys=True, default=repr), tuple(sorted(types)))
+            key = (_MEMO_TEXT([listed, rest]), tuple(sorted(types)))
         except (ValueError, RecursionError) as exc:  # a value that holds itself: not JSON
             raise GrammarError(f"enum/const is not a JSON value: {exc}", pointer=pointer) from None
         found = self._enum_symbols.get(key)
@@ -89,7 +91,7 @@ class EnumKeywords:
         if isinstance(value, dict):
             members = []
             for i, (key, item) in enumerate(value.items()):
-                members += [*(self.punct(",") if i else []), builder.literal(json.dumps(key, ensure_ascii=False)),
+                members += [*(self.punct(",") if i else []), builder.literal(json_text(key)),
                             *self.punct(":"), self.literal_value(item)]
             return builder.sequence([builder.literal("{"), *self.ows(), *members, *self.ows(), builder.literal("}")],
                                     hint="const")

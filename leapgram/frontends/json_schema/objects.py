@@ -10,14 +10,13 @@ it matches (overlapping patterns split into disjoint key sets). Why this order a
 from __future__ import annotations
 
 import functools
-import json
 from typing import Any
 
 from ...errors import BudgetExceededError, GrammarError
 from ...grammar.analysis import productive_nonterminals
 from ...regex.expr import EMPTY
 from .strings import STRING_KEYWORDS, literal_string, string_universe
-from .values import count_keyword, mapping_keyword
+from .values import count_keyword, json_text, mapping_keyword
 
 OBJECT_KEYWORDS = frozenset({"properties", "required", "additionalProperties", "patternProperties",
                              "propertyNames", "minProperties", "maxProperties"})
@@ -33,7 +32,7 @@ State = tuple[int, int]  # (declared property or set of used ones, members writt
 def key_text(name: str) -> bytes:
     """A key as JSON text, quotes included (as ``json.dumps(name, ensure_ascii=False)``; schemas
     repeat the same names)."""
-    return json.dumps(name, ensure_ascii=False).encode("utf-8")
+    return json_text(name).encode("utf-8")
 
 
 class ObjectKeywords:
