@@ -1,0 +1,86 @@
+"""Shortcuts of the JSON Schema translation that keep every language the same (round 16's TTFM
+work): an unanchored pattern that matches the empty string is any text, ``patternProperties``
+``.*`` leaves no extra key without an emptiness search, code point classes are remembered by
+their ranges, and JSON text comes from one module-level encoder."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from leapgram import Grammar
+from leapgram.frontends.json_schema.common import schema_pool
+from leapgram.frontends.json_schema.ecma import any_text, ecma_pattern_expr
+from leapgram.frontends.json_schema.enums import _MEMO_TEXT
+from leapgram.frontends.json_schema.strings import string_universe
+from leapgram.frontends.json_schema.values import json_text
+from leapgram.limits import DEFAULT_LIMITS
+from leapgram.regex.expr import ExprPool
+from leapgram.regex.utf8 import normalize, ranges_to_expr
+
+TEXTS = ["", "a", "\n", "\r\n", "x\u2028y", "é", "abc\n", "\nabc", "b" * 40]
+
+
+@pytest.mark.parametrize("pattern", [".*", "a*", "^.*", "^a*", ".*$", "x?$", "(ab)*|q", "(?:)", "\\d{0,3}"])
+def test_a_pattern_matching_the_empty_string_at_a_free_end_is_any_text(pattern):
+    pool = ExprPool()
+    expr = ecma_pattern_expr(pattern, pool)
+    if "|" not in pattern:
+        assert expr == any_text(pool)
+    for text in TEXTS:
+        assert pool.matches(expr, text.encode())
+
+
+@pytest.mark.parametrize(("pattern", "text", "found"), [
+    ("^.*$", "a\nb", False), ("^a*$", "b", False), ("^.*$", "abc", True), ("^a*$", "", True),
+    ("a+", "", False), ("^x?", "", True),
+])
+def test_patterns_anchored_at_both_ends_or_not_nullable_keep_their_language(pattern, text, found):
+    pool = ExprPool()
+    assert pool.matches(ecma_pattern_expr(pattern, pool), text.encode()) is found
+
+
+def test_keys_of_pattern_properties_dot_star_are_the_string_universe():
+    pool = schema_pool(DEFAULT_LIMITS)
+    grammar = Grammar.from_json_schema({"type": "object", "patternProperties": {".*": {"type": "integer"}}})
+    names = {lexeme.name: lexeme.expr for lexeme in grammar.ir.lexemes}
+    key = names["key:/patternProperties/.*"]
+    assert grammar.ir.pool.describe(key) == pool.describe(string_universe(pool))
+    assert not any(name.endswith("additionalProperties") for name in names)  # no key left for them
+
+
+@pytest.mark.parametrize("schema", [
+    {"patternProperties": {".*": {"type": "integer"}}, "additionalProperties": {"type": "string"}},
+    {"properties": {"a": {"minimum": 0}}, "patternProperties": {".*": {"type": "integer"}}},
+    {"patternProperties": {"^.*$": {"type": "integer"}}, "additionalProperties": {"type": "string"}},
+])
+def test_pattern_properties_dot_star_accept_as_before(schema):
+    from leapgram.frontends.json_schema import json_schema_to_ir
+
+    ir, _ = json_schema_to_ir(schema, limits=DEFAULT_LIMITS)
+    lexemes = [lexeme.expr for lexeme in ir.lexemes if lexeme.name.startswith("key:")]
+    pool = ir.pool
+
+    def keyed(text: str) -> bool:
+        return any(pool.matches(e, json.dumps(text).encode()) for e in lexemes)
+
+    for key in ["a", "b", "x\ny", "", "é"]:
+        assert keyed(key)
+
+
+def test_ranges_are_remembered_by_the_pool_and_give_the_same_node():
+    pool = ExprPool()
+    ranges = normalize([(0x30, 0x39), (0x41, 0x5A), (0x4E00, 0x9FFF)])
+    first = ranges_to_expr(pool, ranges)
+    size = len(pool)
+    assert ranges_to_expr(pool, list(ranges)) == first and len(pool) == size
+    fresh = ExprPool()
+    assert fresh.describe(ranges_to_expr(fresh, ranges)) == pool.describe(first)
+    assert pool.char_ranges[first] == ranges
+
+
+@pytest.mark.parametrize("value", ["plain", "é \u2028 \" \\ \x01 /", "\ud800", 3, 2.5, None, True, [1, "b"], {"k": "v"}])
+def test_json_text_is_json_dumps_without_ascii(value):
+    assert json_text(value) == json.dumps(value, ensure_ascii=False)
+    assert _MEMO_TEXT([{"enum": [value]}, {}]) == json.dumps([{"enum": [value]}, {}], sort_keys=True, default=repr)
