@@ -83,7 +83,8 @@ def _cached_vocabulary(cls: type[Vocabulary], key: str, eos_token_ids: Iterable[
             if not arrays["config_eos_ok"][0]:
                 return None  # the config names an EOS the vocabulary lacks: parse, and raise that
             eos_token_ids = arrays["config_eos"].tolist()
-        tokens = cache.tokens_from_arrays(arrays["token_bytes"], arrays["token_ends"])
+        split = arrays if "token_split" in arrays else None
+        tokens = cache.tokens_from_arrays(arrays["token_bytes"], arrays["token_ends"], split)
         vocab = cls(tokens, special_token_ids=arrays["special"].tolist(), eos_token_ids=eos_token_ids,
                     encoder=encoder, name=name, _checked=True)
     except (KeyError, ValueError, IndexError):
@@ -115,6 +116,7 @@ def _write_cached_vocabulary(vocab: Vocabulary, key: str, special: set[int], con
     arrays = {
         "token_bytes": flat,
         "token_ends": ends,
+        **cache.split_arrays(vocab.tokens(), flat, ends),
         "special": np.array(sorted(special), dtype=np.int64),
         "config_eos": np.array(config_eos or (), dtype=np.int64),
         "config_eos_ok": np.array([config_eos is not None], dtype=np.uint8),

@@ -213,6 +213,35 @@ def test_arrays_round_trip(cache_dir):
     assert cache.read_entry("e" * 64) is None  # the key inside is another's
 
 
+@pytest.mark.parametrize("tokens", [
+    [b"a", b"", b"bc", b"\x00", b"d\x00e\x00", b"", b"\x00\x00", b"f"],  # \x00 is the rarest byte
+    [bytes([i]) for i in range(256)] + [b"", bytes(range(256)), b"\x00\x01"],  # every byte appears
+    [b"only"], [b""], [b"", b""],
+])
+def test_tokens_split_back_exactly(tokens):
+    flat, ends = cache.arrays_from_tokens(tokens)
+    split = cache.split_arrays(tokens, flat, ends)
+    separator = split["token_split_sep"][0]
+    assert list(split["token_split_exceptions"]) == [i for i, t in enumerate(tokens) if separator in t]
+    assert cache.tokens_from_arrays(flat, ends, split) == cache.tokens_from_arrays(flat, ends) == tokens
+    # a split that does not give one piece per token is not used
+    wrong = {**split, "token_split": np.concatenate([split["token_split"], split["token_split_sep"]])}
+    assert cache.tokens_from_arrays(flat, ends, wrong) == tokens
+    assert cache.tokens_from_arrays(flat, ends, {**split, "token_split_sep": np.zeros(0, np.uint8)}) == tokens
+
+
+def test_a_hit_splits_the_tokens(gpt2, cache_dir, monkeypatch):
+    expected, _ = parsed(gpt2, monkeypatch)
+    Vocabulary.from_tokenizer_json(gpt2)
+    (entry,) = entries(cache_dir)
+    arrays = cache.read_entry(entry.name[: -len(cache.SUFFIX)])
+    assert arrays["token_split_exceptions"].shape[0] <= 2  # GPT-2 has no token with \x00 but the byte itself
+    called = []
+    monkeypatch.setattr(cache, "tokens_from_arrays", lambda *args: called.append(len(args)) or expected.tokens())
+    assert Vocabulary.from_tokenizer_json(gpt2).tokens() == expected.tokens()
+    assert called == [3]  # the split arrays were passed
+
+
 def test_a_folder_that_refuses_writes(gpt2, cache_dir, monkeypatch):
     """As a read-only folder does for a user who is not root."""
     def refuse(*args, **kwargs):
