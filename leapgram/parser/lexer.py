@@ -492,9 +492,22 @@ class Lexer(LazyRows):
         for index in range(len(chain) if row_bytes[-1] >= 0 else len(chain) - 1):  # (-1: a dead row)
             rows[index, row_bytes[index]] = targets[index]  # a few scalar writes: cheaper than fancy indexing
         trans = self.trans  # read after the new states: one may grow (replace) the table
-        where = np.array(chain, dtype=np.intp)
-        trans[where, 1:] = rows[:, 1:]  # each entry written once, with its final value (walks run unlocked)
-        trans[where, 0] = rows[:, 0]
+        head, rest = chain[0], chain[1:]
+        # each entry written once, with its final value (walks run unlocked); the states after
+        # the first are most often new, so numbered in a row: slices, a third of the cost of
+        # fancy indexing
+        if not rest or rest == list(range(rest[0], rest[0] + len(rest))):
+            lo, hi = (rest[0], rest[0] + len(rest)) if rest else (0, 0)
+            trans[head, 1:] = rows[0, 1:]
+            if rest:
+                trans[lo:hi, 1:] = rows[1:, 1:]
+            trans[head, 0] = rows[0, 0]
+            if rest:
+                trans[lo:hi, 0] = rows[1:, 0]
+        else:
+            where = np.array(chain, dtype=np.intp)
+            trans[where, 1:] = rows[:, 1:]
+            trans[where, 0] = rows[:, 0]
         return more
 
     def _add_single_states(self, new_items: list[Items], lex: int) -> None:
