@@ -491,23 +491,7 @@ class Lexer(LazyRows):
         rows = np.zeros((len(chain), 256), dtype=np.int32)  # DEAD everywhere but each state's byte
         for index in range(len(chain) if row_bytes[-1] >= 0 else len(chain) - 1):  # (-1: a dead row)
             rows[index, row_bytes[index]] = targets[index]  # a few scalar writes: cheaper than fancy indexing
-        trans = self.trans  # read after the new states: one may grow (replace) the table
-        head, rest = chain[0], chain[1:]
-        # each entry written once, with its final value (walks run unlocked); the states after
-        # the first are most often new, so numbered in a row: slices, a third of the cost of
-        # fancy indexing
-        if not rest or rest == list(range(rest[0], rest[0] + len(rest))):
-            lo, hi = (rest[0], rest[0] + len(rest)) if rest else (0, 0)
-            trans[head, 1:] = rows[0, 1:]
-            if rest:
-                trans[lo:hi, 1:] = rows[1:, 1:]
-            trans[head, 0] = rows[0, 0]
-            if rest:
-                trans[lo:hi, 0] = rows[1:, 0]
-        else:
-            where = np.array(chain, dtype=np.intp)
-            trans[where, 1:] = rows[:, 1:]
-            trans[where, 0] = rows[:, 0]
+        _write_rows(self.trans, chain, list(range(len(chain))), rows)  # (read after the new states: they may grow it)
         return more
 
     def _add_single_states(self, new_items: list[Items], lex: int) -> None:
@@ -570,10 +554,7 @@ class Lexer(LazyRows):
         for index, target in enumerate(local[1:]):
             if target not in order and (target >= base or trans[target, 0] == UNKNOWN):
                 order[target] = index
-        states = np.fromiter(order, dtype=np.intp, count=len(order))
-        sources = np.fromiter(order.values(), dtype=np.intp, count=len(order))
-        trans[states, 1:] = rows[sources, 1:]  # each entry written once, with its final value (walks run unlocked)
-        trans[states, 0] = rows[sources, 0]
+        _write_rows(trans, list(order), list(order.values()), rows)
         return True
 
     def _fill_minus_some(self, state: int, lex: int, expr: int) -> bool:
@@ -840,6 +821,29 @@ def _row_template(pool: ExprPool, expr: int, size: int) -> tuple[tuple[int, ...]
     table = np.stack(rows)
     table.flags.writeable = False
     return tuple(exprs), table, root_reached
+
+
+def _write_rows(trans: np.ndarray, states: list[int], sources: list[int], rows: np.ndarray) -> None:
+    """``trans[states[i]] = rows[sources[i]]`` for each ``i``: every entry written once, with its
+    final value, and column 0 (the "row known" marker) after the others (walks run unlocked). The
+    states after the first are most often new, numbered in a row, with their rows in order: then
+    slices, a third of the cost of fancy indexing."""
+    head, rest = states[0], states[1:]
+    count = len(rest)
+    first = sources[1] if count else 0
+    if not count or (rest == list(range(rest[0], rest[0] + count)) and sources[1:] == list(range(first, first + count))):
+        source = sources[0]
+        trans[head, 1:] = rows[source, 1:]
+        if count:
+            trans[rest[0]:rest[0] + count, 1:] = rows[first:first + count, 1:]
+        trans[head, 0] = rows[source, 0]
+        if count:
+            trans[rest[0]:rest[0] + count, 0] = rows[first:first + count, 0]
+        return
+    where = np.array(states, dtype=np.intp)
+    take = np.array(sources, dtype=np.intp)
+    trans[where, 1:] = rows[take, 1:]
+    trans[where, 0] = rows[take, 0]
 
 
 def _split_off(parts: tuple[int, ...], singles: int) -> tuple[int, ...]:
