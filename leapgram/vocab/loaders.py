@@ -83,8 +83,7 @@ def _cached_vocabulary(cls: type[Vocabulary], key: str, eos_token_ids: Iterable[
             if not arrays["config_eos_ok"][0]:
                 return None  # the config names an EOS the vocabulary lacks: parse, and raise that
             eos_token_ids = arrays["config_eos"].tolist()
-        split = arrays if "token_split" in arrays else None
-        tokens = cache.tokens_from_arrays(arrays["token_bytes"], arrays["token_ends"], split)
+        tokens = cache.tokens_from_arrays(arrays)
         vocab = cls(tokens, special_token_ids=arrays["special"].tolist(), eos_token_ids=eos_token_ids,
                     encoder=encoder, name=name, _checked=True)
     except (KeyError, ValueError, IndexError):
@@ -112,11 +111,8 @@ def _write_cached_vocabulary(vocab: Vocabulary, key: str, special: set[int], con
         return  # a token too long for the trie: TokenTrie raises again where it is needed
     trie_arrays = trie.arrays()
     cache.remember_trie(vocab, trie_arrays)
-    flat, ends = cache.arrays_from_tokens(vocab.tokens())
     arrays = {
-        "token_bytes": flat,
-        "token_ends": ends,
-        **cache.split_arrays(vocab.tokens(), flat, ends),
+        **cache.token_arrays(vocab.tokens()),
         "special": np.array(sorted(special), dtype=np.int64),
         "config_eos": np.array(config_eos or (), dtype=np.int64),
         "config_eos_ok": np.array([config_eos is not None], dtype=np.uint8),

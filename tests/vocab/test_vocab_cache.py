@@ -219,15 +219,25 @@ def test_arrays_round_trip(cache_dir):
     [b"only"], [b""], [b"", b""],
 ])
 def test_tokens_split_back_exactly(tokens):
-    flat, ends = cache.arrays_from_tokens(tokens)
-    split = cache.split_arrays(tokens, flat, ends)
-    separator = split["token_split_sep"][0]
-    assert list(split["token_split_exceptions"]) == [i for i, t in enumerate(tokens) if separator in t]
-    assert cache.tokens_from_arrays(flat, ends, split) == cache.tokens_from_arrays(flat, ends) == tokens
-    # a split that does not give one piece per token is not used
-    wrong = {**split, "token_split": np.concatenate([split["token_split"], split["token_split_sep"]])}
-    assert cache.tokens_from_arrays(flat, ends, wrong) == tokens
-    assert cache.tokens_from_arrays(flat, ends, {**split, "token_split_sep": np.zeros(0, np.uint8)}) == tokens
+    arrays = cache.token_arrays(tokens)
+    separator = arrays["token_split_sep"][0]
+    assert list(arrays["token_split_exceptions"]) == [i for i, t in enumerate(tokens) if separator in t]
+    assert cache.tokens_from_arrays(arrays) == tokens
+    assert all(type(token) is bytes for token in cache.tokens_from_arrays(arrays))
+    ids, ends = arrays["token_split_exceptions"], arrays["token_exception_ends"]
+    damaged = [{**arrays, "token_split_sep": np.zeros(0, np.uint8)},
+               {**arrays, "token_exception_ends": np.append(ends, 1)}]  # one end too many
+    if len(ids):
+        damaged += [{**arrays, "token_split_exceptions": ids + len(tokens)},  # out of range
+                    {**arrays, "token_split_exceptions": -1 - ids},  # negative
+                    {**arrays, "token_exception_ends": ends + 1}]  # past the bytes held
+    plain = [i for i, t in enumerate(tokens) if t and i not in set(ids.tolist())]
+    if plain:  # an exception whose piece of the split is not empty
+        damaged.append({**arrays, "token_split_exceptions": np.append(ids, plain[0]),
+                        "token_exception_ends": np.append(ends, ends[-1] if len(ends) else 0)})
+    for bad in damaged:
+        with pytest.raises((ValueError, IndexError)):
+            cache.tokens_from_arrays(bad)
 
 
 def test_a_hit_splits_the_tokens(gpt2, cache_dir, monkeypatch):
@@ -235,11 +245,13 @@ def test_a_hit_splits_the_tokens(gpt2, cache_dir, monkeypatch):
     Vocabulary.from_tokenizer_json(gpt2)
     (entry,) = entries(cache_dir)
     arrays = cache.read_entry(entry.name[: -len(cache.SUFFIX)])
-    assert arrays["token_split_exceptions"].shape[0] <= 2  # GPT-2 has no token with \x00 but the byte itself
-    called = []
-    monkeypatch.setattr(cache, "tokens_from_arrays", lambda *args: called.append(len(args)) or expected.tokens())
+    assert arrays["token_split_exceptions"].tolist() == [i for i, t in enumerate(expected.tokens()) if b"\x00" in t]
+    assert "token_bytes" not in arrays  # the split is the only copy of the tokens
     assert Vocabulary.from_tokenizer_json(gpt2).tokens() == expected.tokens()
-    assert called == [3]  # the split arrays were passed
+    entry.write_bytes(entry.read_bytes())  # (unchanged: still a hit)
+    with monkeypatch.context() as patch:  # a split that does not fit is parsed again
+        patch.setattr(cache, "tokens_from_arrays", lambda arrays: (_ for _ in ()).throw(ValueError("damaged")))
+        assert Vocabulary.from_tokenizer_json(gpt2).tokens() == expected.tokens()
 
 
 def test_a_folder_that_refuses_writes(gpt2, cache_dir, monkeypatch):
