@@ -26,22 +26,26 @@ class SpecialTokens:
         self.tokens: dict[int, tuple[bytes, int]] = {}
         if ir.is_regex:
             return
-        ignored = set(ir.ignore)
         pool = ir.pool
-        lexeme_of_expr = {lexeme.expr: i for i, lexeme in enumerate(ir.lexemes) if i not in ignored}
-        starts = 0  # the bytes the lexemes can start with: most special texts start with none of them
-        for expr in lexeme_of_expr:
-            starts |= pool.first_bytes(expr)
-        texts, firsts = _special_texts(vocab)
-        if not starts & firsts:
-            return
-        # by the expression, not pool.memo's literals: Lark and GBNF pools share their memo with
-        # earlier grammars, so a look-up there would depend on what was compiled before
-        for token_id, data in texts:
-            if starts >> data[0] & 1:
+        lexeme_of_expr = None
+        found = []
+        # A text is a lexeme's one string only where the pool holds the literal of the text
+        # (pool.find_literal), so at least the node of its first byte: most grammars have none
+        # for '<', and one look-up per first byte rules their texts out (the first bytes of every
+        # lexeme, the earlier filter, cost a tenth of a JSON Schema's compile). By the expression,
+        # not pool.memo's literals: Lark and GBNF pools share their memo with earlier grammars, so
+        # a look-up there would depend on what was compiled before.
+        for first, texts in _special_texts(vocab).items():
+            if not pool.holds_byte(first):
+                continue
+            if lexeme_of_expr is None:
+                ignored = set(ir.ignore)
+                lexeme_of_expr = {lexeme.expr: i for i, lexeme in enumerate(ir.lexemes) if i not in ignored}
+            for token_id, data in texts:
                 lexeme = lexeme_of_expr.get(pool.find_literal(data))
                 if lexeme is not None:
-                    self.tokens[token_id] = (data, lexeme)
+                    found.append((token_id, (data, lexeme)))
+        self.tokens.update(sorted(found))  # by id, as split_forced tries them
 
     def __bool__(self) -> bool:
         return bool(self.tokens)
@@ -78,17 +82,20 @@ class SpecialTokens:
         return None, forced[:cut]
 
 
-_SPECIAL_TEXTS: weakref.WeakKeyDictionary[Vocabulary, tuple[tuple[tuple[int, bytes], ...], int]] = \
+_SPECIAL_TEXTS: weakref.WeakKeyDictionary[Vocabulary, dict[int, tuple[tuple[int, bytes], ...]]] = \
     weakref.WeakKeyDictionary()
 
 
-def _special_texts(vocab: Vocabulary) -> tuple[tuple[tuple[int, bytes], ...], int]:
-    """``(id, text)`` of the vocabulary's special tokens other than EOS with a text, and the set
-    of their first bytes (a 256-bit int), read once per vocabulary (Llama-3 has 255: reading them
-    cost a tenth of a compile; a grammar none of whose lexemes starts like one skips them all)."""
+def _special_texts(vocab: Vocabulary) -> dict[int, tuple[tuple[int, bytes], ...]]:
+    """``(id, text)`` of the vocabulary's special tokens other than EOS with a text, by the text's
+    first byte, read once per vocabulary (Llama-3 has 255: reading them cost a tenth of a compile)."""
     found = _SPECIAL_TEXTS.get(vocab)
     if found is None:
         eos = set(vocab.eos_token_ids)
-        texts = tuple((t, data) for t in sorted(vocab.special_token_ids - eos) if (data := vocab.token_bytes(t)))
-        found = _SPECIAL_TEXTS[vocab] = (texts, sum(1 << b for b in {data[0] for _, data in texts}))
+        by_first: dict[int, list[tuple[int, bytes]]] = {}
+        for t in sorted(vocab.special_token_ids - eos):
+            data = vocab.token_bytes(t)
+            if data:
+                by_first.setdefault(data[0], []).append((t, data))
+        found = _SPECIAL_TEXTS[vocab] = {first: tuple(texts) for first, texts in by_first.items()}
     return found

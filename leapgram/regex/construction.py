@@ -75,6 +75,11 @@ class Constructors:
             found = self.memo[key] = self._new_literal(data)
         return found
 
+    def holds_byte(self, b: int) -> bool:
+        """Whether the pool holds the expression of byte ``b`` alone (:meth:`find_literal` finds
+        no literal with a byte it does not hold)."""
+        return (K_BYTES, (1 << b,)) in self._ids
+
     def find_literal(self, data: bytes) -> int:
         """The expression matching exactly ``data`` (non-empty) if the pool holds it, else -1;
         nothing is added. Unlike a look-up in :attr:`memo`, the answer does not depend on how the
