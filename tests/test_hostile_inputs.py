@@ -251,3 +251,18 @@ def test_a_schema_that_holds_itself_is_a_grammar_error(where):
     assert time.perf_counter() - start < 10
     shared = {"type": "integer"}  # the same dict twice (not a cycle) is fine
     Grammar.from_json_schema({"type": "object", "properties": {"a": shared, "b": shared}})
+
+
+@pytest.mark.parametrize("schema", [
+    '{"enum": ["\\udfff"]}',
+    '{"type": "object", "properties": {"\\ud800": {"type": "integer"}}}',
+    '{"const": "a\\ud800"}',
+    {"type": "object", "properties": {"a": {"enum": ["ok", "x\ud83d"]}}},
+])
+def test_a_lone_surrogate_in_a_schema_is_a_grammar_error_with_its_pointer(schema):
+    """No UTF-8 output can hold a lone surrogate, and Python's JSON parser lets one through:
+    a GrammarError naming where it is, not a bare UnicodeEncodeError."""
+    with pytest.raises(GrammarError) as info:
+        Grammar.from_json_schema(schema)
+    assert "lone surrogate" in str(info.value)
+    assert info.value.pointer

@@ -41,22 +41,60 @@ def schema_document(schema: Any) -> Any:
                        f"{type(schema).__name__}", pointer="")
 
 
+def _surrogate_at(value: Any, pointer: str = "") -> tuple[str, str] | None:
+    """The JSON pointer and text of the first key or string in ``value`` holding a lone
+    surrogate (no UTF-8 text can hold one), or None. Walked only once encoding has failed."""
+    stack = [(value, pointer)]
+    seen: set[int] = set()
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return where, item
+        elif isinstance(item, (dict, list)) and id(item) not in seen:
+            seen.add(id(item))
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            for key, member in reversed(list(pairs)):
+                child = f"{where}/{str(key).replace('~', '~0').replace('/', '~1')}"
+                if isinstance(key, str):
+                    stack.append((key, child))
+                stack.append((member, child))
+    return None
+
+
+def _surrogate_error(document: Any, err: UnicodeEncodeError) -> GrammarError:
+    found = _surrogate_at(document)
+    pointer, text = found if found is not None else ("", err.object)
+    return GrammarError(f"the schema holds a lone surrogate in {text!r}: a schema's keys and strings must be "
+                        "valid Unicode (UTF-8 output cannot contain one)", pointer=pointer)
+
+
 def json_schema_to_ir(schema: Any, *, whitespace: str | int | tuple[str, str] = "flexible", lenient: bool = False,
                       any_order: bool | str = False, limits: Limits) -> tuple[GrammarIR, list[str]]:
     """The grammar of the JSON texts valid under ``schema``, and the warnings (keywords skipped
     under ``lenient``)."""
-    translator = SchemaTranslator(schema_document(schema), whitespace=whitespace, lenient=lenient,
-                                  any_order=any_order, limits=limits)
-    return translator.build(), translator.ctx.warnings
+    document = schema_document(schema)
+    try:
+        translator = SchemaTranslator(document, whitespace=whitespace, lenient=lenient,
+                                      any_order=any_order, limits=limits)
+        return translator.build(), translator.ctx.warnings
+    except UnicodeEncodeError as err:
+        raise _surrogate_error(document, err) from None
 
 
 def json_schema_symbol(schema: Any, builder: GrammarBuilder, *, whitespace: str | int | tuple[str, str] = "flexible",
                        lenient: bool = False, any_order: bool | str = False) -> tuple[int, list[str]]:
     """The symbol of the JSON texts valid under ``schema``, built into another front end's
     ``builder`` (a Lark rule or a structural tag that embeds a schema), and the warnings."""
-    translator = SchemaTranslator(schema_document(schema), whitespace=whitespace, lenient=lenient,
-                                  any_order=any_order, limits=builder.limits, builder=builder)
-    return translator.top_symbol(), translator.ctx.warnings
+    document = schema_document(schema)
+    try:
+        translator = SchemaTranslator(document, whitespace=whitespace, lenient=lenient,
+                                      any_order=any_order, limits=builder.limits, builder=builder)
+        return translator.top_symbol(), translator.ctx.warnings
+    except UnicodeEncodeError as err:
+        raise _surrogate_error(document, err) from None
 
 
 __all__ = ["json_schema_symbol", "json_schema_to_ir", "schema_document"]
