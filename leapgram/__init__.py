@@ -14,21 +14,24 @@ import warnings as _warnings
 
 from typing import TYPE_CHECKING
 
-from .bitmask import allocate_token_bitmask, allowed_tokens, apply_token_bitmask, unpack_bitmask
-from .compiler import CompiledGrammar, GrammarCompiler
-from .errors import BudgetExceededError, GrammarError, LeapgramError, TokenizerError, UnsupportedError
-from .grammars import Grammar
-from .limits import Limits
-from .matcher import Matcher
-from .vocab import Vocabulary
+from ._gc import collections_deferred as _collections_deferred
 
-if TYPE_CHECKING:
-    from .batch import fill_next_token_bitmasks
-    from .frontends.structural_tag import Tag
-    from .vocab.partial import heal_prompt
-    from .warmup import warm_up
+with _collections_deferred():  # numpy, numba and leapgram's modules: no collection scans them now
+    from .bitmask import allocate_token_bitmask, allowed_tokens, apply_token_bitmask, unpack_bitmask
+    from .compiler import CompiledGrammar, GrammarCompiler
+    from .errors import BudgetExceededError, GrammarError, LeapgramError, TokenizerError, UnsupportedError
+    from .grammars import Grammar
+    from .limits import Limits
+    from .matcher import Matcher
+    from .vocab import Vocabulary
 
-from ._kernels import start_loading_cached_kernels as _start_loading_cached_kernels
+    if TYPE_CHECKING:
+        from .batch import fill_next_token_bitmasks
+        from .frontends.structural_tag import Tag
+        from .vocab.partial import heal_prompt
+        from .warmup import warm_up
+
+    from ._kernels import start_loading_cached_kernels as _start_loading_cached_kernels
 
 __version__ = "0.2.0"
 

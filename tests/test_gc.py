@@ -1,0 +1,72 @@
+"""Garbage collection deferred while ``import leapgram`` runs; the user's settings left as they were."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+
+import pytest
+
+from leapgram._gc import collections_deferred
+
+
+class Node:
+    """A tracked object, so that a cycle of two can be made."""
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_is_off_inside_and_as_before_after(enabled):
+    was_enabled, threshold = gc.isenabled(), gc.get_threshold()
+    try:
+        gc.enable() if enabled else gc.disable()
+        with collections_deferred():
+            assert not gc.isenabled()
+        assert gc.isenabled() == enabled
+        assert gc.get_threshold() == threshold
+    finally:
+        gc.enable() if was_enabled else gc.disable()
+
+
+def test_objects_made_inside_are_old_and_their_garbage_is_still_freed():
+    with collections_deferred():
+        kept = Node()
+        cycle = Node()
+        cycle.other = Node()
+        cycle.other.other = cycle
+    assert any(item is kept for item in gc.get_objects(generation=2))
+    assert gc.get_count()[0] < 50
+    del cycle
+    assert gc.collect() >= 2
+
+
+def test_objects_the_caller_froze_stay_frozen():
+    frozen = Node()
+    gc.freeze()
+    try:
+        with collections_deferred():
+            made = Node()
+        assert gc.get_freeze_count() > 0
+        assert not any(item is frozen for item in gc.get_objects())
+        assert any(item is made for item in gc.get_objects())
+    finally:
+        gc.unfreeze()
+
+
+IMPORT = """
+import gc
+gc.set_threshold(900, 11, 12)
+full = []
+gc.callbacks.append(lambda phase, info: full.append(1) if phase == "start" and info["generation"] == 2 else None)
+import leapgram
+print(len(full), gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())
+"""
+
+
+def test_import_leapgram_runs_no_full_collection_and_keeps_the_settings():
+    run = subprocess.run([sys.executable, "-c", IMPORT], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["0", "True", "(900,", "11,", "12)", "0"]
+    disabled = IMPORT.replace("import leapgram", "gc.disable()\nimport leapgram")
+    run = subprocess.run([sys.executable, "-c", disabled], capture_output=True, text=True, timeout=300)
+    assert run.stdout.split()[1] == "False", run.stderr[-2000:]
