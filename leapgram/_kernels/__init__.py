@@ -4,6 +4,11 @@ Kernels are compiled with ``cache=True``. numba invalidates a cached kernel when
 file changes, not when a kernel it calls from another module does (the trie walk in
 ``cfg_walk.py`` calls the Earley kernels of ``earley.py``): after editing a kernel, delete
 ``leapgram/_kernels/__pycache__/*.nb*`` or the walk keeps running the old code.
+
+The cache files' names hold numba's version (``...py311-numba0.68.1.nbi``): numba names them by
+function and Python version only, and discards an index written by another numba version, so
+one checkout used from two environments (numba 0.65 beside vLLM, 0.68 elsewhere) recompiled
+every kernel (over 40 s) each time the other environment had run.
 """
 
 from __future__ import annotations
@@ -14,10 +19,12 @@ import os
 import threading
 from collections.abc import Callable
 
+import numba
 import numpy as np
 from numba import njit as _numba_njit
 from numba.core import config as numba_config
 from numba.core import types
+from numba.core.caching import CompileResultCacheImpl, FunctionCache
 from numba.core.dispatcher import Dispatcher
 from numba.core.runtime import rtsys
 from numba.core.typing.typeof import Purpose, typeof
@@ -47,12 +54,16 @@ def njit(**options) -> Callable[[Callable], Callable]:
     module only the refresh imports (flat arrays and integer arithmetic need nothing more).
 
     A kernel also types a tuple argument (which numba's dispatcher types in Python, once per
-    kind of tuple) without importing ``numpy.ma``: see :func:`_typeof_pyval`.
+    kind of tuple) without importing ``numpy.ma``: see :func:`_typeof_pyval`. With
+    ``cache=True`` its cache files are named per numba version (:class:`PerVersionCache`).
     """
+    cached = options.pop("cache", False)
     decorate = _numba_njit(**options)
 
     def wrapper(func: Callable) -> Callable:
         kernel = decorate(func)
+        if cached and isinstance(kernel, Dispatcher):
+            kernel._cache = PerVersionCache(kernel.py_func)  # what numba's enable_caching does
         cache = getattr(kernel, "_cache", None)
         if callable(getattr(cache, "_load_overload", None)):
             cache.load_overload = functools.partial(_load_overload, cache)
@@ -61,6 +72,19 @@ def njit(**options) -> Callable[[Callable], Callable]:
         return kernel
 
     return wrapper
+
+
+class _PerVersionCacheImpl(CompileResultCacheImpl):
+    def get_filename_base(self, fullname: str, abiflags: str) -> str:
+        return f"{super().get_filename_base(fullname, abiflags)}-numba{numba.__version__}"
+
+
+class PerVersionCache(FunctionCache):
+    """numba's on-disk cache of a kernel (in the same folder: ``__pycache__`` beside the source,
+    or ``NUMBA_CACHE_DIR``), with files named per numba version so that two versions keep two
+    indexes instead of overwriting one."""
+
+    _impl_class = _PerVersionCacheImpl
 
 
 def _typeof_pyval(kernel: Dispatcher, numba_typeof_pyval: Callable, value):
