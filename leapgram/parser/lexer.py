@@ -29,6 +29,7 @@ from ..regex.dfa import DEAD, UNKNOWN, LazyRows, class_index, grown_table, publi
 from ..regex.expr import (
     ALL_BYTES,
     EMPTY,
+    EPSILON,
     K_AND,
     K_BYTES,
     K_CONCAT,
@@ -41,6 +42,7 @@ from ..regex.expr import (
 Items = tuple[tuple[int, int], ...]
 MINUS_BYTES = 24  # see Lexer._fill_minus_some: past this many bytes, one derivative per byte class
 MAX_TEMPLATE_STATES = 64  # see row_template: a larger closure is filled row by row, as reached
+MAX_LITERAL_STATES = 1024  # see Lexer._literal_chains: the literals past it are filled as reached
 _UNSEEN, _SEEN_ONCE = object(), object()  # row_template in a pool without a family
 MAX_SHARED_ROWS = 8192  # rows kept per pool family (Lexer._share_row): 0.6 KB each
 SHARED_ROWS = ("lexer rows",)  # their key in the family's memo
@@ -76,11 +78,15 @@ class Lexer(LazyRows):
         self._ignore = frozenset(ir.ignore)
         self._lexeme_exprs = [lexeme.expr for lexeme in ir.lexemes]
         self._widened: dict[tuple[int, int], int] = {}
+        self._byte_of: dict[int, int] = {}  # _literal_tails: a class of bytes' byte (-1: not one byte)
         self._new_state(False, ())
         self.trans[DEAD, :] = DEAD
-        self._start_with_block()
+        literals = self._literal_chains()
+        self._start_with_block(len(literals[0]))
+        if literals[0]:
+            self._lay_out_literals(*literals)
 
-    def _start_with_block(self) -> None:
+    def _start_with_block(self, more: int) -> None:
         """States ``1..n`` (after ``DEAD``): the single-lexeme states of the grammar's lexemes
         that are expressions of the pool family (JSON whitespace, strings, numbers, punctuation)
         and every state they reach, with their rows, copied from the family's
@@ -99,7 +105,7 @@ class Lexer(LazyRows):
         if block is None or 4 * (block.size + 1) > self.limits.max_dfa_states:
             return
         n = block.size
-        capacity = min(n + 32, self.limits.max_dfa_states)  # a few more: the fresh states come next
+        capacity = min(n + more + 32, self.limits.max_dfa_states)  # more: the literals and fresh states come next
         trans = np.empty((capacity, 256), dtype=np.int32)
         trans[DEAD] = DEAD
         trans[1:n + 1] = block.trans
@@ -137,6 +143,104 @@ class Lexer(LazyRows):
         self.acc_ignore_only[ends] = ignored[block.end_root]
         self.accepting[ends] = 1
         self._acc_used = ends.shape[0]
+
+    def _literal_chains(self) -> tuple[list[tuple[bool, Items]], list[int], list[tuple[int, int]]]:
+        """The states of the grammar's literal lexemes that are not family expressions (an
+        object's keys ``"name"``: most of a tool call's lexemes) after each of their bytes, for
+        :meth:`_lay_out_literals`: their ``_ids`` keys, each literal's states in a row; per
+        state the byte that leads to it from the previous one (-1 for a literal's first); and
+        ``(index, lexeme)`` of each literal's last state. At most ``MAX_LITERAL_STATES`` states
+        (and a quarter of ``Limits.max_dfa_states``), in lexeme order; the literals past that
+        are filled as reached."""
+        keys: list[tuple[bool, Items]] = []
+        steps: list[int] = []
+        ends: list[tuple[int, int]] = []
+        pool = self.pool
+        if pool.family is None:
+            return keys, steps, ends
+        size = pool.family.size
+        room = min(MAX_LITERAL_STATES, self.limits.max_dfa_states // 4)
+        for lex, lexeme in enumerate(self.ir.lexemes):
+            if lexeme.expr < size:
+                continue
+            found = self._literal_tails(lexeme.expr)
+            if found is None:  # not a literal: its rows as reached
+                continue
+            tails, path = found
+            if len(keys) + len(tails) > room:
+                break
+            path[0] = -1  # (its first byte leads from a fresh state, made as reached)
+            keys.extend([(False, ((lex, tail),)) for tail in tails])
+            steps.extend(path)
+            ends.append((len(keys) - 1, lex))
+        return keys, steps, ends
+
+    def _literal_tails(self, expr: int) -> tuple[list[int], list[int]] | None:
+        """``(tails, path)`` when ``expr`` is a literal (one byte after another: ``K_CONCAT``
+        of one-byte classes, as the pool builds keys): its expressions after each of its bytes
+        (the derivatives, ``EPSILON`` last) and those bytes; else ``None``."""
+        kind, args = self.pool.kind, self.pool.args
+        byte_of = self._byte_of
+        tails: list[int] = []
+        path: list[int] = []
+        while True:
+            literal = kind[expr] == K_CONCAT
+            head = args[expr][0] if literal else expr
+            byte = byte_of.get(head)
+            if byte is None:
+                bits = args[head][0] if kind[head] == K_BYTES else 0
+                byte = byte_of[head] = bits.bit_length() - 1 if bits and not bits & (bits - 1) else -1
+            if byte < 0:
+                return None
+            path.append(byte)
+            if not literal:  # its last byte
+                tails.append(EPSILON)
+                return tails, path
+            expr = args[expr][1]
+            tails.append(expr)
+
+    def _lay_out_literals(self, keys: list[tuple[bool, Items]], steps: list[int], ends: list[tuple[int, int]]) -> None:
+        """Number the states of :meth:`_literal_chains` after the family block and write their
+        rows (``DEAD`` but for the literal's next byte; ``DEAD`` at its end) and ``acc_*``
+        entries at compile, with a few numpy assignments. Made as the walks reach them, each
+        key cost a return of the trie-walk kernel and Python rows (:meth:`_fill_literal`)
+        inside the masks. A literal's first state (the whole key) is left out: fresh states
+        hold it, and their rows are made as reached."""
+        count = len(keys)
+        base = len(self._items)
+        if 2 * (base + count) > self.limits.max_dfa_states:  # (at compile: rows as reached)
+            return
+        if base + count > self._capacity:
+            self._grow(min(max(2 * base, base + count + 32), self.limits.max_dfa_states))
+        self._items.extend([key[1] for key in keys])
+        self._fresh.extend([False] * count)
+        self._ids.update(zip(keys, range(base, base + count)))
+        block = self.trans[base:base + count]  # a view: rows DEAD but for each literal's next byte
+        block[...] = DEAD
+        cells = [256 * index + byte for index, byte in enumerate(steps[1:]) if byte >= 0]  # a state to the next
+        block.reshape(-1)[cells] = [base + 1 + (cell >> 8) for cell in cells]
+        # the acc_* entries of the last states, as _mark_ended writes them: a slot of acc_pool per lexeme
+        used = self._acc_used
+        lexes = [lex for _, lex in ends]
+        if used + len(lexes) > self.acc_pool.shape[0]:
+            self.acc_pool = np.concatenate([self.acc_pool, np.zeros(self.acc_pool.shape[0] + len(lexes), np.int32)])
+        acc_ids, slots, ignore = self._acc_ids, self._acc_slots, self._ignore
+        list_ids = [acc_ids.setdefault((lex,), len(acc_ids)) for lex in lexes]
+        ignored = [1 if lex in ignore else 0 for lex in lexes]
+        for start, lex, list_id, ignore_only in zip(range(used, used + len(lexes)), lexes, list_ids, ignored):
+            slots.setdefault((lex,), ((lex,), start, list_id, ignore_only))
+        accepted: list[tuple[int, ...]] = [()] * count
+        for index, lex in ends:
+            accepted[index] = (lex,)
+        self._accepted.extend(accepted)
+        states = [base + index for index, _ in ends]
+        self.acc_pool[used:used + len(lexes)] = lexes
+        self._acc_used = used + len(lexes)
+        self.acc_start[states] = range(used, used + len(lexes))
+        self.acc_len[states] = 1
+        self.acc_id[states] = list_ids
+        self.acc_ignore_only[states] = ignored
+        self.accepting[states] = 1
 
     @property
     def kernel_arrays(self) -> tuple[np.ndarray, ...]:
@@ -429,6 +533,8 @@ class Lexer(LazyRows):
         the rows written with two array writes, instead of a state, a row and three writes per
         byte of a key. Returns ``(state, expr)`` of a state reached whose row needs byte
         classes, else ``None``."""
+        if self._fill_whole_literal(state, lex, expr):
+            return None
         pool = self.pool
         kind, args, has_bool = pool.kind, pool.args, pool.has_bool
         ids = self._ids
@@ -493,6 +599,30 @@ class Lexer(LazyRows):
             rows[index, row_bytes[index]] = targets[index]  # a few scalar writes: cheaper than fancy indexing
         _write_rows(self.trans, chain, list(range(len(chain))), rows)  # (read after the new states: they may grow it)
         return more
+
+    def _fill_whole_literal(self, state: int, lex: int, expr: int) -> bool:
+        """What :meth:`_fill_literal` does when ``expr`` is a literal to its end (a key past the
+        ``MAX_LITERAL_STATES`` laid out at compile, a fresh state's punctuation) and none of the
+        states after its bytes exists yet: they are numbered and their rows written together
+        (:meth:`_lay_out_literals`), then the row of ``state``. ``False`` (nothing done) for
+        anything else, which :meth:`_fill_literal` handles byte by byte."""
+        found = self._literal_tails(expr)
+        if found is None:
+            return False
+        tails, path = found
+        keys = [(False, ((lex, tail),)) for tail in tails]
+        base = len(self._items)
+        if any(map(self._ids.__contains__, keys)) or 2 * (base + len(keys)) > self.limits.max_dfa_states:
+            return False
+        first = path[0]
+        path[0] = -1
+        self._lay_out_literals(keys, path, [(len(keys) - 1, lex)])
+        row = np.zeros(256, dtype=np.int32)  # DEAD
+        row[first] = base
+        trans = self.trans  # read after the new states: they may grow (replace) it
+        trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
+        trans[state, 0] = row[0]
+        return True
 
     def _add_single_states(self, new_items: list[Items], lex: int) -> None:
         """Number the states ``new_items`` (each one item of lexeme ``lex``, not fresh, their
