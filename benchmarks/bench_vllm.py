@@ -113,9 +113,15 @@ def requests(args, groups: int = 1) -> list[list[dict]]:
 def instrument() -> dict:
     """Time the manager's mask fills and token acceptance (both on the engine's critical path),
     with the rows they cover, and grammar compilation (vLLM's compile threads)."""
+    from vllm.v1.engine.core import EngineCore
+    from vllm.v1.executor.uniproc_executor import UniProcExecutor
     from vllm.v1.structured_output import StructuredOutputManager
 
-    totals = {"fill_s": 0.0, "steps": 0, "fill_rows": 0, "accept_s": 0.0, "accept_rows": 0, "compile_s": 0.0}
+    totals = {"fill_s": 0.0, "steps": 0, "fill_rows": 0, "accept_s": 0.0, "accept_rows": 0, "compile_s": 0.0,
+              "engine_steps": 0, "step_s": 0.0, "forward_s": 0.0}
+    timed(EngineCore, "step", totals, "step_s", "engine_steps")  # patched before the engine binds it
+    timed(UniProcExecutor, "execute_model", totals, "forward_s")
+    timed(UniProcExecutor, "sample_tokens", totals, "forward_s")
     fill, accept = StructuredOutputManager.grammar_bitmask, StructuredOutputManager.accept_tokens
     create = StructuredOutputManager._create_grammar
 
@@ -147,6 +153,22 @@ def instrument() -> dict:
     StructuredOutputManager.accept_tokens = accept_tokens
     StructuredOutputManager._create_grammar = _create_grammar
     return totals
+
+
+def timed(owner: type, name: str, totals: dict, key: str, count: str | None = None) -> None:
+    """Add the wall time of every call of ``owner.name`` to ``totals[key]`` (and count the calls)."""
+    method = getattr(owner, name)
+
+    def wrapper(self, *a, **k):
+        start = time.perf_counter()
+        try:
+            return method(self, *a, **k)
+        finally:
+            totals[key] += time.perf_counter() - start
+            if count:
+                totals[count] += 1
+
+    setattr(owner, name, wrapper)
 
 
 def count_gc(totals: dict) -> None:
@@ -379,6 +401,8 @@ def run_stats(run: dict) -> dict:
         "grammar_ms_step": (run["fill_s"] + run["accept_s"]) / max(1, run["steps"]) * 1e3,
         "rows_step": run["fill_rows"] / max(1, run["steps"]),
         "prefetch_ms_step": run.get("prefetch_cpu_s", 0.0) / max(1, run["steps"]) * 1e3,
+        "step_ms": run.get("step_s", 0.0) / max(1, run.get("engine_steps", 0)) * 1e3,
+        "forward_ms": run.get("forward_s", 0.0) / max(1, run.get("engine_steps", 0)) * 1e3,
         "gc2_n": run.get("gc2_n", 0), "gc_s": run.get("gc2_s", 0.0) + run.get("gc01_s", 0.0),
     }
 
@@ -386,13 +410,13 @@ def run_stats(run: dict) -> dict:
 HEADER = (f"{'round':>5} {'backend':>9} {'tok/s':>6} {'tok/CPU-s':>9} {'TTFT mean':>9} {'TTFT p50':>8} "
           f"{'invalid':>7} {'cut':>3} {'cut bad':>7} {'fill us/row':>11} {'accept us/row':>13} "
           f"{'grammar ms/step':>15} {'prefetch ms/step':>16} {'rows/step':>9} {'steps':>5} {'compile s':>9} "
-          f"{'load':>4} {'GC s':>6} {'GC2':>4}")
+          f"{'load':>4} {'GC s':>6} {'GC2':>4} {'step ms':>7} {'forward ms':>10}")
 
 
 def stats_line(label: str, backend: str, s: dict, run: dict | None) -> str:
     extra = (f"{run['steps']:5d} {run['compile_s']:9.2f} {run['load_start']:4.1f}" if run
              else f"{'':>5} {'':>9} {'':>4}")
-    extra += f" {s['gc_s']:6.2f} {s['gc2_n']:4.0f}"
+    extra += f" {s['gc_s']:6.2f} {s['gc2_n']:4.0f} {s['step_ms']:7.1f} {s['forward_ms']:10.1f}"
     return (f"{label:>5} {backend:>9} {s['tok_s']:6.1f} {s['tok_cpu_s']:9.2f} {s['ttft_mean']:9.2f} "
             f"{s['ttft_p50']:8.2f} {s['invalid']:7d} {s['cut']:3d} {s['cut_rejected']:7d} "
             f"{s['fill_us_row']:11.1f} {s['accept_us_row']:13.1f} {s['grammar_ms_step']:15.3f} "
@@ -446,7 +470,8 @@ def report(rounds: list[list[dict]]) -> list[str]:
                  "cut bad = cut outputs whose tokens llguidance or leapgram reject as a prefix; fill and accept: "
                  "the manager's calls on the engine's critical path, per structured row; prefetch: CPU time of "
                  "leapgram's mask prefetch thread (beside the forward pass, counted in tok/CPU-s); GC s: the garbage "
-                 "collector's time during generation, GC2: its full collections")
+                 "collector's time during generation, GC2: its full collections; step ms: the engine's steps "
+                 "(schedule, forward, bitmask, sampling, accept), forward ms: the model runner's part of them")
     for runs in rounds:
         for run in runs:
             for r in run["results"]:
