@@ -9,7 +9,8 @@ each prints the seconds of ``import leapgram``, of ``Vocabulary.from_tokenizer_j
 token of its first valid instance) and that request's largest mask (issue 26, criterion 4), and
 the CPU seconds of the main thread and of the whole process (the kernel-loading thread included)
 from the clock's start to the last mask: on a loaded machine they move far less than the wall
-clock. The last lines are the medians. The default case is JSONSchemaBench's ``BFCL_simple_10``.
+clock; with the garbage collector's CPU milliseconds and its full collections in that time. The
+last lines are the medians. The default case is JSONSchemaBench's ``BFCL_simple_10``.
 
 ``--modes`` picks what each run's processes do, in turn (interleaved): ``plain`` (no warm-up),
 ``warm_up`` (with ``warm_up(vocab)``), ``nocache`` (no warm-up, ``LEAPGRAM_VOCAB_CACHE=0``: the
@@ -36,6 +37,7 @@ MODES = {"plain": {}, "warm_up": {}, "nocache": {"LEAPGRAM_VOCAB_CACHE": "0"}}
 
 def child(tokenizer_json: str, request_path: str, warm: bool) -> dict:
     """Runs in the fresh process: the timings of one first request."""
+    collections = _count_collections()
     start, start_cpu, start_thread = time.perf_counter(), time.process_time(), time.thread_time()
     import leapgram
 
@@ -67,7 +69,26 @@ def child(tokenizer_json: str, request_path: str, warm: bool) -> dict:
             "masks_s": round(end - masks_begin, 4), "first_request_s": round(end - begin, 4),
             "masks": len(request["tokens"]), "largest_mask_ms": round(worst * 1e3, 2),
             "import_to_last_mask_s": round(end - start, 3), "main_thread_cpu_s": round(end_thread - start_thread, 3),
-            "process_cpu_s": round(end_cpu - start_cpu, 3)}
+            "process_cpu_s": round(end_cpu - start_cpu, 3), "gc_cpu_ms": round(collections["cpu"] * 1e3, 1),
+            "full_collections": collections["full"]}
+
+
+def _count_collections() -> dict:
+    """The garbage collector's CPU seconds (of the thread that ran each collection) and its full
+    collections, counted from now on by a callback."""
+    import gc
+
+    counts = {"cpu": 0.0, "full": 0, "began": 0.0}
+
+    def callback(phase: str, info: dict) -> None:
+        if phase == "start":
+            counts["began"] = time.thread_time()
+        else:
+            counts["cpu"] += time.thread_time() - counts["began"]
+            counts["full"] += info["generation"] == 2
+
+    gc.callbacks.append(callback)
+    return counts
 
 
 def main() -> int:
