@@ -116,6 +116,7 @@ class CfgEngine:
         self.use_leo = use_leo
         self._spare: list[ChartArena] = []
         self._widened: dict[int, int] = {}  # lexer.widened(state, trie.max_depth), one dict lookup per mask
+        self._walks = 0  # masks walked, counted up to 2 (see new_mask)
         self.slicer = None
         if slicer_source is not None:
             lexer = self.lexer  # captured alone: a closure over self would make a reference cycle
@@ -210,6 +211,10 @@ class CfgEngine:
         :meth:`mask_key`, whose last field is the lexer state the walk starts from."""
         arena, chart, _ = state
         lex = key[2]
+        if self._walks < 2:
+            self._walks += 1
+            if self._walks == 2:  # not in the first mask: it is in the time to first mask
+                self.lexer.lay_out_literals()
         if self.slicer is None or lex == DEAD:
             union, tries = None, (self.trie,)
         else:

@@ -42,7 +42,7 @@ from ..regex.expr import (
 Items = tuple[tuple[int, int], ...]
 MINUS_BYTES = 24  # see Lexer._fill_minus_some: past this many bytes, one derivative per byte class
 MAX_TEMPLATE_STATES = 64  # see row_template: a larger closure is filled row by row, as reached
-MAX_LITERAL_STATES = 1024  # see Lexer._literal_chains: the literals past it are filled as reached
+MAX_LITERAL_STATES = 1024  # see Lexer.lay_out_literals: the literals past it are filled as reached
 _UNSEEN, _SEEN_ONCE = object(), object()  # row_template in a pool without a family
 MAX_SHARED_ROWS = 8192  # rows kept per pool family (Lexer._share_row): 0.6 KB each
 SHARED_ROWS = ("lexer rows",)  # their key in the family's memo
@@ -79,14 +79,12 @@ class Lexer(LazyRows):
         self._lexeme_exprs = [lexeme.expr for lexeme in ir.lexemes]
         self._widened: dict[tuple[int, int], int] = {}
         self._byte_of: dict[int, int] = {}  # _literal_tails: a class of bytes' byte (-1: not one byte)
+        self._literals_laid_out = False  # lay_out_literals
         self._new_state(False, ())
         self.trans[DEAD, :] = DEAD
-        literals = self._literal_chains()
-        self._start_with_block(len(literals[0]))
-        if literals[0]:
-            self._lay_out_literals(*literals)
+        self._start_with_block()
 
-    def _start_with_block(self, more: int) -> None:
+    def _start_with_block(self) -> None:
         """States ``1..n`` (after ``DEAD``): the single-lexeme states of the grammar's lexemes
         that are expressions of the pool family (JSON whitespace, strings, numbers, punctuation)
         and every state they reach, with their rows, copied from the family's
@@ -105,7 +103,7 @@ class Lexer(LazyRows):
         if block is None or 4 * (block.size + 1) > self.limits.max_dfa_states:
             return
         n = block.size
-        capacity = min(n + more + 32, self.limits.max_dfa_states)  # more: the literals and fresh states come next
+        capacity = min(n + 32, self.limits.max_dfa_states)  # a few more: the fresh states come next
         trans = np.empty((capacity, 256), dtype=np.int32)
         trans[DEAD] = DEAD
         trans[1:n + 1] = block.trans
@@ -144,14 +142,31 @@ class Lexer(LazyRows):
         self.accepting[ends] = 1
         self._acc_used = ends.shape[0]
 
+    def lay_out_literals(self) -> None:
+        """Number the states of the grammar's literal lexemes that are not family expressions
+        (an object's keys ``"name"``: most of a tool call's lexemes) after each of their bytes,
+        and write their rows (``DEAD`` but for the next byte; ``DEAD`` at the end) and
+        ``acc_*`` entries, all together with a few numpy writes. Built as the walks reach them,
+        each key cost a return of the trie-walk kernel and a Python row fill inside a mask
+        (:meth:`_fill_literal`). A literal with a state made already (reached by an earlier
+        walk) is left to the rows as reached, as is a literal's first state (the whole key,
+        held by fresh states). Done once per lexer; :class:`leapgram.mask.engines.CfgEngine`
+        calls it before its second mask walk, so that the first mask (inside the time to
+        first mask) does not wait for it."""
+        with self._lock:
+            if self._literals_laid_out:
+                return
+            self._literals_laid_out = True
+            keys, steps, ends = self._literal_chains()
+            if keys:
+                self._lay_out_literals(keys, steps, ends)
+
     def _literal_chains(self) -> tuple[list[tuple[bool, Items]], list[int], list[tuple[int, int]]]:
-        """The states of the grammar's literal lexemes that are not family expressions (an
-        object's keys ``"name"``: most of a tool call's lexemes) after each of their bytes, for
-        :meth:`_lay_out_literals`: their ``_ids`` keys, each literal's states in a row; per
-        state the byte that leads to it from the previous one (-1 for a literal's first); and
-        ``(index, lexeme)`` of each literal's last state. At most ``MAX_LITERAL_STATES`` states
-        (and a quarter of ``Limits.max_dfa_states``), in lexeme order; the literals past that
-        are filled as reached."""
+        """For :meth:`lay_out_literals`: the ``_ids`` keys of the states to make, each
+        literal's in a row; per state the byte that leads to it from the previous one (-1 for
+        a literal's first); and ``(index, lexeme)`` of each literal's last state. At most
+        ``MAX_LITERAL_STATES`` states (and a quarter of ``Limits.max_dfa_states``), in lexeme
+        order; the literals past that are filled as reached."""
         keys: list[tuple[bool, Items]] = []
         steps: list[int] = []
         ends: list[tuple[int, int]] = []
@@ -159,6 +174,7 @@ class Lexer(LazyRows):
         if pool.family is None:
             return keys, steps, ends
         size = pool.family.size
+        ids = self._ids
         room = min(MAX_LITERAL_STATES, self.limits.max_dfa_states // 4)
         for lex, lexeme in enumerate(self.ir.lexemes):
             if lexeme.expr < size:
@@ -169,8 +185,11 @@ class Lexer(LazyRows):
             tails, path = found
             if len(keys) + len(tails) > room:
                 break
+            chain = [(False, ((lex, tail),)) for tail in tails]
+            if any(map(ids.__contains__, chain)):  # reached already, in part at least: the rest as reached
+                continue
             path[0] = -1  # (its first byte leads from a fresh state, made as reached)
-            keys.extend([(False, ((lex, tail),)) for tail in tails])
+            keys.extend(chain)
             steps.extend(path)
             ends.append((len(keys) - 1, lex))
         return keys, steps, ends
@@ -200,15 +219,13 @@ class Lexer(LazyRows):
             tails.append(expr)
 
     def _lay_out_literals(self, keys: list[tuple[bool, Items]], steps: list[int], ends: list[tuple[int, int]]) -> None:
-        """Number the states of :meth:`_literal_chains` after the family block and write their
-        rows (``DEAD`` but for the literal's next byte; ``DEAD`` at its end) and ``acc_*``
-        entries at compile, with a few numpy assignments. Made as the walks reach them, each
-        key cost a return of the trie-walk kernel and Python rows (:meth:`_fill_literal`)
-        inside the masks. A literal's first state (the whole key) is left out: fresh states
-        hold it, and their rows are made as reached."""
+        """Make the states of :meth:`_literal_chains` (numbered from ``len(_items)``) with their
+        rows and ``acc_*`` entries. No walk reaches them before some row leads to them, and
+        none does yet (their keys were not in ``_ids``), so their rows are written in any
+        order."""
         count = len(keys)
         base = len(self._items)
-        if 2 * (base + count) > self.limits.max_dfa_states:  # (at compile: rows as reached)
+        if 2 * (base + count) > self.limits.max_dfa_states:  # rows as reached
             return
         if base + count > self._capacity:
             self._grow(min(max(2 * base, base + count + 32), self.limits.max_dfa_states))
@@ -533,8 +550,6 @@ class Lexer(LazyRows):
         the rows written with two array writes, instead of a state, a row and three writes per
         byte of a key. Returns ``(state, expr)`` of a state reached whose row needs byte
         classes, else ``None``."""
-        if self._fill_whole_literal(state, lex, expr):
-            return None
         pool = self.pool
         kind, args, has_bool = pool.kind, pool.args, pool.has_bool
         ids = self._ids
@@ -599,30 +614,6 @@ class Lexer(LazyRows):
             rows[index, row_bytes[index]] = targets[index]  # a few scalar writes: cheaper than fancy indexing
         _write_rows(self.trans, chain, list(range(len(chain))), rows)  # (read after the new states: they may grow it)
         return more
-
-    def _fill_whole_literal(self, state: int, lex: int, expr: int) -> bool:
-        """What :meth:`_fill_literal` does when ``expr`` is a literal to its end (a key past the
-        ``MAX_LITERAL_STATES`` laid out at compile, a fresh state's punctuation) and none of the
-        states after its bytes exists yet: they are numbered and their rows written together
-        (:meth:`_lay_out_literals`), then the row of ``state``. ``False`` (nothing done) for
-        anything else, which :meth:`_fill_literal` handles byte by byte."""
-        found = self._literal_tails(expr)
-        if found is None:
-            return False
-        tails, path = found
-        keys = [(False, ((lex, tail),)) for tail in tails]
-        base = len(self._items)
-        if any(map(self._ids.__contains__, keys)) or 2 * (base + len(keys)) > self.limits.max_dfa_states:
-            return False
-        first = path[0]
-        path[0] = -1
-        self._lay_out_literals(keys, path, [(len(keys) - 1, lex)])
-        row = np.zeros(256, dtype=np.int32)  # DEAD
-        row[first] = base
-        trans = self.trans  # read after the new states: they may grow (replace) it
-        trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
-        trans[state, 0] = row[0]
-        return True
 
     def _add_single_states(self, new_items: list[Items], lex: int) -> None:
         """Number the states ``new_items`` (each one item of lexeme ``lex``, not fresh, their

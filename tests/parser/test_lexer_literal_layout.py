@@ -1,7 +1,7 @@
-"""Literal lexemes laid out at compile (``Lexer._literal_chains``, ``Lexer._lay_out_literals``)
-and, past ``MAX_LITERAL_STATES``, all at once when first reached (``Lexer._fill_whole_literal``):
-a schema's keys get the states after each of their bytes, their rows and ``acc_*`` entries in a
-few array writes. Rows, ended lexemes and masks must be those built byte by byte."""
+"""Literal lexemes laid out together (``Lexer.lay_out_literals``, which the mask engine calls
+before its second mask): a schema's keys get the states after each of their bytes, their rows
+and ``acc_*`` entries in a few array writes instead of a Python row fill per key inside the
+masks. Rows, ended lexemes and masks must be those built byte by byte as reached."""
 
 from __future__ import annotations
 
@@ -22,37 +22,46 @@ SCHEMA = {"type": "object",
           "required": ["location"]}
 
 
-def no_layout(monkeypatch) -> None:
-    monkeypatch.setattr(Lexer, "_literal_chains", lambda self: ([], [], []))
-    monkeypatch.setattr(Lexer, "_fill_whole_literal", lambda self, state, lex, expr: False)
+def laid_out_when_made(monkeypatch) -> None:
+    """Every lexer made from now on lays its literals out at once."""
+    original = Lexer.__init__
+
+    def init(self, ir, limits):
+        original(self, ir, limits)
+        self.lay_out_literals()
+
+    monkeypatch.setattr(Lexer, "__init__", init)
 
 
-def key_lexemes(ir) -> list[int]:
-    return [lex for lex, lexeme in enumerate(ir.lexemes) if lexeme.name.startswith("key:")
-            or lexeme.expr >= ir.pool.family.size and ir.pool.describe(lexeme.expr).startswith('"')]
-
-
-def test_rows_laid_out_equal_rows_built_byte_by_byte(monkeypatch):
-    ir = Grammar.from_json_schema(SCHEMA).ir
+def fresh_sets(ir) -> list[frozenset[int]]:
     everything = frozenset(range(len(ir.lexemes)))
-    fresh_sets = [everything] + [frozenset([lex]) for lex in everything]
-    laid_out = rows_by_items(ir, fresh_sets)  # also checks every state's acc_* entries
-    assert len(laid_out) > 60
-    no_layout(monkeypatch)
-    assert laid_out == rows_by_items(ir, fresh_sets)
+    return [everything] + [frozenset([lex]) for lex in everything]
 
 
-def test_key_states_are_there_at_compile():
+def literal_lexemes(lexer: Lexer) -> list[int]:
+    size = lexer.pool.family.size
+    return [lex for lex, lexeme in enumerate(lexer.ir.lexemes)
+            if lexeme.expr >= size and lexer._literal_tails(lexeme.expr) is not None]
+
+
+def test_rows_laid_out_equal_rows_built_as_reached(monkeypatch):
+    ir = Grammar.from_json_schema(SCHEMA).ir
+    as_reached = rows_by_items(ir, fresh_sets(ir))  # also checks every state's acc_* entries
+    assert len(as_reached) > 60
+    laid_out_when_made(monkeypatch)
+    assert rows_by_items(ir, fresh_sets(ir)) == as_reached
+
+
+def test_key_states_after_the_layout():
     ir = Grammar.from_json_schema(SCHEMA).ir
     lexer = Lexer(ir, Limits())
-    keys, steps, ends = lexer._literal_chains()
-    assert len(ends) >= 6  # the keys (the nested "location" is a lexeme of its own object)
+    literals = literal_lexemes(lexer)
+    assert len(literals) >= 7  # the keys (the nested "location" is a lexeme of its own object), "x"
+    before = lexer.num_states
+    lexer.lay_out_literals()
     made = 0
-    for lex, lexeme in enumerate(ir.lexemes):
-        found = lexer._literal_tails(lexeme.expr) if lexeme.expr >= ir.pool.family.size else None
-        if found is None:
-            continue
-        tails, path = found
+    for lex in literals:
+        tails, path = lexer._literal_tails(ir.lexemes[lex].expr)
         states = [lexer._ids[(False, ((lex, tail),))] for tail in tails]
         assert states == list(range(states[0], states[0] + len(states)))
         for state, following, byte in zip(states, states[1:], path[1:]):
@@ -60,21 +69,23 @@ def test_key_states_are_there_at_compile():
             assert row[byte] == following and (row != DEAD).sum() == 1
         assert (lexer.trans[states[-1]] == DEAD).all() and lexer.accepted(states[-1]) == (lex,)
         assert not any(lexer.accepted(state) for state in states[:-1])
-        made += 1
-    assert made == len(ends) and len(steps) == len(keys)
+        made += len(states)
+    assert lexer.num_states == before + made
+    lexer.lay_out_literals()  # once per lexer
+    assert lexer.num_states == before + made
 
 
 def test_a_key_reads_to_its_end_through_laid_out_states():
     ir = Grammar.from_json_schema(SCHEMA).ir
     lexer = Lexer(ir, Limits())
+    lexer.lay_out_literals()
     before = lexer.num_states
     texts = {b'"location"', '"a\u00e9\u2603"'.encode(), b'"l"', b'"nested"'}
     read = set()
-    for lex, lexeme in enumerate(ir.lexemes):
-        if lexer._literal_tails(lexeme.expr) is None or not ir.pool.matches(lexeme.expr, b'"l"') \
-                and not any(ir.pool.matches(lexeme.expr, text) for text in texts):
+    for lex in literal_lexemes(lexer):
+        text = next((text for text in texts if ir.pool.matches(ir.lexemes[lex].expr, text)), None)
+        if text is None:
             continue
-        text = next(text for text in texts if ir.pool.matches(lexeme.expr, text))
         state = lexer.start_state(frozenset([lex]))
         lexer.fill_row(state)
         state = int(lexer.trans[state, text[0]])
@@ -88,39 +99,65 @@ def test_a_key_reads_to_its_end_through_laid_out_states():
     assert lexer.num_states == before + len(texts)  # the fresh states only
 
 
+def test_a_literal_reached_before_the_layout_keeps_its_states(monkeypatch):
+    ir = Grammar.from_json_schema(SCHEMA).ir
+    lexer = Lexer(ir, Limits())
+    key = next(lex for lex in literal_lexemes(lexer) if ir.pool.matches(ir.lexemes[lex].expr, b'"nested"'))
+    state = lexer.start_state(frozenset([key]))
+    for byte in b'"nes':  # its first states made as reached (the rest of the key too: one chain)
+        lexer.fill_row(state)
+        state = int(lexer.trans[state, byte])
+    made = lexer.num_states
+    lexer.lay_out_literals()
+    tails, _ = lexer._literal_tails(ir.lexemes[key].expr)
+    assert lexer._ids[(False, ((key, tails[3]),))] == state < made  # not made twice
+    for byte in b'ted"':
+        lexer.fill_row(state)
+        state = int(lexer.trans[state, byte])
+    assert lexer.accepted(state) == (key,) and lexer.num_states >= made
+
+
 def test_masks_with_and_without_the_layout(monkeypatch):
     vocab = small_vocab()
     limits = Limits()
-    laid_out = [walks(vocab, index, limits) for index in range(4)]
-    no_layout(monkeypatch)
-    assert laid_out == [walks(vocab, index, limits) for index in range(4)]
+    by_engine = [walks(vocab, index, limits) for index in range(4)]  # laid out before the second mask
+    laid_out_when_made(monkeypatch)
+    assert [walks(vocab, index, limits) for index in range(4)] == by_engine
+    monkeypatch.setattr(Lexer, "lay_out_literals", lambda self: None)
+    assert [walks(vocab, index, limits) for index in range(4)] == by_engine
 
 
-def test_literals_past_the_bound_are_laid_out_when_reached(monkeypatch):
+def test_the_engine_lays_out_before_its_second_mask():
+    vocab = lg.Vocabulary([bytes([i]) for i in range(256)] + [b"<eos>"], eos_token_ids=[256], special_token_ids=[256])
+    compiled = lg.GrammarCompiler(vocab).compile(Grammar.from_json_schema(SCHEMA))
+    lexer = compiled._engine.lexer
+    matcher = lg.Matcher(compiled)
+    matcher.compute_mask()
+    assert not lexer._literals_laid_out
+    assert matcher.consume_token(ord("{"))
+    matcher.compute_mask()
+    assert lexer._literals_laid_out
+    assert matcher.consume_tokens(list(b'"location": "x"}')) and matcher.is_accepting()
+
+
+def test_literals_past_the_bound_are_filled_as_reached(monkeypatch):
     ir = Grammar.from_json_schema(SCHEMA).ir
-    everything = frozenset(range(len(ir.lexemes)))
-    fresh_sets = [everything] + [frozenset([lex]) for lex in everything]
+    as_reached = rows_by_items(ir, fresh_sets(ir))
     monkeypatch.setattr(lexer_module, "MAX_LITERAL_STATES", 12)
-    assert 0 < len(Lexer(ir, Limits())._literal_chains()[0]) <= 12
-    reached = []
-    original = Lexer._fill_whole_literal
-
-    def counted(self, state, lex, expr):
-        done = original(self, state, lex, expr)
-        reached.append(done)
-        return done
-
-    monkeypatch.setattr(Lexer, "_fill_whole_literal", counted)
-    bounded = rows_by_items(ir, fresh_sets)
-    assert sum(reached) >= 3
-    no_layout(monkeypatch)
-    assert bounded == rows_by_items(ir, fresh_sets)
+    lexer = Lexer(ir, Limits())
+    before = lexer.num_states
+    lexer.lay_out_literals()
+    assert 0 < lexer.num_states - before <= 12
+    laid_out_when_made(monkeypatch)
+    assert rows_by_items(ir, fresh_sets(ir)) == as_reached
 
 
 def test_no_layout_beyond_a_quarter_of_the_states():
     ir = Grammar.from_json_schema(SCHEMA, limits=Limits(max_dfa_states=200)).ir
     lexer = Lexer(ir, Limits(max_dfa_states=200))
-    assert len(lexer._literal_chains()[0]) <= 50
+    before = lexer.num_states
+    lexer.lay_out_literals()
+    assert lexer.num_states - before <= 50
 
 
 def test_a_literal_that_is_not_one_byte_after_another_is_left_to_the_rows_as_reached():
