@@ -194,9 +194,11 @@ def start_engine(name: str, max_num_seqs: int) -> tuple[object, dict, float]:
     """One engine in this process (no engine-core subprocess, so the process's CPU time is the
     engine's) with ``max_num_seqs`` rows: the ``LLM``, the instrument's totals and the start-up
     seconds. Variants of leapgram: ``leapgram-prefetch`` and ``leapgram-noprefetch`` force its
-    mask prefetch thread on or off; ``leapgram-nowarm`` compiles without ``warm_first_masks``."""
+    mask prefetch thread on or off, ``leapgram-idle`` runs it under ``SCHED_IDLE``;
+    ``leapgram-nowarm`` compiles without ``warm_first_masks``."""
     variants = {"leapgram-prefetch": ("LEAPGRAM_VLLM_PREFETCH", "1"),
                 "leapgram-noprefetch": ("LEAPGRAM_VLLM_PREFETCH", "0"),
+                "leapgram-idle": ("LEAPGRAM_VLLM_PREFETCH", "idle"),
                 "leapgram-nowarm": ("LEAPGRAM_VLLM_WARM_MASKS", "0")}
     backend = name
     if name in variants:

@@ -250,9 +250,14 @@ class MaskPrefetcher:
     the engine's fill: the thread would slow the compiles, and so new requests' first tokens.
     ``jobs`` and ``cpu_s`` count what this thread did. A grammar the engine touches
     first settles its queued prefetch (skipped) or waits for the running one; leapgram's masks
-    are thread-safe, so filling beside the engine is safe."""
+    are thread-safe, so filling beside the engine is safe.
 
-    def __init__(self, words: int) -> None:
+    ``idle=True`` runs the thread under Linux's ``SCHED_IDLE`` policy: it gets a core only when
+    no other thread wants it, so it never preempts the model's threads (on a CPU whose forward
+    pass fills every core, the masks then mostly fall back to the engine's fill; on a GPU host
+    the cores are idle during the forward pass and it runs as before)."""
+
+    def __init__(self, words: int, *, idle: bool = False) -> None:
         self._queue: deque[LeapgramGrammar] = deque()
         self._wake = threading.Event()
         self._scratch = np.zeros(words, dtype=np.int32)
@@ -261,6 +266,7 @@ class MaskPrefetcher:
         self._compiles = 0
         self.jobs = 0
         self.cpu_s = 0.0
+        self.idle = idle
         self._thread = threading.Thread(target=self._run, name="leapgram-mask-prefetch", daemon=True)
         self._thread.start()
 
@@ -290,6 +296,8 @@ class MaskPrefetcher:
         self._wake.set()
 
     def _run(self) -> None:
+        if self.idle:
+            self.idle = _lower_this_thread()
         queue, wake, scratch, clock = self._queue, self._wake, self._scratch, time.thread_time
         while not self._closed:
             wake.wait()
@@ -305,6 +313,17 @@ class MaskPrefetcher:
                 if grammar._prefetch(scratch):
                     self.jobs += 1
                     self.cpu_s += clock() - start
+
+
+def _lower_this_thread() -> bool:
+    """Put the calling thread under ``SCHED_IDLE`` (Linux: the policy is per thread); whether it
+    worked. Lowering one's own priority needs no privilege."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        logger.info("leapgram: SCHED_IDLE is not available here; the mask prefetch runs at normal priority")
+        return False
+    return True
 
 
 # ----- the engine-level backend ---------------------------------------------------------------
@@ -380,17 +399,26 @@ def warm_first_masks(matcher: Matcher, limit: int = 16) -> None:
 
 _OFF = ("0", "false", "no", "off")
 _ON = ("", "1", "true", "yes", "on")
+_IDLE = ("idle",)
+
+
+def _prefetch_mode(vllm_config: Any) -> str | None:
+    """How the backend runs its :class:`MaskPrefetcher`: ``"on"`` unless ``LEAPGRAM_VLLM_PREFETCH``
+    says ``0``/``off`` (``None``: no thread) or ``idle`` (``"idle"``: the thread under
+    ``SCHED_IDLE``); ``None`` as well when the engine decodes speculatively (the manager fills right
+    after each draft token's accept, so nothing overlaps). On a 2-core CPU whose forward pass takes
+    both cores the thread neither gains nor loses throughput (``docs/design/vllm.md``)."""
+    setting = os.environ.get("LEAPGRAM_VLLM_PREFETCH", "1").strip().lower()
+    if setting not in _OFF + _ON + _IDLE:
+        logger.warning("leapgram: LEAPGRAM_VLLM_PREFETCH=%r is none of 1, 0, idle; the prefetch stays on", setting)
+    if setting in _OFF or getattr(vllm_config, "speculative_config", None) is not None:
+        return None
+    return "idle" if setting in _IDLE else "on"
 
 
 def _prefetch_enabled(vllm_config: Any) -> bool:
-    """Whether the backend runs a :class:`MaskPrefetcher`: yes, unless ``LEAPGRAM_VLLM_PREFETCH``
-    is ``0``/``off`` or the engine decodes speculatively (the manager fills right after each draft
-    token's accept, so nothing overlaps). On a 2-core CPU whose forward pass takes both cores the
-    thread neither gains nor loses throughput (``docs/design/vllm.md``)."""
-    setting = os.environ.get("LEAPGRAM_VLLM_PREFETCH", "1").strip().lower()
-    if setting not in _OFF + _ON:
-        logger.warning("leapgram: LEAPGRAM_VLLM_PREFETCH=%r is neither 1 nor 0; the prefetch stays on", setting)
-    return setting not in _OFF and getattr(vllm_config, "speculative_config", None) is None
+    """Whether the backend runs a :class:`MaskPrefetcher` (:func:`_prefetch_mode`)."""
+    return _prefetch_mode(vllm_config) is not None
 
 
 def _compiler_for(vocab: Vocabulary) -> Any:
@@ -415,8 +443,9 @@ def _make_backend_class() -> type:
             self.cache = GrammarCache(_compiler_for(vocab), size,
                                       compact=bool(getattr(config, "disable_any_whitespace", False)))
             warm_up(self.cache.compiler)
-            self.prefetcher = (MaskPrefetcher((vocab.size + 31) // 32)
-                               if _prefetch_enabled(self.vllm_config) else None)
+            mode = _prefetch_mode(self.vllm_config)
+            self.prefetcher = (MaskPrefetcher((vocab.size + 31) // 32, idle=mode == "idle")
+                               if mode is not None else None)
             # LEAPGRAM_VLLM_WARM_MASKS=0: the first masks are computed at the first fills instead
             self.warm_masks = os.environ.get("LEAPGRAM_VLLM_WARM_MASKS", "1").strip().lower() not in _OFF
 

@@ -4,6 +4,7 @@ model vocabulary, special tokens, validate/rollback semantics and masks filled f
 from __future__ import annotations
 
 import json
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -18,6 +19,7 @@ from leapgram.integrations.vllm import (
     MaskPrefetcher,
     _compiler_for,
     _prefetch_enabled,
+    _prefetch_mode,
     choice_regex,
     grammar_for,
     warm_first_masks,
@@ -224,6 +226,8 @@ def test_prefetched_masks_equal_masks_filled_on_demand(vocab: Vocabulary) -> Non
     (None, True, False),  # drafts: the manager fills right after each accept, nothing to overlap
     ("1", True, False),
     ("sometimes", False, True),  # unknown: warned about, then the default
+    ("idle", False, True),
+    ("idle", True, False),
 ])
 def test_prefetch_switch(monkeypatch, setting, speculative, expected) -> None:
     from types import SimpleNamespace
@@ -234,3 +238,40 @@ def test_prefetch_switch(monkeypatch, setting, speculative, expected) -> None:
         monkeypatch.setenv("LEAPGRAM_VLLM_PREFETCH", setting)
     config = SimpleNamespace(speculative_config=object() if speculative else None)
     assert _prefetch_enabled(config) is expected
+
+
+@pytest.mark.parametrize(("setting", "mode"), [(None, "on"), ("1", "on"), ("0", None), ("idle", "idle"),
+                                               (" IDLE ", "idle")])
+def test_prefetch_mode(monkeypatch, setting, mode) -> None:
+    from types import SimpleNamespace
+
+    if setting is None:
+        monkeypatch.delenv("LEAPGRAM_VLLM_PREFETCH", raising=False)
+    else:
+        monkeypatch.setenv("LEAPGRAM_VLLM_PREFETCH", setting)
+    assert _prefetch_mode(SimpleNamespace(speculative_config=None)) == mode
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
+def test_idle_prefetch_thread_runs_under_sched_idle(vocab: Vocabulary) -> None:
+    """``LEAPGRAM_VLLM_PREFETCH=idle``: the prefetch thread (only it) runs under SCHED_IDLE and
+    still computes the masks the engine then finds cached."""
+    before = os.sched_getscheduler(0)
+    prefetcher = MaskPrefetcher((MODEL_VOCAB + 31) // 32, idle=True)
+    try:
+        grammar = LeapgramGrammar(Matcher(GrammarCache(_compiler_for(vocab), 1).get("REGEX", "[a-f]{3}[0-9]*")),
+                                  [EOS], prefetcher)
+        plain = LeapgramGrammar(Matcher(GrammarCache(_compiler_for(vocab), 1).get("REGEX", "[a-f]{3}[0-9]*")),
+                                [EOS])
+        assert grammar.accept_tokens("r", [ord("a")]) and plain.accept_tokens("r", [ord("a")])
+        prefetcher.release()
+        deadline = time.monotonic() + 10
+        while prefetcher.jobs == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert prefetcher.jobs == 1
+        assert prefetcher.idle  # SCHED_IDLE was set (lowering one's own priority needs no privilege)
+        assert os.sched_getscheduler(prefetcher._thread.native_id) == os.SCHED_IDLE
+        assert os.sched_getscheduler(0) == before  # the caller's thread is untouched
+        assert allowed(grammar) == allowed(plain)
+    finally:
+        prefetcher.close()
