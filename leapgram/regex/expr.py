@@ -27,6 +27,28 @@ _LAZY_CACHES = ("_classes", "_bounds", "_shortest", "_deriv", "_refined", "char_
                 "_widened", "_empty", "_expanded")
 
 
+_PLANS: dict[tuple[tuple[str, ...], bool], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _copy_plan(own: dict, template: bool) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """How :meth:`ExprPool.copy` treats the attributes of a pool (``own``, its ``__dict__``):
+    those the copy shares (values that are no container), those it copies, and, from a
+    template, the ``_LAZY_CACHES`` it copies on first use. Remembered per tuple of names (an
+    attribute's kind never changes, and pools have one of a few sets of names), so each copy
+    skips the tests; the values are read at each copy."""
+    key = (tuple(own), template)
+    found = _PLANS.get(key)
+    if found is None:
+        names = key[0]
+        skipped = {"lock", "_lazy", "_template", "_preds", "_shared_budget"}
+        deferred = tuple(name for name in _LAZY_CACHES if name in names) if template else ()
+        kept = [name for name in names if name not in skipped and name not in deferred]
+        containers = {name for name in kept if isinstance(own[name], (list, dict, set))}
+        found = _PLANS.setdefault(key, (tuple(name for name in kept if name not in containers),
+                                        tuple(name for name in kept if name in containers), deferred))
+    return found
+
+
 class PoolFamily:
     """What a pool and all its copies share: their first ``size`` expressions have the same ids
     in each of them, so whatever depends on those expressions only (a lexer row template, a slice
@@ -91,16 +113,17 @@ class ExprPool(Emptiness, Widening):
         read (``_LAZY_CACHES``) of a pool that :meth:`warm_caches` made a family's template
         (never grown after) are copied on first use (:meth:`__getattr__`)."""
         twin = ExprPool.__new__(ExprPool)
-        twin.limits = self.limits
-        twin.lock = threading.RLock()
         with self.lock:
             own = self.__dict__
+            template = bool(own.get("_template"))
+            shared, copied, deferred = _copy_plan(own, template)
+            state = twin.__dict__
+            state.update({name: own[name] for name in shared})
+            state.update({name: own[name].copy() for name in copied})
             lazy = {name: value for name, value in own.get("_lazy", {}).items() if name not in own}
-            if own.get("_template"):
-                lazy.update((name, own[name]) for name in _LAZY_CACHES if name in own)
-            for name, value in own.items():
-                if name not in ("limits", "lock", "_lazy", "_template") and name not in lazy:
-                    setattr(twin, name, value.copy() if isinstance(value, (list, dict, set)) else value)
+            if template:
+                lazy.update({name: own[name] for name in deferred})
+            twin.lock = threading.RLock()
             twin._lazy = lazy
             twin._preds = {d: list(xs) for d, xs in self._preds.items()}  # grown in place: not shared
             twin._shared_budget = None
@@ -113,13 +136,14 @@ class ExprPool(Emptiness, Widening):
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         return self.__dict__.setdefault(name, source.copy())
 
-    def warm_caches(self) -> None:
+    def warm_caches(self, family_size: int | None = None) -> None:
         """Fill the per-expression caches of every expression in the pool (first bytes, byte
         classes, count bounds, estimated and, without intersection or complement, longest
         lengths), so that :meth:`copy` hands them to every copy: a pool copied per grammar
         otherwise works them out again, bottom-up over hundreds of shared nodes, inside the
         first masks that meet them. The pool and its later copies then form a
-        :class:`PoolFamily` (:meth:`shared_memo`)."""
+        :class:`PoolFamily` (:meth:`shared_memo`) of the first ``family_size`` expressions
+        (default: all of them; those after it are in every copy, but outside the family)."""
         for e in range(len(self.kind)):
             self.first_bytes(e)
             self.byte_classes(e)
@@ -127,7 +151,7 @@ class ExprPool(Emptiness, Widening):
             self._estimated_length(e)
             if not self.has_bool[e]:
                 self._max_length(e)
-        self.family = PoolFamily(len(self.kind))
+        self.family = PoolFamily(len(self.kind) if family_size is None else family_size)
         self._template = True  # only copied from now on (copy() shares its caches until first use)
 
     def shared_memo(self, e: int) -> dict[tuple, object] | None:
