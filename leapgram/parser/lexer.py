@@ -144,13 +144,14 @@ class Lexer(LazyRows):
 
     def lay_out_literals(self) -> None:
         """Number the states of the grammar's literal lexemes that are not family expressions
-        (an object's keys ``"name"``: most of a tool call's lexemes) after each of their bytes,
+        (an object's keys ``"name"``: most of a tool call's lexemes), the fresh state of each
+        lexeme alone and the states after each of its bytes (see :meth:`_literal_chains`),
         and write their rows (``DEAD`` but for the next byte; ``DEAD`` at the end) and
         ``acc_*`` entries, all together with a few numpy writes. Built as the walks reach them,
         each key cost a return of the trie-walk kernel and a Python row fill inside a mask
         (:meth:`_fill_literal`). A literal with a state made already (reached by an earlier
-        walk) is left to the rows as reached, as is a literal's first state (the whole key,
-        held by fresh states). Done once per lexer; :class:`leapgram.mask.engines.CfgEngine`
+        walk) is left to the rows as reached, as are fresh states of several lexemes (a key
+        and the whitespace before it). Done once per lexer; :class:`leapgram.mask.engines.CfgEngine`
         calls it before its second mask walk, so that the first mask (inside the time to
         first mask) does not wait for it."""
         with self._lock:
@@ -163,8 +164,10 @@ class Lexer(LazyRows):
 
     def _literal_chains(self) -> tuple[list[tuple[bool, Items]], list[int], list[tuple[int, int]]]:
         """For :meth:`lay_out_literals`: the ``_ids`` keys of the states to make, each
-        literal's in a row; per state the byte that leads to it from the previous one (-1 for
-        a literal's first); and ``(index, lexeme)`` of each literal's last state. At most
+        literal's in a row (first the fresh state of the literal's lexeme alone, where the
+        parser allows only it: an object's ``{``, a ``,``, a key right after ``{``; then the
+        states after each byte); per state the byte that leads to it from the previous one (-1
+        for a literal's first); and ``(index, lexeme)`` of each literal's last state. At most
         ``MAX_LITERAL_STATES`` states (and a quarter of ``Limits.max_dfa_states``), in lexeme
         order; the literals past that are filled as reached."""
         keys: list[tuple[bool, Items]] = []
@@ -175,6 +178,7 @@ class Lexer(LazyRows):
             return keys, steps, ends
         size = pool.family.size
         ids = self._ids
+        alone = not self._ignore  # the fresh state of one lexeme holds that lexeme only
         room = min(MAX_LITERAL_STATES, self.limits.max_dfa_states // 4)
         for lex, lexeme in enumerate(self.ir.lexemes):
             if lexeme.expr < size:
@@ -183,12 +187,17 @@ class Lexer(LazyRows):
             if found is None:  # not a literal: its rows as reached
                 continue
             tails, path = found
-            if len(keys) + len(tails) > room:
-                break
             chain = [(False, ((lex, tail),)) for tail in tails]
             if any(map(ids.__contains__, chain)):  # reached already, in part at least: the rest as reached
                 continue
-            path[0] = -1  # (its first byte leads from a fresh state, made as reached)
+            fresh = (True, ((lex, lexeme.expr),))  # the parser's start state for this lexeme alone
+            if alone and fresh not in ids:
+                chain.insert(0, fresh)
+                path.insert(0, -1)
+            else:  # (its first byte leads from fresh states, made as reached)
+                path[0] = -1
+            if len(keys) + len(chain) > room:
+                break
             keys.extend(chain)
             steps.extend(path)
             ends.append((len(keys) - 1, lex))
@@ -230,7 +239,7 @@ class Lexer(LazyRows):
         if base + count > self._capacity:
             self._grow(min(max(2 * base, base + count + 32), self.limits.max_dfa_states))
         self._items.extend([key[1] for key in keys])
-        self._fresh.extend([False] * count)
+        self._fresh.extend([key[0] for key in keys])
         self._ids.update(zip(keys, range(base, base + count)))
         block = self.trans[base:base + count]  # a view: rows DEAD but for each literal's next byte
         block[...] = DEAD

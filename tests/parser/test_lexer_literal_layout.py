@@ -1,6 +1,6 @@
 """Literal lexemes laid out together (``Lexer.lay_out_literals``, which the mask engine calls
-before its second mask): a schema's keys get the states after each of their bytes, their rows
-and ``acc_*`` entries in a few array writes instead of a Python row fill per key inside the
+before its second mask): a schema's keys get the fresh state of their lexeme alone and the
+states after each of their bytes, their rows and ``acc_*`` entries in a few array writes instead of a Python row fill per key inside the
 masks. Rows, ended lexemes and masks must be those built byte by byte as reached."""
 
 from __future__ import annotations
@@ -69,7 +69,11 @@ def test_key_states_after_the_layout():
             assert row[byte] == following and (row != DEAD).sum() == 1
         assert (lexer.trans[states[-1]] == DEAD).all() and lexer.accepted(states[-1]) == (lex,)
         assert not any(lexer.accepted(state) for state in states[:-1])
-        made += len(states)
+        alone = lexer._ids[(True, ((lex, ir.lexemes[lex].expr),))]  # the fresh state of the lexeme alone
+        assert alone == states[0] - 1 and lexer.is_fresh(alone) and not lexer.is_fresh(states[0])
+        assert lexer.start_state(frozenset([lex])) == alone
+        assert lexer.trans[alone, path[0]] == states[0] and (lexer.trans[alone] != DEAD).sum() == 1
+        made += len(states) + 1
     assert lexer.num_states == before + made
     lexer.lay_out_literals()  # once per lexer
     assert lexer.num_states == before + made
@@ -96,7 +100,7 @@ def test_a_key_reads_to_its_end_through_laid_out_states():
         assert lexer.accepting[state] and lexer.accepted(state) == (lex,)
         read.add(text)
     assert read == texts
-    assert lexer.num_states == before + len(texts)  # the fresh states only
+    assert lexer.num_states == before  # the fresh states too were made
 
 
 def test_a_literal_reached_before_the_layout_keeps_its_states(monkeypatch):
