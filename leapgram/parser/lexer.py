@@ -42,7 +42,7 @@ from ..regex.expr import (
 Items = tuple[tuple[int, int], ...]
 MINUS_BYTES = 24  # see Lexer._fill_minus_some: past this many bytes, one derivative per byte class
 MAX_TEMPLATE_STATES = 64  # see row_template: a larger closure is filled row by row, as reached
-MAX_LITERAL_STATES = 1024  # see Lexer.lay_out_literals: the literals past it are filled as reached
+MAX_LITERAL_STATES = 512  # see Lexer.lay_out_literals (1 KB each): the literals past it are filled as reached
 _UNSEEN, _SEEN_ONCE = object(), object()  # row_template in a pool without a family
 MAX_SHARED_ROWS = 8192  # rows kept per pool family (Lexer._share_row): 0.6 KB each
 SHARED_ROWS = ("lexer rows",)  # their key in the family's memo
