@@ -62,6 +62,49 @@ def grammar_for(request_type: str, spec: str, *, compact: bool = False) -> Gramm
                                     "GRAMMAR, CHOICE and STRUCTURAL_TAG requests")
 
 
+class ValidatedGrammars:
+    """Grammars that request validation translated, kept for the compile of the same request when
+    both run in one process (vLLM's in-process engine: ``LLM`` with
+    ``VLLM_ENABLE_V1_MULTIPROCESSING=0``), so that a request's spec is translated once, not twice.
+    Kept only while a backend lives in this process (:meth:`activate`): the front-end process of a
+    multi-process engine never compiles, so it keeps none. At most ``size`` grammars, the oldest
+    dropped first; each is taken once; thread-safe."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple[str, str, bool], Grammar] = OrderedDict()
+        self._backends = 0
+        self._lock = threading.Lock()
+
+    def activate(self, on: bool) -> None:
+        """A backend was built (``True``) or destroyed (``False``) in this process."""
+        with self._lock:
+            self._backends += 1 if on else -1
+            if self._backends <= 0:
+                self._backends = 0
+                self._entries.clear()
+
+    def put(self, key: tuple[str, str, bool], grammar: Grammar) -> None:
+        with self._lock:
+            if not self._backends:
+                return
+            self._entries[key] = grammar
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+    def take(self, key: tuple[str, str, bool]) -> Grammar | None:
+        with self._lock:
+            return self._entries.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+VALIDATED = ValidatedGrammars()
+"""This process's :class:`ValidatedGrammars`."""
+
+
 def choice_regex(choices: Iterable[Any]) -> str:
     """A regex that matches exactly one of ``choices`` (strings, as vLLM's ``choice`` gives them)."""
     options = [str(c) for c in choices]
@@ -346,7 +389,10 @@ class GrammarCache:
             if found is not None:
                 self._entries.move_to_end(key)
                 return found
-        compiled = self.compiler.compile(grammar_for(request_type, spec, compact=self.compact))
+        grammar = VALIDATED.take((request_type, spec, self.compact))
+        if grammar is None:
+            grammar = grammar_for(request_type, spec, compact=self.compact)
+        compiled = self.compiler.compile(grammar)
         with self._lock:
             self._entries[key] = compiled
             while len(self._entries) > self.size:
@@ -448,6 +494,7 @@ def _make_backend_class() -> type:
                                if mode is not None else None)
             # LEAPGRAM_VLLM_WARM_MASKS=0: the first masks are computed at the first fills instead
             self.warm_masks = os.environ.get("LEAPGRAM_VLLM_WARM_MASKS", "1").strip().lower() not in _OFF
+            VALIDATED.activate(True)
 
         def compile_grammar(self, request_type: Any, grammar_spec: str,
                             stop_token_ids: set[int] | None = None) -> StructuredOutputGrammar:
@@ -467,6 +514,8 @@ def _make_backend_class() -> type:
         def destroy(self) -> None:
             if self.prefetcher is not None:
                 self.prefetcher.close()
+            if self.cache is not None:
+                VALIDATED.activate(False)
             self.cache = None
 
     return LeapgramBackend
@@ -501,10 +550,12 @@ def validate_request(params: Any, model_config: Any, config: Any, tokenizer: Any
     check_json_nesting(so.json)
     check_json_nesting(so.structural_tag, structural_tag=True)
     request_type, spec = get_structured_output_key(so)
+    compact = bool(config.disable_any_whitespace)
     try:
-        grammar_for(request_type.name, spec, compact=bool(config.disable_any_whitespace))
+        grammar = grammar_for(request_type.name, spec, compact=compact)
     except (LeapgramError, ValueError, TypeError, RecursionError) as exc:  # any malformed request: a 400
         raise VLLMValidationError(f"leapgram: {exc}", parameter="structured_outputs") from exc
+    VALIDATED.put((request_type.name, spec, compact), grammar)  # for this request's compile, in-process
 
 
 def _check_not_empty(so: Any, error: type) -> None:

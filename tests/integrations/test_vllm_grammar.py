@@ -16,6 +16,7 @@ from leapgram import Grammar, Matcher, Vocabulary
 from leapgram.integrations.vllm import (
     GrammarCache,
     LeapgramGrammar,
+    ValidatedGrammars,
     MaskPrefetcher,
     _compiler_for,
     _prefetch_enabled,
@@ -275,3 +276,45 @@ def test_idle_prefetch_thread_runs_under_sched_idle(vocab: Vocabulary) -> None:
         assert allowed(grammar) == allowed(plain)
     finally:
         prefetcher.close()
+
+
+def test_validated_grammars_are_kept_only_beside_a_backend_and_taken_once() -> None:
+    kept = ValidatedGrammars(size=2)
+    grammar = grammar_for("REGEX", "a+")
+    kept.put(("REGEX", "a+", False), grammar)
+    assert len(kept) == 0  # no backend in this process (a front end): nothing kept
+    kept.activate(True)
+    for spec in ("a+", "b+", "c+"):
+        kept.put(("REGEX", spec, False), grammar_for("REGEX", spec))
+    assert len(kept) == 2  # bounded: the oldest dropped
+    assert kept.take(("REGEX", "a+", False)) is None
+    assert kept.take(("REGEX", "b+", False)) is not None
+    assert kept.take(("REGEX", "b+", False)) is None  # taken once
+    assert kept.take(("REGEX", "c+", True)) is None  # the whitespace setting is part of the key
+    kept.activate(False)
+    assert len(kept) == 0  # the last backend gone: cleared
+
+
+def test_grammar_cache_compiles_the_validated_grammar(monkeypatch, vocab: Vocabulary) -> None:
+    """In one process, the compile takes the grammar validation translated instead of
+    translating the spec again, and compiles the same language."""
+    import leapgram.integrations.vllm as module
+
+    kept = ValidatedGrammars()
+    monkeypatch.setattr(module, "VALIDATED", kept)
+    spec = json.dumps({"type": "object", "properties": {"k": {"enum": ["x", "yz"]}}, "required": ["k"]})
+    kept.activate(True)
+    validated = grammar_for("JSON", spec)
+    kept.put(("JSON", spec, False), validated)
+    calls = []
+    monkeypatch.setattr(module, "grammar_for", lambda *a, **k: calls.append(a) or grammar_for(*a, **k))
+    compiled = GrammarCache(_compiler_for(vocab), 4).get("JSON", spec)
+    assert calls == [] and len(kept) == 0
+    again = GrammarCache(_compiler_for(vocab), 4).get("JSON", spec)  # nothing kept now: translated
+    assert len(calls) == 1
+    for text in (b'{"k": "yz"}', b'{"k": "x"}'):
+        one, two = Matcher(compiled), Matcher(again)
+        for byte in text:
+            assert np.array_equal(one.compute_mask(), two.compute_mask())
+            assert one.consume_token(byte) and two.consume_token(byte)
+        assert one.is_accepting() and two.is_accepting()
