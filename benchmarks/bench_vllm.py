@@ -193,8 +193,8 @@ def count_gc(totals: dict) -> None:
 def start_engine(name: str, max_num_seqs: int) -> tuple[object, dict, float]:
     """One engine in this process (no engine-core subprocess, so the process's CPU time is the
     engine's) with ``max_num_seqs`` rows: the ``LLM``, the instrument's totals and the start-up
-    seconds. Variants of leapgram: ``leapgram-prefetch`` and ``leapgram-noprefetch`` force its
-    mask prefetch thread on or off, ``leapgram-idle`` runs it under ``SCHED_IDLE``;
+    seconds. Variants of leapgram: ``leapgram-prefetch`` runs its mask prefetch thread at normal
+    priority, ``leapgram-noprefetch`` without it, ``leapgram-idle`` under ``SCHED_IDLE`` (the default);
     ``leapgram-nowarm`` compiles without ``warm_first_masks``."""
     variants = {"leapgram-prefetch": ("LEAPGRAM_VLLM_PREFETCH", "1"),
                 "leapgram-noprefetch": ("LEAPGRAM_VLLM_PREFETCH", "0"),
