@@ -194,7 +194,7 @@ def start_engine(name: str, max_num_seqs: int) -> tuple[object, dict, float]:
     """One engine in this process (no engine-core subprocess, so the process's CPU time is the
     engine's) with ``max_num_seqs`` rows: the ``LLM``, the instrument's totals and the start-up
     seconds. Variants of leapgram: ``leapgram-prefetch`` runs its mask prefetch thread at normal
-    priority, ``leapgram-noprefetch`` without it, ``leapgram-idle`` under ``SCHED_IDLE`` (the default);
+    priority (the default), ``leapgram-noprefetch`` without it, ``leapgram-idle`` under ``SCHED_IDLE``;
     ``leapgram-nowarm`` compiles without ``warm_first_masks``."""
     variants = {"leapgram-prefetch": ("LEAPGRAM_VLLM_PREFETCH", "1"),
                 "leapgram-noprefetch": ("LEAPGRAM_VLLM_PREFETCH", "0"),

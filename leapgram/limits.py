@@ -14,7 +14,10 @@ class Limits:
     """Budgets, each with its default and what one unit costs.
 
     * ``max_dfa_states`` (default 50,000): states of one lazily built lexer DFA. Each state holds a
-      256-entry int32 transition row, so the default caps the table at about 50 MB.
+      256-entry int32 transition row, so the default caps the table at about 50 MB. Before its
+      second mask a JSON Schema's lexer lays out the states of its key literals in one batch
+      (``Lexer.lay_out_literals``): at most 512, and a quarter of this budget, whether or not a walk
+      reaches them, so a grammar that ends near the budget runs out of it up to that much sooner.
     * ``max_regex_nodes`` (default 500,000): distinct hash-consed regex expressions in one pool,
       about 200 bytes each.
     * ``max_emptiness_steps`` (default 20,000): derivative states explored by one search that

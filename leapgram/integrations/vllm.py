@@ -295,13 +295,12 @@ class MaskPrefetcher:
     first settles its queued prefetch (skipped) or waits for the running one; leapgram's masks
     are thread-safe, so filling beside the engine is safe.
 
-    ``idle=True`` (the backend's default) runs the thread under Linux's ``SCHED_IDLE`` policy: it
-    gets a core only when no other thread wants it, so it never preempts the model's threads (a
-    preempted OpenMP thread stalls every barrier of the forward pass). On a CPU whose forward
-    pass fills every core, fewer masks are ready in time and the engine's fill computes the rest;
-    on a GPU host the cores are idle during the forward pass and it runs as at normal priority.
-    On a host whose cores other processes keep busy it may get little CPU (and a grammar the
-    engine needs waits for its running prefetch): ``LEAPGRAM_VLLM_PREFETCH=on`` there."""
+    ``idle=True`` (``LEAPGRAM_VLLM_PREFETCH=idle``) runs the thread under Linux's ``SCHED_IDLE``
+    policy: it gets a core only when no other thread wants it, so it never preempts the model's
+    threads (a preempted OpenMP thread stalls every barrier of the forward pass); fewer masks are
+    then ready in time and the engine's fill computes the rest. Opt-in: on a host whose cores
+    other processes keep busy, the thread can be descheduled for hundreds of milliseconds while
+    it holds the GIL, and the engine's thread waits for it (a priority inversion)."""
 
     def __init__(self, words: int, *, idle: bool = False) -> None:
         self._queue: deque[LeapgramGrammar] = deque()
@@ -447,24 +446,23 @@ def warm_first_masks(matcher: Matcher, limit: int = 16) -> None:
 
 
 _OFF = ("0", "false", "no", "off")
-_ON = ("1", "true", "yes", "on")
-_IDLE = ("", "idle")
+_ON = ("", "1", "true", "yes", "on")
+_IDLE = ("idle",)
 
 
 def _prefetch_mode(vllm_config: Any) -> str | None:
-    """How the backend runs its :class:`MaskPrefetcher`, by ``LEAPGRAM_VLLM_PREFETCH``: ``"idle"``
-    (the default: the thread under ``SCHED_IDLE``, so that it takes only cores no other thread
-    wants), ``"on"`` for ``1``/``on`` (normal priority), ``None`` for ``0``/``off`` (no thread),
-    and ``None`` as well when the engine decodes speculatively (the manager fills right after each
-    draft token's accept, so nothing overlaps). Measured on a 2-core CPU whose forward pass takes
-    both cores: ``docs/design/vllm.md``."""
+    """How the backend runs its :class:`MaskPrefetcher`, by ``LEAPGRAM_VLLM_PREFETCH``: ``"on"``
+    (the default, normal priority), ``"idle"`` for ``idle`` (the thread under ``SCHED_IDLE``: it
+    takes only cores no other thread wants; opt-in, see :class:`MaskPrefetcher`), ``None`` for
+    ``0``/``off`` (no thread), and ``None`` as well when the engine decodes speculatively (the
+    manager fills right after each draft token's accept, so nothing overlaps). Measured on a
+    2-core CPU whose forward pass takes both cores: ``docs/design/vllm.md``."""
     setting = os.environ.get("LEAPGRAM_VLLM_PREFETCH", "").strip().lower()
     if setting not in _OFF + _ON + _IDLE:
-        logger.warning("leapgram: LEAPGRAM_VLLM_PREFETCH=%r is none of idle, 1, 0; the default (idle) applies",
-                       setting)
+        logger.warning("leapgram: LEAPGRAM_VLLM_PREFETCH=%r is none of 1, idle, 0; the prefetch stays on", setting)
     if setting in _OFF or getattr(vllm_config, "speculative_config", None) is not None:
         return None
-    return "on" if setting in _ON else "idle"
+    return "idle" if setting in _IDLE else "on"
 
 
 def _prefetch_enabled(vllm_config: Any) -> bool:

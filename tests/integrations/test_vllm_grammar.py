@@ -241,8 +241,8 @@ def test_prefetch_switch(monkeypatch, setting, speculative, expected) -> None:
     assert _prefetch_enabled(config) is expected
 
 
-@pytest.mark.parametrize(("setting", "mode"), [(None, "idle"), ("", "idle"), ("1", "on"), ("on", "on"), ("0", None),
-                                               ("idle", "idle"), (" IDLE ", "idle"), ("sometimes", "idle")])
+@pytest.mark.parametrize(("setting", "mode"), [(None, "on"), ("", "on"), ("1", "on"), ("on", "on"), ("0", None),
+                                               ("idle", "idle"), (" IDLE ", "idle"), ("sometimes", "on")])
 def test_prefetch_mode(monkeypatch, setting, mode) -> None:
     from types import SimpleNamespace
 
