@@ -266,3 +266,20 @@ def test_a_lone_surrogate_in_a_schema_is_a_grammar_error_with_its_pointer(schema
         Grammar.from_json_schema(schema)
     assert "lone surrogate" in str(info.value)
     assert info.value.pointer
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (b'{"model": {"type": "BPE", "vocab": {"a": 0', "not JSON (Expecting ',' delimiter at line 1, column 43)"),
+    (b"", "not JSON"),
+    (b"\xff\xfe{}", "not UTF-8"),
+    (b"[1, 2]", "not a tokenizer.json"),
+    (b'{"model": "x"}', "a malformed tokenizer.json"),
+])
+def test_a_malformed_tokenizer_json_is_a_tokenizer_error(tmp_path, content, says):
+    """A truncated, binary or wrongly shaped ``tokenizer.json`` is a ``TokenizerError`` naming the
+    file and what is wrong (was a bare ``JSONDecodeError``, ``UnicodeDecodeError`` or
+    ``AttributeError``)."""
+    (tmp_path / "tokenizer.json").write_bytes(content)
+    with pytest.raises(leapgram.TokenizerError) as caught:
+        Vocabulary.from_tokenizer_json(tmp_path)
+    assert says in str(caught.value) and "tokenizer.json" in str(caught.value)

@@ -43,10 +43,16 @@ def load_tokenizer_json(
         vocab = _cached_vocabulary(cls, key, eos_token_ids, TokenizersEncoder(str(file)), file.parent.name)
         if vocab is not None:
             return vocab
-    text = content.decode("utf-8")
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TokenizerError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     if "\r" in text:  # as text mode reads it
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    spec = read_spec_without_merges(text)
+    try:
+        spec = read_spec_without_merges(text)
+    except json.JSONDecodeError as exc:
+        raise TokenizerError(f"{file}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
     tokens, special, ids_by_text = parse_tokenizer_spec(spec, source=str(file))
     config_eos: tuple[int, ...] | None = None
     if eos_token_ids is None:
@@ -229,7 +235,18 @@ def _parse_rank_line(line: bytes, number: int, path: object) -> tuple[bytes, int
 def parse_tokenizer_spec(
     spec: dict[str, Any], *, source: str
 ) -> tuple[list[bytes], set[int], dict[str, int]]:
-    """Token bytes, special ids and ``{token string: id}`` of a parsed ``tokenizer.json``."""
+    """Token bytes, special ids and ``{token string: id}`` of a parsed ``tokenizer.json``; a
+    document of another shape is a :class:`TokenizerError` that says where it went wrong."""
+    if not isinstance(spec, dict):
+        raise TokenizerError(f"{source}: not a tokenizer.json (a JSON object with a 'model'), but a "
+                             f"{type(spec).__name__}")
+    try:
+        return _parse_tokenizer_spec(spec, source)
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise TokenizerError(f"{source}: a malformed tokenizer.json ({type(exc).__name__}: {exc})") from exc
+
+
+def _parse_tokenizer_spec(spec: dict[str, Any], source: str) -> tuple[list[bytes], set[int], dict[str, int]]:
     model_vocab = _model_vocab(spec.get("model") or {}, source)
     to_bytes = token_bytes_function(spec.get("decoder"), source)
     added = spec.get("added_tokens") or []
