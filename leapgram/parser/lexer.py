@@ -245,27 +245,18 @@ class Lexer(LazyRows):
         block[...] = DEAD
         cells = [256 * index + byte for index, byte in enumerate(steps[1:]) if byte >= 0]  # a state to the next
         block.reshape(-1)[cells] = [base + 1 + (cell >> 8) for cell in cells]
-        # the acc_* entries of the last states, as _mark_ended writes them: a slot of acc_pool per lexeme
-        used = self._acc_used
-        lexes = [lex for _, lex in ends]
-        if used + len(lexes) > self.acc_pool.shape[0]:
-            self.acc_pool = np.concatenate([self.acc_pool, np.zeros(self.acc_pool.shape[0] + len(lexes), np.int32)])
-        acc_ids, slots, ignore = self._acc_ids, self._acc_slots, self._ignore
-        list_ids = [acc_ids.setdefault((lex,), len(acc_ids)) for lex in lexes]
-        ignored = [1 if lex in ignore else 0 for lex in lexes]
-        for start, lex, list_id, ignore_only in zip(range(used, used + len(lexes)), lexes, list_ids, ignored):
-            slots.setdefault((lex,), ((lex,), start, list_id, ignore_only))
+        # the acc_* entries of the last states, from the slot of acc_pool of each lexeme alone (as _mark_ended)
+        slots = self._acc_slots
+        ended = [slots.get((lex,)) or slots.setdefault((lex,), self._acc_slot([lex])) for _, lex in ends]
         accepted: list[tuple[int, ...]] = [()] * count
-        for index, lex in ends:
-            accepted[index] = (lex,)
+        for (index, _), slot in zip(ends, ended):
+            accepted[index] = slot[0]
         self._accepted.extend(accepted)
         states = [base + index for index, _ in ends]
-        self.acc_pool[used:used + len(lexes)] = lexes
-        self._acc_used = used + len(lexes)
-        self.acc_start[states] = range(used, used + len(lexes))
-        self.acc_len[states] = 1
-        self.acc_id[states] = list_ids
-        self.acc_ignore_only[states] = ignored
+        self.acc_start[states] = [slot[1] for slot in ended]
+        self.acc_len[states] = [len(slot[0]) for slot in ended]
+        self.acc_id[states] = [slot[2] for slot in ended]
+        self.acc_ignore_only[states] = [slot[3] for slot in ended]
         self.accepting[states] = 1
 
     @property
