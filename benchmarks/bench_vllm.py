@@ -122,17 +122,11 @@ def instrument() -> dict:
     timed(EngineCore, "step", totals, "step_s", "engine_steps")  # patched before the engine binds it
     timed(UniProcExecutor, "execute_model", totals, "forward_s")
     timed(UniProcExecutor, "sample_tokens", totals, "forward_s")
-    fill, accept = StructuredOutputManager.grammar_bitmask, StructuredOutputManager.accept_tokens
-    create = StructuredOutputManager._create_grammar
+    timed(StructuredOutputManager, "_create_grammar", totals, "compile_s")
+    timed(StructuredOutputManager, "accept_tokens", totals, "accept_s", "accept_rows")
+    fill = StructuredOutputManager.grammar_bitmask
 
-    def _create_grammar(self, *a, **k):
-        start = time.perf_counter()
-        try:
-            return create(self, *a, **k)
-        finally:
-            totals["compile_s"] += time.perf_counter() - start
-
-    def grammar_bitmask(self, requests, structured_output_request_ids, *a, **k):
+    def grammar_bitmask(self, requests, structured_output_request_ids, *a, **k):  # also counts the rows
         start = time.perf_counter()
         try:
             return fill(self, requests, structured_output_request_ids, *a, **k)
@@ -141,17 +135,7 @@ def instrument() -> dict:
             totals["steps"] += 1
             totals["fill_rows"] += len(structured_output_request_ids)
 
-    def accept_tokens(self, request, new_token_ids):
-        start = time.perf_counter()
-        try:
-            return accept(self, request, new_token_ids)
-        finally:
-            totals["accept_s"] += time.perf_counter() - start
-            totals["accept_rows"] += 1
-
     StructuredOutputManager.grammar_bitmask = grammar_bitmask
-    StructuredOutputManager.accept_tokens = accept_tokens
-    StructuredOutputManager._create_grammar = _create_grammar
     return totals
 
 

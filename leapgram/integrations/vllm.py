@@ -465,11 +465,6 @@ def _prefetch_mode(vllm_config: Any) -> str | None:
     return "idle" if setting in _IDLE else "on"
 
 
-def _prefetch_enabled(vllm_config: Any) -> bool:
-    """Whether the backend runs a :class:`MaskPrefetcher` (:func:`_prefetch_mode`)."""
-    return _prefetch_mode(vllm_config) is not None
-
-
 def _compiler_for(vocab: Vocabulary) -> Any:
     return leapgram.GrammarCompiler(vocab, cache_size=0)  # the backend's GrammarCache bounds it
 
