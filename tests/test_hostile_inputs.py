@@ -268,6 +268,35 @@ def test_a_lone_surrogate_in_a_schema_is_a_grammar_error_with_its_pointer(schema
     assert info.value.pointer
 
 
+@pytest.mark.parametrize(("schema", "pointer", "says"), [
+    ({"enum": [b"abc"]}, "/enum/0", "b'abc', a Python bytes"),
+    ({"type": "object", "properties": {"a": {"const": b"x"}}}, "/properties/a/const", "a Python bytes"),
+    ({"enum": ["ok", 1j]}, "/enum/1", "a Python complex"),
+    ({"type": "object", "properties": {b"k": {"type": "integer"}}}, "/properties", "JSON object keys are strings"),
+    ({"anyOf": [{"const": object()}]}, "/anyOf/0/const", "a Python object"),
+])
+def test_python_data_that_is_not_json_is_a_grammar_error_with_its_pointer(schema, pointer, says):
+    """A dict schema holding bytes, a complex number or a non-string key (no JSON text holds
+    them): a GrammarError at its pointer, not a bare TypeError from deep in the translation."""
+    with pytest.raises(GrammarError) as info:
+        Grammar.from_json_schema(schema)
+    assert info.value.pointer == pointer
+    assert says in str(info.value)
+
+
+def test_a_type_error_that_is_not_about_the_schema_data_is_not_relabelled(monkeypatch):
+    """Only failures the walk can pin on a value become GrammarErrors: an internal TypeError
+    on clean JSON data propagates unchanged (it is a bug to report, not the user's input)."""
+    from leapgram.frontends.json_schema import translate
+
+    def broken(self):
+        raise TypeError("internal")
+
+    monkeypatch.setattr(translate.SchemaTranslator, "build", broken)
+    with pytest.raises(TypeError, match="internal"):
+        Grammar.from_json_schema({"type": "integer"})
+
+
 @pytest.mark.parametrize(("content", "says"), [
     (b'{"model": {"type": "BPE", "vocab": {"a": 0', "not JSON (Expecting ',' delimiter at line 1, column 43)"),
     (b"", "not JSON"),

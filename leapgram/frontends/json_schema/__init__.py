@@ -7,7 +7,9 @@ and ``numbers`` (the lexemes of string and number values), ``values`` (JSON lite
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from ...errors import GrammarError, UnsupportedError
@@ -41,9 +43,13 @@ def schema_document(schema: Any) -> Any:
                        f"{type(schema).__name__}", pointer="")
 
 
-def _surrogate_at(value: Any, pointer: str = "") -> tuple[str, str] | None:
-    """The JSON pointer and text of the first key or string in ``value`` holding a lone
-    surrogate (no UTF-8 text can hold one), or None. Walked only once encoding has failed."""
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _bad_value_at(value: Any, pointer: str = "") -> tuple[str, str] | None:
+    """The JSON pointer of the first key or value in ``value`` that no JSON text can hold (a
+    string with a lone surrogate, a non-string key, a Python object that is not JSON data such
+    as ``bytes``), and what it is; or None. Walked only once the translation has failed."""
     stack = [(value, pointer)]
     seen: set[int] = set()
     while stack:
@@ -52,23 +58,39 @@ def _surrogate_at(value: Any, pointer: str = "") -> tuple[str, str] | None:
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError:
-                return where, item
-        elif isinstance(item, (dict, list)) and id(item) not in seen:
+                return where, f"a lone surrogate in {item!r}: a schema's keys and strings must be valid Unicode " \
+                              "(UTF-8 output cannot contain one)"
+        elif isinstance(item, (dict, list, tuple)):
+            if id(item) in seen:
+                continue
             seen.add(id(item))
             pairs = item.items() if isinstance(item, dict) else enumerate(item)
             for key, member in reversed(list(pairs)):
                 child = f"{where}/{str(key).replace('~', '~0').replace('/', '~1')}"
+                if isinstance(item, dict) and not isinstance(key, str):
+                    return where, f"the key {key!r} ({type(key).__name__}): JSON object keys are strings"
                 if isinstance(key, str):
                     stack.append((key, child))
                 stack.append((member, child))
+        elif not isinstance(item, _JSON_SCALARS):
+            return where, f"{item!r}, a Python {type(item).__name__}, which is not JSON data"
     return None
 
 
-def _surrogate_error(document: Any, err: UnicodeEncodeError) -> GrammarError:
-    found = _surrogate_at(document)
-    pointer, text = found if found is not None else ("", err.object)
-    return GrammarError(f"the schema holds a lone surrogate in {text!r}: a schema's keys and strings must be "
-                        "valid Unicode (UTF-8 output cannot contain one)", pointer=pointer)
+@contextlib.contextmanager
+def _json_data_errors(document: Any) -> Iterator[None]:
+    """Around a translation: a failure caused by something in ``document`` that is not JSON
+    data is a :class:`GrammarError` at its pointer (any other failure propagates unchanged)."""
+    try:
+        yield
+    except (UnicodeEncodeError, TypeError) as err:
+        found = _bad_value_at(document)
+        if found is None and isinstance(err, UnicodeEncodeError):
+            found = "", f"a lone surrogate in {err.object!r}: UTF-8 output cannot contain one"
+        if found is None:
+            raise
+        pointer, what = found
+        raise GrammarError(f"the schema holds {what}", pointer=pointer) from None
 
 
 def json_schema_to_ir(schema: Any, *, whitespace: str | int | tuple[str, str] = "flexible", lenient: bool = False,
@@ -76,12 +98,10 @@ def json_schema_to_ir(schema: Any, *, whitespace: str | int | tuple[str, str] = 
     """The grammar of the JSON texts valid under ``schema``, and the warnings (keywords skipped
     under ``lenient``)."""
     document = schema_document(schema)
-    try:
+    with _json_data_errors(document):
         translator = SchemaTranslator(document, whitespace=whitespace, lenient=lenient,
                                       any_order=any_order, limits=limits)
         return translator.build(), translator.ctx.warnings
-    except UnicodeEncodeError as err:
-        raise _surrogate_error(document, err) from None
 
 
 def json_schema_symbol(schema: Any, builder: GrammarBuilder, *, whitespace: str | int | tuple[str, str] = "flexible",
@@ -89,12 +109,10 @@ def json_schema_symbol(schema: Any, builder: GrammarBuilder, *, whitespace: str 
     """The symbol of the JSON texts valid under ``schema``, built into another front end's
     ``builder`` (a Lark rule or a structural tag that embeds a schema), and the warnings."""
     document = schema_document(schema)
-    try:
+    with _json_data_errors(document):
         translator = SchemaTranslator(document, whitespace=whitespace, lenient=lenient,
                                       any_order=any_order, limits=builder.limits, builder=builder)
         return translator.top_symbol(), translator.ctx.warnings
-    except UnicodeEncodeError as err:
-        raise _surrogate_error(document, err) from None
 
 
 __all__ = ["json_schema_symbol", "json_schema_to_ir", "schema_document"]
