@@ -30,6 +30,7 @@ from ..regex.expr import (
     ALL_BYTES,
     EMPTY,
     EPSILON,
+    INF,
     K_AND,
     K_BYTES,
     K_CONCAT,
@@ -38,6 +39,7 @@ from ..regex.expr import (
     bits_of,
     refine_partition,
 )
+from .counted import CountedShape, counted_char, split_counted
 
 Items = tuple[tuple[int, int], ...]
 MINUS_BYTES = 24  # see Lexer._fill_minus_some: past this many bytes, one derivative per byte class
@@ -80,6 +82,8 @@ class Lexer(LazyRows):
         self._widened: dict[tuple[int, int], int] = {}
         self._byte_of: dict[int, int] = {}  # _literal_tails: a class of bytes' byte (-1: not one byte)
         self._literals_laid_out = False  # lay_out_literals
+        self._counted: dict[int, tuple[CountedShape, int, int, int]] = {}  # _fill_counted: expr -> its S(r, a, b)
+        self._shapes: dict[tuple[int, int], CountedShape | None] = {}  # _counted_of: (X, T) -> its shape
         self._new_state(False, ())
         self.trans[DEAD, :] = DEAD
         self._start_with_block()
@@ -526,6 +530,8 @@ class Lexer(LazyRows):
             if more is None:
                 return
             state, expr = more
+        if self._fill_counted(state, lex, expr):
+            return
         if pool.kind[expr] == K_AND and self._fill_minus_some(state, lex, expr):
             return
         parts = pool.byte_classes(expr)
@@ -677,6 +683,92 @@ class Lexer(LazyRows):
                 order[target] = index
         _write_rows(trans, list(order), list(order.values()), rows)
         return True
+
+    def _fill_counted(self, state: int, lex: int, expr: int) -> bool:
+        """The row of a state of a counted lexeme, ``S(r, a, b) = r X{a,b} T`` (a JSON string
+        with ``minLength``/``maxLength``; see :mod:`leapgram.parser.counted`), from the row of
+        ``r`` (or, for ``r = ε``, of ``X`` with the counts one lower) in ``X``'s row template:
+        only its targets' expressions are built, no derivative is taken (but of ``T``, by its
+        bytes, where ``a = 0``). ``False`` for other states."""
+        found = self._counted.get(expr)
+        if found is None:
+            found = self._counted_entry(expr)
+            if found is None:
+                return False
+        shape, index, low, high = found
+        char = shape.char
+        pool = self.pool
+        row_index, low_after, high_after = index, low, high
+        if index == char.eps:  # X{a,b} T: X's first row, one count used
+            row_index, low_after, high_after = 0, max(low - 1, 0), high if high == INF else high - 1
+        base = shape.base(pool, low_after, high_after)
+        ids = self._ids
+        counted = self._counted
+        local = [DEAD] * (len(char.exprs) + 1)  # template entry 1 + i: the state of S(exprs[i], a', b')
+        for target in char.targets[row_index]:
+            i = target - 1
+            e = shape.state_expr(pool, i, base)
+            if e not in counted and (i != char.eps or high_after != 0):  # (X{0,0} T is T: not counted)
+                counted[e] = (shape, i, low_after, high_after)
+            items = ((lex, e),)
+            found_state = ids.get((False, items))
+            local[target] = self._new_state(False, items) if found_state is None else found_state
+        row = np.array(local, dtype=np.int32)[char.table[row_index]]
+        if index == char.eps and low == 0:  # T may start: its bytes lead to d(T, c) (none starts X)
+            tail = shape.tail
+            first = pool.first_bytes(tail)
+            for part in pool.byte_classes(tail) if first else ():
+                part &= first
+                if part:
+                    row[bits_of(part)] = self._single_target(lex, expr, (part & -part).bit_length() - 1)
+        trans = self.trans  # read after the targets: a new state may grow (replace) the table
+        trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
+        trans[state, 0] = row[0]
+        return True
+
+    def _counted_entry(self, expr: int) -> tuple[CountedShape, int, int, int] | None:
+        """``(shape, index of r, a, b)`` when ``expr`` is ``S(r, a, b)`` of a shape whose rows
+        shift exactly (:func:`counted_char`, ``T`` without intersection or complement and no
+        byte starting both ``X`` and ``T``), else ``None``."""
+        pool = self.pool
+        split = split_counted(pool, expr)
+        if split is None:
+            return None
+        heads, char, low, high, tail = split
+        shape = self._counted_of(char, tail)
+        if shape is None:
+            return None
+        index = shape.char.spine_index.get(heads)
+        if index is None or (index == shape.char.eps and high == 0):
+            return None
+        if shape.state_expr(pool, index, shape.base(pool, low, high)) != expr:  # another form: by derivatives
+            return None
+        found = self._counted[expr] = (shape, index, low, high)
+        return found
+
+    def _counted_of(self, char: int, tail: int) -> CountedShape | None:
+        """The :class:`CountedShape` of ``X{a,b} T`` in this lexer, or ``None`` (see
+        :meth:`_counted_entry`). ``X``'s :class:`CountedChar` is kept with its row template: in
+        the pool family's memo for a family expression (a JSON string character), else in the
+        pool's memo."""
+        key = (char, tail)
+        if key in self._shapes:
+            return self._shapes[key]
+        pool = self.pool
+        memo = pool.shared_memo(char)
+        if memo is None:
+            memo = pool.memo
+        memo_key = ("counted char", char)
+        found = memo.get(memo_key, False)
+        if found is False:
+            template = row_template(pool, char) if pool.family is not None and char < pool.family.size \
+                else _row_template(pool, char, 1 << 62)
+            found = memo[memo_key] = counted_char(pool, char, template)
+        shape = None
+        if found is not None and not pool.has_bool[tail] and not found.first & pool.first_bytes(tail):
+            shape = CountedShape(found, tail)
+        self._shapes[key] = shape
+        return shape
 
     def _fill_minus_some(self, state: int, lex: int, expr: int) -> bool:
         """The row of ``P ∩ ¬Q1 ∩ ¬Q2 ...`` (one item; a key that is none of an object's declared
