@@ -508,6 +508,10 @@ class Lexer(LazyRows):
         """The row of a state with one lexeme in progress; when one byte at most can continue it
         (inside a key or an enum member, or at the end of a lexeme) the row is written without
         byte classes."""
+        counted = self._counted.get(expr)
+        if counted is not None:  # a state of a counted lexeme that _fill_counted made
+            self._fill_counted(state, lex, expr, counted)
+            return
         pool = self.pool
         first = pool.first_bytes(expr)
         if first == 0:  # the lexeme is complete (most often ε): a dead row, no template needed
@@ -684,13 +688,14 @@ class Lexer(LazyRows):
         _write_rows(trans, list(order), list(order.values()), rows)
         return True
 
-    def _fill_counted(self, state: int, lex: int, expr: int) -> bool:
+    def _fill_counted(self, state: int, lex: int, expr: int,
+                      found: tuple[CountedShape, int, int, int] | None = None) -> bool:
         """The row of a state of a counted lexeme, ``S(r, a, b) = r X{a,b} T`` (a JSON string
         with ``minLength``/``maxLength``; see :mod:`leapgram.parser.counted`), from the row of
         ``r`` (or, for ``r = ε``, of ``X`` with the counts one lower) in ``X``'s row template:
         only its targets' expressions are built, no derivative is taken (but of ``T``, by its
-        bytes, where ``a = 0``). ``False`` for other states."""
-        found = self._counted.get(expr)
+        bytes, where ``a = 0``). ``False`` for other states. ``found``: ``expr``'s entry in
+        ``_counted``, if it has one."""
         if found is None:
             found = self._counted_entry(expr)
             if found is None:
@@ -701,30 +706,59 @@ class Lexer(LazyRows):
         row_index, low_after, high_after = index, low, high
         if index == char.eps:  # X{a,b} T: X's first row, one count used
             row_index, low_after, high_after = 0, max(low - 1, 0), high if high == INF else high - 1
-        base = shape.base(pool, low_after, high_after)
-        ids = self._ids
-        counted = self._counted
-        local = [DEAD] * (len(char.exprs) + 1)  # template entry 1 + i: the state of S(exprs[i], a', b')
-        for target in char.targets[row_index]:
-            i = target - 1
-            e = shape.state_expr(pool, i, base)
-            if e not in counted and (i != char.eps or high_after != 0):  # (X{0,0} T is T: not counted)
-                counted[e] = (shape, i, low_after, high_after)
-            items = ((lex, e),)
-            found_state = ids.get((False, items))
-            local[target] = self._new_state(False, items) if found_state is None else found_state
+        local = self._counted_targets(lex, shape, char.targets[row_index], low_after, high_after)
         row = np.array(local, dtype=np.int32)[char.table[row_index]]
-        if index == char.eps and low == 0:  # T may start: its bytes lead to d(T, c) (none starts X)
+        if index == char.eps and low == 0:  # T may start: its bytes c lead to d(T, c) (none starts X)
             tail = shape.tail
             first = pool.first_bytes(tail)
             for part in pool.byte_classes(tail) if first else ():
                 part &= first
-                if part:
-                    row[bits_of(part)] = self._single_target(lex, expr, (part & -part).bit_length() - 1)
+                if part:  # d(X{0,b} T, c) = alt([∅, d(T, c)]) = d(T, c): T has no intersection or complement
+                    d = pool.derivative(tail, (part & -part).bit_length() - 1)
+                    row[bits_of(part)] = DEAD if d == EMPTY else self._state_of(False, ((lex, d),))
         trans = self.trans  # read after the targets: a new state may grow (replace) the table
         trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
         trans[state, 0] = row[0]
         return True
+
+    def _counted_targets(self, lex: int, shape: CountedShape, targets: tuple[int, ...], low: int, high: int) -> list[int]:
+        """``local[t]``: the state of ``S(exprs[t - 1], low, high)`` for each template entry ``t`` of
+        ``targets`` (``DEAD`` elsewhere); the new ones are numbered together, as
+        :meth:`_fill_from_template` numbers its states (a row of ``X{a,b} T`` makes the states
+        after each kind of character, nine for a JSON string, and most are new)."""
+        pool = self.pool
+        char = shape.char
+        base = shape.base(pool, low, high)
+        ids = self._ids
+        counted = self._counted
+        local = [DEAD] * (len(char.exprs) + 1)
+        start = next_state = len(self._items)
+        new_items: list[Items] = []
+        try:
+            for target in targets:
+                i = target - 1
+                e = shape.state_expr(pool, i, base)
+                if e not in counted and (i != char.eps or high != 0):  # (X{0,0} T is T: not counted)
+                    counted[e] = (shape, i, low, high)
+                items = ((lex, e),)
+                key = (False, items)
+                found = ids.get(key)
+                if found is None:
+                    if next_state >= self.limits.max_dfa_states:
+                        raise BudgetExceededError("max_dfa_states", self.limits.max_dfa_states, "lexer DFA too large")
+                    found = ids[key] = next_state
+                    next_state += 1
+                    new_items.append(items)
+                local[target] = found
+            if next_state > self._capacity:
+                self._grow(min(max(2 * start, next_state), self.limits.max_dfa_states))
+        except BaseException:  # out of budget (states, expressions) or memory: no state was made
+            for items in new_items:
+                ids.pop((False, items), None)
+            raise
+        if new_items:
+            self._add_single_states(new_items, lex)
+        return local
 
     def _counted_entry(self, expr: int) -> tuple[CountedShape, int, int, int] | None:
         """``(shape, index of r, a, b)`` when ``expr`` is ``S(r, a, b)`` of a shape whose rows
