@@ -6,7 +6,6 @@ strings (multi-byte UTF-8, escapes), a pattern's own character and Lark terminal
 from __future__ import annotations
 
 import json
-from collections import deque
 
 import pytest
 
@@ -15,30 +14,14 @@ from leapgram.errors import BudgetExceededError
 from leapgram.limits import Limits
 from leapgram.parser import Lexer
 from leapgram.parser.counted import split_counted
-from leapgram.regex.dfa import DEAD, UNKNOWN
+from tests.parser.test_lexer_templates import rows_by_items
 
 
-def reachable_rows(ir, limits: Limits | None = None) -> dict:
-    """Every row reachable from the start states of each lexeme alone and of all of them,
-    keyed and valued by items (expression ids: the same in both ways of filling, the pool being
-    shared), with the lexemes each state ends."""
-    lexer = Lexer(ir, limits or Limits())
+def reachable_rows(ir) -> dict:
+    """Every row reachable from the start states of each lexeme alone and of all of them, by
+    items (expression ids: the same both ways, the pool being shared)."""
     everything = frozenset(range(len(ir.lexemes)))
-    starts = [lexer.start_state(lexemes) for lexemes in [everything] + [frozenset([lex]) for lex in everything]]
-    seen, queue, out = set(starts), deque(starts), {}
-    while queue:
-        state = queue.popleft()
-        lexer.fill_row(state)
-        targets = []
-        for byte in range(256):
-            target = int(lexer.trans[state, byte])
-            assert target != UNKNOWN
-            targets.append(None if target == DEAD else (lexer.is_fresh(target), lexer.items(target)))
-            if target != DEAD and target not in seen:
-                seen.add(target)
-                queue.append(target)
-        out[(lexer.is_fresh(state), lexer.items(state))] = (targets, lexer.accepted(state), int(lexer.accepting[state]))
-    return out
+    return rows_by_items(ir, [everything] + [frozenset([lex]) for lex in everything])
 
 
 def compare(ir, monkeypatch) -> int:
