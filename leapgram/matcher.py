@@ -242,11 +242,12 @@ class Matcher:
                 pending = self._pending[-1]
                 if pending:
                     view = memoryview(compiled._prefix_masks.mask(self._states[-1], pending).view(np.int32))
-                else:  # CompiledGrammar._state_row, its cache hit (_cached_row) inlined: a call is 5% of a fill
+                else:  # CompiledGrammar._state_row inlined: the key made once, hit or miss
                     state = self._states[-1]
-                    entry = compiled._masks.get(compiled._engine.mask_key(state))
+                    key = compiled._engine.mask_key(state)
+                    entry = compiled._masks.get(key)
                     if entry is None:
-                        entry = compiled._state_row(state)
+                        entry = compiled._new_row(state, key)
                     else:
                         entry.used = True
                     view = entry.view

@@ -7,7 +7,9 @@ inside the kernel, memoized per chart and lexer state) and the byte starts the n
 new chart's fresh lexer state. ``stack[d]`` holds ``chart << 32 | lexer state`` after ``d`` bytes
 (one load and one store per node); the boundary table is keyed by the same packed value. Lexeme boundaries are rare (llguidance measured under 0.5% of trie nodes).
 
-The kernel returns ``(node, code, payload)``: ``DONE``; ``MISSING_ROW`` (the row of the parent's
+The kernel returns ``(node, code, payload)``: ``DONE`` (``payload`` 1 when a memo table of the
+arena is past a quarter full, so that :meth:`leapgram.parser.arena.ChartArena.tidy` grows it; 0
+otherwise); ``MISSING_ROW`` (the row of the parent's
 lexer state is not computed); ``MISSING_ROW_AFTER_STEP`` (the row of the fresh state after the
 boundary is not computed); or a parser request (``NEED_FRESH`` with the chart as payload,
 ``NEED_SPACE``, ``OVER_BUDGET``) for :meth:`leapgram.parser.arena.ChartArena.handle`. The caller
@@ -19,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from . import njit
 
-from .earley import NONE, OK, boundary_kernel
+from .earley import BOUND_COUNT, CHILD_COUNT, LEO_COUNT, NONE, OK, boundary_kernel
 from .tables import ABSENT, table_get_kernel
 from .trie_walk import copy_duplicate_bits_kernel
 
@@ -82,7 +84,18 @@ def walk_cfg_kernel(node_info, node_end, dup_primary, dup_other, trans, acceptin
             mask[np.uint64(token >> 5)] |= np.uint32(1) << np.uint32(token & 31)
         i += 1
     copy_duplicate_bits_kernel(mask, dup_primary, dup_other)
-    return n, DONE, 0
+    return n, DONE, tables_filling(arena)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def tables_filling(arena):
+    """1 when a memo table of the arena (boundaries, children, Leo items) holds more than a
+    quarter of its size less 2 (the test of ``ChartArena.tidy``), else 0."""
+    counts = arena[2]
+    if (counts[BOUND_COUNT] > arena[3].shape[0] // 4 - 2 or counts[CHILD_COUNT] > arena[5].shape[0] // 4 - 2
+            or counts[LEO_COUNT] > arena[7].shape[0] // 4 - 2):
+        return 1
+    return 0
 
 
 @njit(cache=True, nogil=True)

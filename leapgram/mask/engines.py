@@ -117,6 +117,7 @@ class CfgEngine:
         self._spare: list[ChartArena] = []
         self._widened: dict[int, int] = {}  # lexer.widened(state, trie.max_depth), one dict lookup per mask
         self._walks = 0  # masks walked, counted up to 2 (see new_mask)
+        self._words = bitmask_words(trie.vocab_size)
         self.slicer = None
         if slicer_source is not None:
             lexer = self.lexer  # captured alone: a closure over self would make a reference cycle
@@ -219,7 +220,7 @@ class CfgEngine:
             union, tries = None, (self.trie,)
         else:
             union, tries = self.slicer.split(lex, self.trie)
-        mask = np.zeros(bitmask_words(self.trie.vocab_size), dtype=np.uint32) if union is None else union.copy()
+        mask = np.zeros(self._words, dtype=np.uint32) if union is None else union.copy()
         stack = arena.walk_stack
         if stack.shape[0] <= self.trie.max_depth:  # every trie walked is a subset of this one
             stack = arena.walk_stack = np.zeros(self.trie.max_depth + 1, dtype=np.int64)
@@ -236,24 +237,26 @@ class CfgEngine:
         stack[0] = (chart << 32) | lex
         start = 1
         lexer = self.lexer
-        if trie.num_nodes > 1 and lexer.trans[lex, trie.node_byte[1]] == UNKNOWN:
+        if trie.num_nodes > 1 and lexer.trans.item(lex, trie.node_byte.item(1)) == UNKNOWN:
             fill_rows_down(trie, lexer, 1, lex)  # what the kernel's first call would ask for (a new state)
+        node_info, node_end, dup_primary, dup_other = trie.node_info, trie.node_end, trie.dup_primary, trie.dup_other
+        grammar, max_row, use_leo = self.tables.grammar, self.limits.max_earley_items, self.use_leo
         while True:
-            start, code, payload = kernel(trie.node_info, trie.node_end, trie.dup_primary, trie.dup_other,
-                                          lexer.trans, lexer.accepting, self.tables.grammar, arena.arrays,
-                                          lexer.kernel_arrays, self.limits.max_earley_items, self.use_leo, stack,
+            start, code, payload = kernel(node_info, node_end, dup_primary, dup_other, lexer.trans, lexer.accepting,
+                                          grammar, arena.arrays, lexer.kernel_arrays, max_row, use_leo, stack,
                                           start, mask)
             if code == DONE:
-                break
+                if payload:  # a memo table past a quarter full (the kernel's test of ChartArena.tidy)
+                    arena.tidy()
+                return
             if code == MISSING_ROW:
-                fill_rows_down(trie, lexer, start, int(stack[trie.node_depth[start] - 1]) & 0xFFFFFFFF)
+                fill_rows_down(trie, lexer, start, stack.item(trie.node_depth.item(start) - 1) & 0xFFFFFFFF)
             elif code == MISSING_ROW_AFTER_STEP:
                 fill_rows_down(trie, lexer, start, int(payload) & 0xFFFFFFFF)
             elif code == NEED_FRESH:  # the fresh state's row is the next thing the kernel asks for
                 fill_rows_down(trie, lexer, start, arena.fresh_of(int(payload)))
             else:
                 arena.handle(code, payload)
-        arena.tidy()
 
 
 class ArenaLease:

@@ -38,9 +38,9 @@ def fill_rows_down(trie: TokenTrie, table, node: int, state: int) -> None:
     node_byte = trie.node_byte
     node_end = trie.node_end
     trans = table.trans
-    while node + 1 < node_end[node]:
-        state = int(trans[state, node_byte[node]])
-        if state <= 0 or trans[state, 0] != UNKNOWN:
+    while node + 1 < node_end.item(node):
+        state = trans.item(state, node_byte.item(node))
+        if state <= 0 or trans.item(state, 0) != UNKNOWN:
             return
         table.fill_row(state)
         trans = table.trans  # filling a row may grow the table

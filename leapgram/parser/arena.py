@@ -167,10 +167,10 @@ class ChartArena:
 
     def fresh_of(self, chart: int) -> int:
         """The lexer's fresh state for the lexemes ``chart`` allows (computed once per set)."""
-        set_id = int(self.charts[chart, k.SET])
-        fresh = int(self.set_fresh[set_id])
+        set_id = self.charts.item(chart, k.SET)
+        fresh = self.set_fresh.item(set_id)
         if fresh < 0:
-            lo, hi = int(self.set_ptr[set_id]), int(self.set_ptr[set_id + 1])
+            lo, hi = self.set_ptr.item(set_id), self.set_ptr.item(set_id + 1)
             fresh = self.lexer.start_state(frozenset(self.set_items[lo:hi].tolist()))
             self.set_fresh[set_id] = fresh
         return fresh
