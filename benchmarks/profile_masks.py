@@ -7,7 +7,8 @@ as ``bench_schemas.py`` does; prints the thread-CPU TBM mean and TTFM p50, so a 
 checked quickly before the full benchmark with peers. ``--breakdown`` (after one untimed run)
 splits the masks computed (not those the fill found in the mask cache) by the kind of lexer
 state they start from and times their parts
-(lexer rows built in Python, the trie-walk kernel, the slicer's split, fresh lexer states); each
+(lexer rows built in Python, the trie-walk kernel with the Earley steps inside it, the slicer's
+split, fresh lexer states, the layout of key literals before a grammar's second mask, the rest); each
 part costs a timer call, so compare shares, not absolute µs, with the plain run.
 """
 
@@ -105,18 +106,20 @@ def breakdown(cases, engine) -> tuple[Counter, Counter, dict[str, Counter]]:
                     parts[kind[0]][label] += spent
         setattr(owner, name, wrapper)
 
-    def row(self, state):
+    def row(self, state, key):
         kind[0] = state_kind(self, state)
-        return row_timed(self, state)
+        return row_timed(self, state, key)
 
-    timed(compiler_module.CompiledGrammar, "_state_row")
-    row_timed = compiler_module.CompiledGrammar._state_row
-    saved.append((compiler_module.CompiledGrammar, "_state_row", row_timed))
-    compiler_module.CompiledGrammar._state_row = row
+    # every mask computed goes through _new_row (the matcher looks the cache up itself)
+    timed(compiler_module.CompiledGrammar, "_new_row")
+    row_timed = compiler_module.CompiledGrammar._new_row
+    saved.append((compiler_module.CompiledGrammar, "_new_row", row_timed))
+    compiler_module.CompiledGrammar._new_row = row
     timed(engines, "fill_rows_down", "lexer rows")
     timed(engines._WALK_KERNEL, "call", "kernel")
     timed(slicer.SliceChecker, "split", "slicer split")
     timed(arena.ChartArena, "fresh_of", "fresh_of")
+    timed(engines.Lexer, "lay_out_literals", "literal layout")
     try:
         run(cases, engine)
     finally:
@@ -126,14 +129,23 @@ def breakdown(cases, engine) -> tuple[Counter, Counter, dict[str, Counter]]:
 
 
 def print_breakdown(total: Counter, count: Counter, parts: dict[str, Counter]) -> None:
+    """Per kind of lexer state, then over all masks computed: µs per mask in each part, and
+    ``other`` (the rest of the mask: Python around the walk, the row store, accepting)."""
     masks = sum(count.values())
-    labels = ("lexer rows", "kernel", "slicer split", "fresh_of")
+    labels = ("lexer rows", "kernel", "slicer split", "fresh_of", "literal layout")
     print(f"{masks} masks computed (first masks included, cache hits not), thread CPU µs per mask of each kind")
-    print("kind of lexer state | share of masks | µs | " + " | ".join(labels) + " | µs over all masks")
+    print("kind of lexer state | share of masks | µs | " + " | ".join(labels) + " | other | µs over all masks")
+    every = Counter()
     for kind, spent in total.most_common():
         n = count[kind]
+        every.update(parts[kind])
         shares = " | ".join(f"{parts[kind][label] / 1e3 / n:.1f}" for label in labels)
-        print(f"{kind} | {n / masks:.2f} | {spent / 1e3 / n:.1f} | {shares} | {spent / 1e3 / masks:.1f}")
+        other = (spent - sum(parts[kind][label] for label in labels)) / 1e3 / n
+        print(f"{kind} | {n / masks:.2f} | {spent / 1e3 / n:.1f} | {shares} | {other:.1f} | {spent / 1e3 / masks:.1f}")
+    spent = sum(total.values())
+    shares = " | ".join(f"{every[label] / 1e3 / masks:.1f}" for label in labels)
+    other = (spent - sum(every[label] for label in labels)) / 1e3 / masks
+    print(f"all | 1.00 | {spent / 1e3 / masks:.1f} | {shares} | {other:.1f} | {spent / 1e3 / masks:.1f}")
 
 
 def main() -> int:
