@@ -24,7 +24,7 @@ def productive_nonterminals(rules: Sequence[Rule]) -> set[int]:
 
 def nullable_nonterminals(rules: Sequence[Rule]) -> set[int]:
     """Nonterminals that derive the empty sequence."""
-    return _least(_without_lexemes(rules), set())
+    return _least(rules, set(), lexemes_block=True)
 
 
 def productive_and_nullable(rules: Sequence[Rule]) -> tuple[set[int], set[int]]:
@@ -33,13 +33,10 @@ def productive_and_nullable(rules: Sequence[Rule]) -> tuple[set[int], set[int]]:
     return _least(rules, set(nullable)), nullable
 
 
-def _without_lexemes(rules: Sequence[Rule]) -> list[Rule]:
-    return [rule for rule in rules if not rule[1] or min(rule[1]) >= 0]
-
-
-def _least(rules: Sequence[Rule], found: set[int]) -> set[int]:
+def _least(rules: Sequence[Rule], found: set[int], lexemes_block: bool = False) -> set[int]:
     """``found`` grown to the least set of nonterminals with a rule whose every nonterminal is in
-    it (lexemes count as derived), linear in the grammar's size.
+    it (lexemes count as derived; with ``lexemes_block``, a rule with a lexeme never counts),
+    linear in the grammar's size.
 
     Each rule waits on one missing nonterminal at a time (its first one not yet found, as a SAT
     solver watches a literal): scanned once in document order, a rule whose nonterminals are all
@@ -53,7 +50,10 @@ def _least(rules: Sequence[Rule], found: set[int]) -> set[int]:
         if rule[0] in found:
             continue
         for at, symbol in enumerate(rule[1]):
-            if symbol >= 0 and symbol not in found:  # the rule waits on ``symbol``
+            if symbol < 0:
+                if lexemes_block:  # the rule never counts: not watched
+                    break
+            elif symbol not in found:  # the rule waits on ``symbol``
                 watching.setdefault(symbol, []).append((rule, at))
                 break
         else:
@@ -61,19 +61,23 @@ def _least(rules: Sequence[Rule], found: set[int]) -> set[int]:
             added = [rule[0]]
             while added and watching:
                 for waiting, at in watching.pop(added.pop(), ()):
-                    if waiting[0] not in found and not _waits(waiting, at + 1, found, watching):
+                    if waiting[0] not in found and not _waits(waiting, at + 1, found, watching, lexemes_block):
                         found.add(waiting[0])
                         added.append(waiting[0])
     return found
 
 
-def _waits(rule: Rule, start: int, found: set[int], watching: dict[int, list[tuple[Rule, int]]]) -> bool:
-    """Whether ``rule`` misses a nonterminal from position ``start`` on; the first one it misses
-    then lists it in ``watching``."""
+def _waits(rule: Rule, start: int, found: set[int], watching: dict[int, list[tuple[Rule, int]]],
+           lexemes_block: bool) -> bool:
+    """Whether ``rule`` misses a nonterminal (or, with ``lexemes_block``, has a lexeme) from
+    position ``start`` on; the first nonterminal it misses then lists it in ``watching``."""
     rhs = rule[1]
     for i in range(start, len(rhs)):
         symbol = rhs[i]
-        if symbol >= 0 and symbol not in found:
+        if symbol < 0:
+            if lexemes_block:
+                return True
+        elif symbol not in found:
             waiting = watching.get(symbol)
             if waiting is None:
                 watching[symbol] = [(rule, i)]

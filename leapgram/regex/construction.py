@@ -101,32 +101,62 @@ class Constructors:
         # concat_all without its checks: byte classes are never ε, ∅, nullable or concatenations.
         # Each suffix's longest string is its length: recorded here, so that deciding whether an
         # alternation of names is finite (a key that is none of them) looks at its top node only.
+        # The suffixes the pool holds are looked up; once one is new, every longer one is new
+        # too (no node holds a node made here), so those are appended without a look-up, with
         # _intern's steps inlined (a literal is one node per byte; keys are most of a schema's).
         single = self._single_bytes
         lengths = self._lengths
         ids = self._ids
-        kinds = self.kind
         out = EPSILON
-        for size, b in enumerate(reversed(data), 1):
+        size = 0
+        n = len(data)
+        while size < n:
+            b = data[n - 1 - size]
             byte = single[b]
             if byte is None:
                 byte = single[b] = self.byteset(1 << b)
-            if out == EPSILON:
-                out = byte
-            else:
-                key = (K_CONCAT, (byte, out))
-                found = ids.get(key)
+            if out != EPSILON:
+                found = ids.get((K_CONCAT, (byte, out)))
                 if found is None:
-                    if len(kinds) >= self.limits.max_regex_nodes:
-                        return self._intern(K_CONCAT, key[1], False, False)  # raises
-                    found = ids[key] = len(kinds)
-                    kinds.append(K_CONCAT)
-                    self.args.append(key[1])
-                    self.nullable.append(False)
-                    self.has_bool.append(False)
-                out = found
+                    break
+                byte = found
+            out = byte
+            size += 1
             lengths[out] = size
-        return out
+        else:
+            return out
+        return self._new_prefixes(data, n - size, byte, out)
+
+    def _new_prefixes(self, data: bytes, rest: int, byte: int, out: int) -> int:
+        """The nodes of ``data[k:]`` for ``k = rest - 1`` down to 0, none of which the pool
+        holds: ``byte`` is the node of ``data[rest - 1]`` and ``out`` that of ``data[rest:]``."""
+        single = self._single_bytes
+        lengths = self._lengths
+        ids = self._ids
+        kinds = self.kind
+        args = self.args
+        nullable = self.nullable
+        has_bool = self.has_bool
+        limit = self.limits.max_regex_nodes
+        size = len(data) - rest
+        while True:
+            pair = (byte, out)
+            if len(kinds) >= limit:
+                return self._intern(K_CONCAT, pair, False, False)  # raises
+            out = ids[(K_CONCAT, pair)] = len(kinds)
+            kinds.append(K_CONCAT)
+            args.append(pair)
+            nullable.append(False)
+            has_bool.append(False)
+            size += 1
+            lengths[out] = size
+            rest -= 1
+            if not rest:
+                return out
+            b = data[rest - 1]
+            byte = single[b]
+            if byte is None:
+                byte = single[b] = self.byteset(1 << b)
 
     def remembered(self, key: tuple, make) -> int:
         """``memo[key]``, made by ``make()`` the first time."""

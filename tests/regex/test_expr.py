@@ -603,3 +603,46 @@ def test_a_big_alternation_derives_through_its_first_byte_index():
     copy = pool.copy()  # the index travels with the pool
     assert copy.derivative(big, ord("n")) == pool.derivative(big, ord("n"))
     assert pool.matches(big, b"name7") and pool.matches(big, b"zz9") and not pool.matches(big, b"name")
+
+
+def _chain_by_concat(pool: ExprPool, data: bytes) -> int:
+    return pool.concat_all([pool.byteset(1 << b) for b in data])
+
+
+@pytest.mark.parametrize("texts", [
+    [b"abc", b"xbc", b"bc", b"abcabc"],          # a literal whose suffix the pool holds already
+    [b"name", b"surname", b"e", b"ame"],
+    [b'"key"', b'"other key"', b'"key"'],        # the same literal twice: the memo
+    [bytes(range(256)), bytes(range(255, -1, -1))],  # every single byte made inside a literal
+])
+def test_literals_are_the_nodes_a_concatenation_of_bytes_makes(texts):
+    pool = ExprPool()
+    for data in texts:
+        e = pool.literal(data)
+        assert e == _chain_by_concat(pool, data)
+        assert pool.find_literal(data) == e
+        assert pool.matches(e, data) and not pool.matches(e, data[:-1])
+        assert pool._max_length(e) == len(data)
+        for k in range(len(data)):  # each suffix's length is recorded
+            assert pool._lengths[pool.find_literal(data[k:])] == len(data) - k
+
+
+def _literal_byte_by_byte(pool: ExprPool, data: bytes) -> int:
+    out = EPSILON
+    for b in reversed(data):  # each byte's node, then its concatenation with the suffix: ids in that order
+        byte = pool.byteset(1 << b)
+        out = byte if out == EPSILON else pool._intern(K_CONCAT, (byte, out), False, False)
+    return out
+
+
+def test_literals_make_their_nodes_in_the_order_of_one_byte_at_a_time():
+    texts = (b"bc", b"abc", b"zabc", b"q", b"qq", b"bcq", b"xyzzy")
+    one, two = ExprPool(), ExprPool()
+    assert [one.literal(t) for t in texts] == [_literal_byte_by_byte(two, t) for t in texts]
+    assert one.kind == two.kind and one.args == two.args and one.nullable == two.nullable
+
+
+def test_a_literal_past_the_node_budget_raises():
+    pool = ExprPool(Limits(max_regex_nodes=20))
+    with pytest.raises(BudgetExceededError):
+        pool.literal(b"abcdefghijklmnopqrstuvwxyz")
