@@ -734,11 +734,12 @@ class Lexer(LazyRows):
         local = [DEAD] * (len(char.exprs) + 1)
         start = next_state = len(self._items)
         new_items: list[Items] = []
+        shared = pool.family.size if pool.family is not None else 0  # (X* T of a family: its row template)
         try:
             for target in targets:
                 i = target - 1
                 e = shape.state_expr(pool, i, base)
-                if e not in counted and (i != char.eps or high != 0):  # (X{0,0} T is T: not counted)
+                if e not in counted and (i != char.eps or high != 0) and e >= shared:  # (X{0,0} T is T)
                     counted[e] = (shape, i, low, high)
                 items = ((lex, e),)
                 key = (False, items)

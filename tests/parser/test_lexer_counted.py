@@ -55,7 +55,7 @@ def test_json_string_rows_shifted_equal_rows_derived(low, high, monkeypatch):
         schema["maxLength"] = high
     used = compare(lg.Grammar.from_json_schema(schema).ir, monkeypatch)
     if high != 0 and (low, high) != (1, 1):
-        assert used > (low if high is None else high)  # a row per count at least
+        assert used >= (low if high is None else high)  # a row per count at least (X* T: the family template)
 
 
 @pytest.mark.parametrize("schema", [
