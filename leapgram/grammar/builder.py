@@ -54,6 +54,14 @@ class GrammarBuilder:
         self._nonterminals.append(f"{hint}#{self._fresh}")
         return found
 
+    def fresh_nonterminals(self, hint: str, count: int) -> range:
+        """``count`` new nonterminals, as many calls of :meth:`fresh_nonterminal` make."""
+        first = len(self._nonterminals)
+        fresh = self._fresh
+        self._nonterminals.extend([f"{hint}#{n}" for n in range(fresh + 1, fresh + count + 1)])
+        self._fresh = fresh + count
+        return range(first, first + count)
+
     def lexeme(self, name: str, expr: int) -> int:
         """The symbol matching one ``expr`` lexeme (a nonterminal when ``expr`` is nullable)."""
         if self.pool.nullable[expr]:

@@ -234,25 +234,11 @@ class ObjectKeywords:
         if (len(members) + 1) * (top + 1) > MAX_COUNT_STATES:
             self.ctx.unsupported("maxProperties" if high is not None else "minProperties", pointer,
                                  f"counting up to {top} members over {len(members)} properties is too large")
-            top, low, high = 1, 0, None
-
-        def moves(state: State, sep: list[int], after: int | None) -> list[list[Any]]:
-            i, c = state
-            alternatives = []
-            if i == len(members):
-                if extra is not None and after is not None:
-                    alternatives.append([*sep, extra, (i, after)])
-                if c >= low:
-                    alternatives.append([])
-            else:
-                member, is_required = members[i]
-                if after is not None:
-                    alternatives.append([*sep, member, (i + 1, after)])
-                if not is_required:
-                    alternatives.append([(i + 1, c)])
-            return alternatives
-
-        return self.counted_members(moves, low, high)
+            low, high = 0, None
+        if low == 0 and high is None:  # most objects: the count only says whether a separator comes
+            return self.member_rules(_expand(_uncounted_step(members, extra, self.punct)), (0, 0),
+                                     every_state_ends=True)
+        return self.counted_members(_in_order_moves(members, extra, low), low, high)
 
     def members_any_order(self, members: list[tuple[int, bool]], extra: int | None, low: int,
                           high: int | None, pointer: str) -> int | None:
@@ -314,28 +300,32 @@ class ObjectKeywords:
         live = set(rules) if every_state_ends else live_states(rules)
         if root not in live:
             return None
-        names = {key: builder.fresh_nonterminal("members") for key in live}
-
-        def symbols(alt: list[Any]) -> list[int]:  # a state is only ever an alternative's last item
-            return [*alt[:-1], names[alt[-1]]] if alt and type(alt[-1]) is tuple else alt
-
+        names = dict(zip(live, builder.fresh_nonterminals("members", len(live))))
+        rule = builder.rule
         for key in live:
             loops, alternatives = [], []
-            for alt in rules[key]:  # (every state is live when every state ends)
-                if every_state_ends or not alt or type(alt[-1]) is not tuple or alt[-1] in live:
-                    (loops if alt and alt[-1] == key else alternatives).append(alt)
+            for alt in rules[key]:  # a state is only ever an alternative's last item
+                if alt and type(alt[-1]) is tuple:
+                    target = alt[-1]
+                    if target == key:
+                        loops.append(alt[:-1])
+                    elif every_state_ends or target in live:  # (every state is live when every state ends)
+                        alternatives.append([*alt[:-1], names[target]])
+                else:
+                    alternatives.append(alt)
             if loops:
                 # S -> L S | A becomes S -> R A with R -> R L | ε: with left recursion the items of
                 # every repetition wait at the chart where R began, so the charts after each member
                 # have the same future and share their masks (right recursion nests one level deeper
                 # per member, so no two of them would be equal).
                 repeated = builder.fresh_nonterminal("repeated")
-                builder.rule(repeated, [])
+                rule(repeated, [])
                 for alt in loops:
-                    builder.rule(repeated, [repeated, *symbols(alt[:-1])])
+                    rule(repeated, [repeated, *alt])
                 alternatives = [[repeated, *alt] for alt in alternatives]
+            nt = names[key]
             for alt in alternatives:
-                builder.rule(names[key], symbols(alt))
+                rule(nt, alt)
         return names[root]
 
 
@@ -366,6 +356,47 @@ def _counter(low: int, high: int | None):
         return None if high is not None else c
 
     return bump
+
+
+def _in_order_moves(members: list[tuple[int, bool]], extra: int | None, low: int):
+    """The ``moves`` of :meth:`ObjectKeywords.counted_members` for members in declared order."""
+
+    def moves(state: State, sep: list[int], after: int | None) -> list[list[Any]]:
+        i, c = state
+        alternatives = []
+        if i == len(members):
+            if extra is not None and after is not None:
+                alternatives.append([*sep, extra, (i, after)])
+            if c >= low:
+                alternatives.append([])
+        else:
+            member, is_required = members[i]
+            if after is not None:
+                alternatives.append([*sep, member, (i + 1, after)])
+            if not is_required:
+                alternatives.append([(i + 1, c)])
+        return alternatives
+
+    return moves
+
+
+def _uncounted_step(members: list[tuple[int, bool]], extra: int | None, punct):
+    """The ``step`` of :meth:`ObjectKeywords.counted_members` for members in declared order
+    without count bounds (``c`` is 1 once a member is written), in one call per state; the
+    separator is asked for where it is written (``punct``), as there."""
+    last = len(members)
+
+    def step(state: State) -> list[list[Any]]:
+        i, c = state
+        before = punct(",") if c else ()
+        if i == last:
+            return [[*before, extra, (i, 1)], []] if extra is not None else [[]]
+        member, is_required = members[i]
+        if is_required:
+            return [[*before, member, (i + 1, 1)]]
+        return [[*before, member, (i + 1, 1)], [(i + 1, c)]]
+
+    return step
 
 
 def _expand(step) -> dict[State, list[list[Any]]]:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leapgram.frontends.json_schema.objects import live_states
+from leapgram.frontends.json_schema.objects import _expand, _in_order_moves, _uncounted_step, live_states
+from leapgram.frontends.json_schema.translate import SchemaTranslator
+from leapgram.grammar.builder import GrammarBuilder
+from leapgram.limits import DEFAULT_LIMITS
 
 
 def live_by_passes(rules):
@@ -30,3 +34,32 @@ def test_worklist_liveness_matches_the_fixpoint(rules):
     referenced = {x for alts in rules.values() for alt in alts for x in alt if isinstance(x, tuple)}
     rules = {**{key: [] for key in referenced}, **rules}  # every referenced state has rules, as _expand makes
     assert live_states(rules) == live_by_passes(rules)
+
+
+@pytest.mark.parametrize("required", ["", "r", "o", "rr", "oo", "ro", "or", "orro", "rorrro", "oooooooo"])
+@pytest.mark.parametrize("with_extra", [False, True])
+@pytest.mark.parametrize("whitespace", ["flexible", "compact", "dumps"])
+def test_members_without_counts_make_the_rules_of_the_counted_walk(required, with_extra, whitespace):
+    made = []
+    for fast in (True, False):
+        translator = SchemaTranslator({}, whitespace=whitespace, limits=DEFAULT_LIMITS)
+        builder = translator.builder
+        members = [(builder.literal(f"m{k}"), flag == "r") for k, flag in enumerate(required)]
+        extra = builder.literal("extra") if with_extra else None
+        if fast:
+            root = translator.member_rules(_expand(_uncounted_step(members, extra, translator.punct)), (0, 0),
+                                           every_state_ends=True)
+        else:
+            root = translator.counted_members(_in_order_moves(members, extra, 0), 0, None)
+        made.append((root, builder._nonterminals, builder._rules, builder._lexemes))
+    assert made[0] == made[1]
+
+
+def test_fresh_nonterminals_are_those_of_as_many_fresh_calls():
+    one, two = GrammarBuilder(), GrammarBuilder()
+    one.fresh_nonterminal("x")
+    two.fresh_nonterminal("x")
+    assert list(one.fresh_nonterminals("members", 3)) == [two.fresh_nonterminal("members") for _ in range(3)]
+    assert one.fresh_nonterminal("y") == two.fresh_nonterminal("y")
+    assert one._nonterminals == two._nonterminals
+    assert list(one.fresh_nonterminals("z", 0)) == []
