@@ -398,9 +398,10 @@ class Lexer(LazyRows):
 
     def _shared_rows(self, items: Items) -> dict | None:
         """The pool family's memo of rows (see :meth:`_share_row`) when every item of a state
-        is a family expression, else ``None``."""
+        is an expression of the family's base pool (``PoolFamily.base_size``: the family's and
+        JSON's punctuation, the same ids in every copy), else ``None``."""
         family = self.pool.family
-        if family is None or any(expr >= family.size for _, expr in items):
+        if family is None or any(expr >= family.base_size for _, expr in items):
             return None
         rows = family.memo.get(SHARED_ROWS)
         if rows is None:
@@ -424,16 +425,17 @@ class Lexer(LazyRows):
         return True
 
     def _share_row(self, state: int, items: Items, shared: dict) -> None:
-        """Keep the row of ``state`` (whose items are family expressions) in the family's memo
-        as its targets' items, when those are family expressions too: a row is a function of
-        the items, so every lexer of the family can number the targets and take it without a
-        derivative or an emptiness search. These are the rows templates do not cover: states of
-        several lexemes (a fresh state, punctuation beside whitespace) and lexemes with an
-        intersection or complement (GBNF's greedy lexemes), made once per grammar otherwise.
+        """Keep the row of ``state`` (whose items are base pool expressions, see
+        :meth:`_shared_rows`) in the family's memo as its targets' items, when those are base
+        pool expressions too: a row is a function of the items, so every lexer of the family
+        can number the targets and take it without a derivative or an emptiness search. These
+        are the rows templates do not cover: states of several lexemes (a fresh state,
+        punctuation beside whitespace or another token) and lexemes with an intersection or
+        complement (GBNF's greedy lexemes), made once per grammar otherwise.
         At most ``MAX_SHARED_ROWS`` per family."""
         if len(shared) >= MAX_SHARED_ROWS:
             return
-        size = self.pool.family.size
+        size = self.pool.family.base_size
         distinct, index = np.unique(self.trans[state], return_inverse=True)
         targets = []
         for target in distinct.tolist():

@@ -53,12 +53,16 @@ class PoolFamily:
     """What a pool and all its copies share: their first ``size`` expressions have the same ids
     in each of them, so whatever depends on those expressions only (a lexer row template, a slice
     check) is computed once per family, in ``memo``, instead of once per grammar. Made by
-    :meth:`ExprPool.warm_caches` (the JSON Schema base pool: every schema's pool is its copy)."""
+    :meth:`ExprPool.warm_caches` (the JSON Schema base pool: every schema's pool is its copy).
+    ``base_size`` (at least ``size``): the expressions the base pool held when the family was
+    made, in every copy with the same ids too (a pool only appends; the family is made by the
+    pool itself and copies take it over), though not family members (JSON's punctuation)."""
 
-    __slots__ = ("memo", "size")
+    __slots__ = ("base_size", "memo", "size")
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, base_size: int | None = None) -> None:
         self.size = size
+        self.base_size = size if base_size is None else max(size, base_size)
         self.memo: dict[tuple, object] = {}
 
 
@@ -151,7 +155,7 @@ class ExprPool(Emptiness, Widening):
             self._estimated_length(e)
             if not self.has_bool[e]:
                 self._max_length(e)
-        self.family = PoolFamily(len(self.kind) if family_size is None else family_size)
+        self.family = PoolFamily(len(self.kind) if family_size is None else family_size, len(self.kind))
         self._template = True  # only copied from now on (copy() shares its caches until first use)
 
     def shared_memo(self, e: int) -> dict[tuple, object] | None:
