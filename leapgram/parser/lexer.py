@@ -436,9 +436,10 @@ class Lexer(LazyRows):
         if len(shared) >= MAX_SHARED_ROWS:
             return
         size = self.pool.family.base_size
-        distinct, index = np.unique(self.trans[state], return_inverse=True)
+        row = self.trans[state]
+        distinct = sorted(set(row.tolist()))  # a few states: np.unique took 40 µs here, in a cold process
         targets = []
-        for target in distinct.tolist():
+        for target in distinct:
             if target == DEAD:
                 targets.append(None)
                 continue
@@ -448,7 +449,9 @@ class Lexer(LazyRows):
             if any(expr >= size for _, expr in target_items):
                 return
             targets.append(target_items)
-        index = index.astype(np.int16)
+        position = np.empty(distinct[-1] + 1, dtype=np.int16)  # state -> its index in targets
+        position[distinct] = np.arange(len(distinct), dtype=np.int16)
+        index = position[row]
         index.flags.writeable = False
         shared.setdefault((self._fresh[state], items), (tuple(targets), index))
 
