@@ -300,9 +300,14 @@ class MaskPrefetcher:
     threads (a preempted OpenMP thread stalls every barrier of the forward pass); fewer masks are
     then ready in time and the engine's fill computes the rest. Opt-in: on a host whose cores
     other processes keep busy, the thread can be descheduled for hundreds of milliseconds while
-    it holds the GIL, and the engine's thread waits for it (a priority inversion)."""
+    it holds the GIL, and the engine's thread waits for it (a priority inversion).
 
-    def __init__(self, words: int, *, idle: bool = False) -> None:
+    ``nice=N`` (``LEAPGRAM_VLLM_PREFETCH=nice``: 10) raises the thread's nice value by ``N`` (Linux:
+    per thread): it still gets a share of a busy core (about a tenth at 10 against the model's
+    threads at 0, where ``SCHED_IDLE`` gets a few thousandths), so it is descheduled for a
+    bounded time while it holds the GIL. Opt-in, measured in ``docs/design/vllm.md``."""
+
+    def __init__(self, words: int, *, idle: bool = False, nice: int = 0) -> None:
         self._queue: deque[LeapgramGrammar] = deque()
         self._wake = threading.Event()
         self._scratch = np.zeros(words, dtype=np.int32)
@@ -312,6 +317,7 @@ class MaskPrefetcher:
         self.jobs = 0
         self.cpu_s = 0.0
         self.idle = idle
+        self.nice = nice
         self._thread = threading.Thread(target=self._run, name="leapgram-mask-prefetch", daemon=True)
         self._thread.start()
 
@@ -343,6 +349,8 @@ class MaskPrefetcher:
     def _run(self) -> None:
         if self.idle:
             self.idle = _lower_this_thread()
+        elif self.nice:
+            self.nice = _renice_this_thread(self.nice)
         queue, wake, scratch, clock = self._queue, self._wake, self._scratch, time.thread_time
         while not self._closed:
             wake.wait()
@@ -369,6 +377,20 @@ def _lower_this_thread() -> bool:
         logger.info("leapgram: SCHED_IDLE is not available here; the mask prefetch runs at normal priority")
         return False
     return True
+
+
+def _renice_this_thread(step: int) -> int:
+    """Raise the calling thread's nice value by ``step`` (at most to 19); the step taken, 0 when
+    it could not be (raising one's own nice value needs no privilege)."""
+    try:
+        tid = threading.get_native_id()
+        now = os.getpriority(os.PRIO_PROCESS, tid)
+        target = min(19, now + step)
+        os.setpriority(os.PRIO_PROCESS, tid, target)
+    except (AttributeError, OSError):
+        logger.info("leapgram: the mask prefetch thread's nice value cannot be set here; it runs at normal priority")
+        return 0
+    return target - now
 
 
 # ----- the engine-level backend ---------------------------------------------------------------
@@ -448,6 +470,8 @@ def warm_first_masks(matcher: Matcher, limit: int = 16) -> None:
 _OFF = ("0", "false", "no", "off")
 _ON = ("", "1", "true", "yes", "on")
 _IDLE = ("idle",)
+_NICE = ("nice",)
+NICE_STEP = 10  # LEAPGRAM_VLLM_PREFETCH=nice: the prefetch thread's nice value, above the engine's
 
 
 def _prefetch_mode(vllm_config: Any) -> str | None:
@@ -456,13 +480,15 @@ def _prefetch_mode(vllm_config: Any) -> str | None:
     takes only cores no other thread wants; opt-in, see :class:`MaskPrefetcher`), ``None`` for
     ``0``/``off`` (no thread), and ``None`` as well when the engine decodes speculatively (the
     manager fills right after each draft token's accept, so nothing overlaps). Measured on a
-    2-core CPU whose forward pass takes both cores: ``docs/design/vllm.md``."""
+    2-core CPU whose forward pass takes both cores: ``docs/design/vllm.md``. ``"nice"`` for
+    ``nice``: the thread at a nice value ``NICE_STEP`` above the engine's (opt-in)."""
     setting = os.environ.get("LEAPGRAM_VLLM_PREFETCH", "").strip().lower()
-    if setting not in _OFF + _ON + _IDLE:
-        logger.warning("leapgram: LEAPGRAM_VLLM_PREFETCH=%r is none of 1, idle, 0; the prefetch stays on", setting)
+    if setting not in _OFF + _ON + _IDLE + _NICE:
+        logger.warning("leapgram: LEAPGRAM_VLLM_PREFETCH=%r is none of 1, idle, nice, 0; the prefetch stays on",
+                       setting)
     if setting in _OFF or getattr(vllm_config, "speculative_config", None) is not None:
         return None
-    return "idle" if setting in _IDLE else "on"
+    return "idle" if setting in _IDLE else "nice" if setting in _NICE else "on"
 
 
 def _compiler_for(vocab: Vocabulary) -> Any:
@@ -488,7 +514,8 @@ def _make_backend_class() -> type:
                                       compact=bool(getattr(config, "disable_any_whitespace", False)))
             warm_up(self.cache.compiler)
             mode = _prefetch_mode(self.vllm_config)
-            self.prefetcher = (MaskPrefetcher((vocab.size + 31) // 32, idle=mode == "idle")
+            self.prefetcher = (MaskPrefetcher((vocab.size + 31) // 32, idle=mode == "idle",
+                                              nice=NICE_STEP if mode == "nice" else 0)
                                if mode is not None else None)
             # LEAPGRAM_VLLM_WARM_MASKS=0: the first masks are computed at the first fills instead
             self.warm_masks = os.environ.get("LEAPGRAM_VLLM_WARM_MASKS", "1").strip().lower() not in _OFF

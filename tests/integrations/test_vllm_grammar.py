@@ -241,7 +241,8 @@ def test_prefetch_switch(monkeypatch, setting, speculative, expected) -> None:
 
 
 @pytest.mark.parametrize(("setting", "mode"), [(None, "on"), ("", "on"), ("1", "on"), ("on", "on"), ("0", None),
-                                               ("idle", "idle"), (" IDLE ", "idle"), ("sometimes", "on")])
+                                               ("idle", "idle"), (" IDLE ", "idle"), ("nice", "nice"),
+                                               ("sometimes", "on")])
 def test_prefetch_mode(monkeypatch, setting, mode) -> None:
     from types import SimpleNamespace
 
@@ -272,6 +273,33 @@ def test_idle_prefetch_thread_runs_under_sched_idle(vocab: Vocabulary) -> None:
         assert prefetcher.idle  # SCHED_IDLE was set (lowering one's own priority needs no privilege)
         assert os.sched_getscheduler(prefetcher._thread.native_id) == os.SCHED_IDLE
         assert os.sched_getscheduler(0) == before  # the caller's thread is untouched
+        assert allowed(grammar) == allowed(plain)
+    finally:
+        prefetcher.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="per-thread nice values are Linux's")
+def test_nice_prefetch_thread_runs_at_a_higher_nice_value(vocab: Vocabulary) -> None:
+    """``LEAPGRAM_VLLM_PREFETCH=nice``: the prefetch thread (only it) runs ``NICE_STEP`` nice
+    levels above the caller and still computes the masks the engine then finds cached."""
+    from leapgram.integrations.vllm import NICE_STEP
+
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    prefetcher = MaskPrefetcher((MODEL_VOCAB + 31) // 32, nice=NICE_STEP)
+    try:
+        grammar = LeapgramGrammar(Matcher(GrammarCache(_compiler_for(vocab), 1).get("REGEX", "[a-f]{3}[0-9]*")),
+                                  [EOS], prefetcher)
+        plain = LeapgramGrammar(Matcher(GrammarCache(_compiler_for(vocab), 1).get("REGEX", "[a-f]{3}[0-9]*")),
+                                [EOS])
+        assert grammar.accept_tokens("r", [ord("a")]) and plain.accept_tokens("r", [ord("a")])
+        prefetcher.release()
+        deadline = time.monotonic() + 10
+        while prefetcher.jobs == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert prefetcher.jobs == 1
+        assert prefetcher.nice == min(19, before + NICE_STEP) - before
+        assert os.getpriority(os.PRIO_PROCESS, prefetcher._thread.native_id) == before + prefetcher.nice
+        assert os.getpriority(os.PRIO_PROCESS, 0) == before  # the caller's thread is untouched
         assert allowed(grammar) == allowed(plain)
     finally:
         prefetcher.close()
