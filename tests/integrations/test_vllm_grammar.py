@@ -253,6 +253,20 @@ def test_prefetch_mode(monkeypatch, setting, mode) -> None:
     assert _prefetch_mode(SimpleNamespace(speculative_config=None)) == mode
 
 
+def prefetched_once(prefetcher: MaskPrefetcher, vocab: Vocabulary) -> None:
+    """One mask computed by ``prefetcher``'s thread; it is the mask a grammar without one gives."""
+    grammar = LeapgramGrammar(Matcher(GrammarCache(_compiler_for(vocab), 1).get("REGEX", "[a-f]{3}[0-9]*")),
+                              [EOS], prefetcher)
+    plain = LeapgramGrammar(Matcher(GrammarCache(_compiler_for(vocab), 1).get("REGEX", "[a-f]{3}[0-9]*")), [EOS])
+    assert grammar.accept_tokens("r", [ord("a")]) and plain.accept_tokens("r", [ord("a")])
+    prefetcher.release()
+    deadline = time.monotonic() + 10
+    while prefetcher.jobs == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert prefetcher.jobs == 1
+    assert allowed(grammar) == allowed(plain)
+
+
 @pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
 def test_idle_prefetch_thread_runs_under_sched_idle(vocab: Vocabulary) -> None:
     """``LEAPGRAM_VLLM_PREFETCH=idle``: the prefetch thread (only it) runs under SCHED_IDLE and
@@ -260,20 +274,10 @@ def test_idle_prefetch_thread_runs_under_sched_idle(vocab: Vocabulary) -> None:
     before = os.sched_getscheduler(0)
     prefetcher = MaskPrefetcher((MODEL_VOCAB + 31) // 32, idle=True)
     try:
-        grammar = LeapgramGrammar(Matcher(GrammarCache(_compiler_for(vocab), 1).get("REGEX", "[a-f]{3}[0-9]*")),
-                                  [EOS], prefetcher)
-        plain = LeapgramGrammar(Matcher(GrammarCache(_compiler_for(vocab), 1).get("REGEX", "[a-f]{3}[0-9]*")),
-                                [EOS])
-        assert grammar.accept_tokens("r", [ord("a")]) and plain.accept_tokens("r", [ord("a")])
-        prefetcher.release()
-        deadline = time.monotonic() + 10
-        while prefetcher.jobs == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert prefetcher.jobs == 1
+        prefetched_once(prefetcher, vocab)
         assert prefetcher.idle  # SCHED_IDLE was set (lowering one's own priority needs no privilege)
         assert os.sched_getscheduler(prefetcher._thread.native_id) == os.SCHED_IDLE
         assert os.sched_getscheduler(0) == before  # the caller's thread is untouched
-        assert allowed(grammar) == allowed(plain)
     finally:
         prefetcher.close()
 
@@ -287,20 +291,10 @@ def test_nice_prefetch_thread_runs_at_a_higher_nice_value(vocab: Vocabulary) -> 
     before = os.getpriority(os.PRIO_PROCESS, 0)
     prefetcher = MaskPrefetcher((MODEL_VOCAB + 31) // 32, nice=NICE_STEP)
     try:
-        grammar = LeapgramGrammar(Matcher(GrammarCache(_compiler_for(vocab), 1).get("REGEX", "[a-f]{3}[0-9]*")),
-                                  [EOS], prefetcher)
-        plain = LeapgramGrammar(Matcher(GrammarCache(_compiler_for(vocab), 1).get("REGEX", "[a-f]{3}[0-9]*")),
-                                [EOS])
-        assert grammar.accept_tokens("r", [ord("a")]) and plain.accept_tokens("r", [ord("a")])
-        prefetcher.release()
-        deadline = time.monotonic() + 10
-        while prefetcher.jobs == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert prefetcher.jobs == 1
+        prefetched_once(prefetcher, vocab)
         assert prefetcher.nice == min(19, before + NICE_STEP) - before
         assert os.getpriority(os.PRIO_PROCESS, prefetcher._thread.native_id) == before + prefetcher.nice
         assert os.getpriority(os.PRIO_PROCESS, 0) == before  # the caller's thread is untouched
-        assert allowed(grammar) == allowed(plain)
     finally:
         prefetcher.close()
 
