@@ -15,6 +15,7 @@ import contextlib
 import json
 import logging
 import os
+import sys
 import threading
 import time
 import warnings
@@ -381,7 +382,11 @@ def _lower_this_thread() -> bool:
 
 def _renice_this_thread(step: int) -> int:
     """Raise the calling thread's nice value by ``step`` (at most to 19); the step taken, 0 when
-    it could not be (raising one's own nice value needs no privilege)."""
+    it could not be (raising one's own nice value needs no privilege). Linux only: elsewhere a
+    thread id is no process id, and the nice value is the whole process's."""
+    if not sys.platform.startswith("linux"):
+        logger.info("leapgram: per-thread nice values are Linux's; the mask prefetch runs at normal priority")
+        return 0
     try:
         tid = threading.get_native_id()
         now = os.getpriority(os.PRIO_PROCESS, tid)

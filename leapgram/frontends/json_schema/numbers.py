@@ -11,7 +11,7 @@ remainders of the digits (:meth:`NumberBuilder.multiples_by_residue`), else refu
 
 from __future__ import annotations
 
-from decimal import Decimal, localcontext
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from typing import Any
 
 from ...errors import GrammarError
@@ -40,6 +40,8 @@ def number_expr(ctx: SchemaContext, schema: dict, pointer: str, *, integer: bool
         return parse_regex(JSON_INTEGER if integer else JSON_NUMBER, ctx.pool)
     if integer and schema.get("$leapgram:fractional"):
         return EMPTY  # no integer has a fraction
+    if crossed(tightest(lowers, max), tightest(uppers, min), integer):
+        return EMPTY  # no number between the bounds: no value of this type
     builder = NumberBuilder(ctx.pool, integer)
     parts = [parse_regex(JSON_FRACTIONAL, ctx.pool)] if schema.get("$leapgram:fractional") else []
     parts += [builder.at_least(value, strict) for value, strict in lowers]
@@ -93,6 +95,18 @@ def tightest(bounds: list[Bound], pick) -> Bound | None:
         return None
     value = pick(v for v, _ in bounds)
     return value, any(strict for v, strict in bounds if v == value)
+
+
+def crossed(low: Bound | None, high: Bound | None, integer: bool) -> bool:
+    """Whether no number (no integer, when ``integer``) lies between the bounds."""
+    if low is None or high is None:
+        return False
+    (lo, lo_strict), (hi, hi_strict) = low, high
+    if integer:  # the smallest and the largest integer within the bounds
+        lo = lo.to_integral_value(ROUND_FLOOR) + 1 if lo_strict else lo.to_integral_value(ROUND_CEILING)
+        hi = hi.to_integral_value(ROUND_CEILING) - 1 if hi_strict else hi.to_integral_value(ROUND_FLOOR)
+        return lo > hi
+    return lo > hi or (lo == hi and (lo_strict or hi_strict))
 
 
 def split_decimal(value: Decimal) -> tuple[str, str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import BudgetExceededError
+from ...regex.expr import EMPTY
 from ...regex.syntax import parse_regex
 from .numbers import NUMBER_KEYWORDS, PLAIN_NUMBER, NumberBuilder, decimal_of, number_expr
 from .strings import STRING_KEYWORDS, literal_string, string_expr, string_universe
@@ -23,7 +24,10 @@ class ScalarKeywords:
         """The lexeme of ``expr``; with ``check_empty``, ``None`` when it provably matches
         nothing (a search within ``Limits.max_emptiness_steps``; past it, kept). Value lexemes
         are not checked: a large ``pattern`` ∩ ``maxLength`` costs seconds to prove non-empty, and
-        an empty lexeme only never matches."""
+        an empty lexeme only never matches. ``EMPTY`` itself (``minLength`` above ``maxLength``,
+        ``minimum`` above ``maximum``) is always ``None``: no value of this type."""
+        if expr == EMPTY:
+            return None
         if check_empty:
             try:
                 if self.pool.is_empty(expr):

@@ -377,6 +377,34 @@ def test_malformed_schemas_are_located(schema, message, pointer):
     assert message in caught.value.message and caught.value.pointer == pointer
 
 
+@pytest.mark.parametrize("schema", [
+    {"type": "string", "minLength": 5, "maxLength": 3},
+    {"type": "object", "properties": {"a": {"type": "string", "minLength": 2, "maxLength": 1}}, "required": ["a"]},
+    {"type": "array", "items": {"type": "string", "minLength": 2, "maxLength": 1}, "minItems": 1},
+    {"type": "integer", "minimum": 5, "maximum": 3},
+    {"type": "integer", "minimum": 3.2, "maximum": 3.8},
+    {"type": "integer", "exclusiveMinimum": 3, "exclusiveMaximum": 4},
+    {"type": "number", "exclusiveMinimum": 3, "exclusiveMaximum": 3},
+    {"type": "number", "minimum": 3, "exclusiveMaximum": 3},
+])
+def test_crossed_bounds_match_no_value(schema):
+    """minLength above maxLength, or no number between the bounds: no value of that type, so a
+    document that needs one is refused at compile instead of giving a mask that allows nothing."""
+    with pytest.raises(GrammarError, match="matches no JSON value"):
+        Grammar.from_json_schema(schema)
+
+
+@pytest.mark.parametrize(("schema", "good", "bad"), [
+    ({"type": "integer", "minimum": 3, "maximum": 3}, "3", "4"),
+    ({"type": "integer", "exclusiveMinimum": 2.5, "maximum": 3}, "3", "2"),
+    ({"type": "number", "minimum": 1.5, "maximum": 1.5}, "1.5", "1.6"),
+    ({"type": ["string", "null"], "minLength": 5, "maxLength": 3}, "null", '""'),
+])
+def test_bounds_that_meet_keep_their_values(vocab, schema, good, bad):
+    compiled = compile_for(Grammar.from_json_schema(schema), vocab)
+    assert accepts(compiled, good) and not accepts(compiled, bad)
+
+
 def test_json_text_errors_have_line_and_caret():
     with pytest.raises(GrammarError) as caught:
         Grammar.from_json_schema('{\n  "type": "object",\n  "properties": {,}\n}')
