@@ -179,12 +179,13 @@ def start_engine(name: str, max_num_seqs: int) -> tuple[object, dict, float]:
     engine's) with ``max_num_seqs`` rows: the ``LLM``, the instrument's totals and the start-up
     seconds. Variants of leapgram: ``leapgram-prefetch`` runs its mask prefetch thread at normal
     priority (the default), ``leapgram-noprefetch`` without it, ``leapgram-idle`` under ``SCHED_IDLE``,
-    ``leapgram-nice`` at nice +10;
+    ``leapgram-nice`` at nice +10, ``leapgram-cache8`` with 8 compiled grammars kept;
     ``leapgram-nowarm`` compiles without ``warm_first_masks``."""
     variants = {"leapgram-prefetch": ("LEAPGRAM_VLLM_PREFETCH", "1"),
                 "leapgram-noprefetch": ("LEAPGRAM_VLLM_PREFETCH", "0"),
                 "leapgram-idle": ("LEAPGRAM_VLLM_PREFETCH", "idle"),
                 "leapgram-nice": ("LEAPGRAM_VLLM_PREFETCH", "nice"),
+                "leapgram-cache8": ("LEAPGRAM_VLLM_CACHE_SIZE", "8"),
                 "leapgram-nowarm": ("LEAPGRAM_VLLM_WARM_MASKS", "0")}
     backend = name
     if name in variants:
