@@ -482,11 +482,11 @@ NICE_STEP = 10  # LEAPGRAM_VLLM_PREFETCH=nice: the prefetch thread's nice value,
 def _prefetch_mode(vllm_config: Any) -> str | None:
     """How the backend runs its :class:`MaskPrefetcher`, by ``LEAPGRAM_VLLM_PREFETCH``: ``"on"``
     (the default, normal priority), ``"idle"`` for ``idle`` (the thread under ``SCHED_IDLE``: it
-    takes only cores no other thread wants; opt-in, see :class:`MaskPrefetcher`), ``None`` for
+    takes only cores no other thread wants), ``"nice"`` for ``nice`` (the thread ``NICE_STEP``
+    nice levels below the engine's), both opt-in (see :class:`MaskPrefetcher`), ``None`` for
     ``0``/``off`` (no thread), and ``None`` as well when the engine decodes speculatively (the
     manager fills right after each draft token's accept, so nothing overlaps). Measured on a
-    2-core CPU whose forward pass takes both cores: ``docs/design/vllm.md``. ``"nice"`` for
-    ``nice``: the thread at a nice value ``NICE_STEP`` above the engine's (opt-in)."""
+    2-core CPU whose forward pass takes both cores: ``docs/design/vllm.md``."""
     setting = os.environ.get("LEAPGRAM_VLLM_PREFETCH", "").strip().lower()
     if setting not in _OFF + _ON + _IDLE + _NICE:
         logger.warning("leapgram: LEAPGRAM_VLLM_PREFETCH=%r is none of 1, idle, nice, 0; the prefetch stays on",
