@@ -274,6 +274,14 @@ class PersistentWorker:
         self.process.stdin.flush()
         return self.read("RESULT ")
 
+    def cpu_s(self) -> float:
+        """The engine process's CPU seconds so far (all its threads; Linux ``/proc``, else 0)."""
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def close(self) -> None:
         self.process.stdin.close()
         self.process.wait(timeout=120)
@@ -431,6 +439,9 @@ def report(rounds: list[list[dict]]) -> list[str]:
             ratios.append((wall, cpu))
             lines.append(f"{'':>5} order {' '.join(r['backend'] for r in runs)}: leapgram / better peer "
                          f"{wall:.3f}x (tok/s), {cpu:.3f}x (tok/CPU-s)")
+        if any("idle_engines_cpu_s" in run for run in runs):
+            lines.append(f"{'':>5} CPU s of the idle engines during each run: " + ", ".join(
+                f"{run['backend']} {run.get('idle_engines_cpu_s', float('nan')):.2f}" for run in runs))
     for backend, values in per_backend.items():
         median = {key: statistics.median(v[key] for v in values) for key in values[0]}
         median["invalid"], median["cut"], median["cut_rejected"] = (
@@ -576,12 +587,17 @@ def main() -> None:
             requests_file.write_text(json.dumps(reqs))
             runs = []
             for backend in rotated(backends, number):
+                idle = {name: worker.cpu_s() for name, worker in workers.items() if name != backend}
                 run = (workers[backend].run(requests_file) if workers
                        else run_worker(backend, requests_file, args.max_tokens, args.threads))
+                if run is not None and idle:  # what the other (idle) engines took meanwhile
+                    run["idle_engines_cpu_s"] = sum(workers[name].cpu_s() - cpu for name, cpu in idle.items())
                 if run is not None:
                     runs.append(run)
+                    idle_cpu = (f", idle engines' CPU {run['idle_engines_cpu_s']:.2f} s"
+                                if "idle_engines_cpu_s" in run else "")
                     print(f"round {number + 1}: {backend} done in {run['wall_s']:.1f} s "
-                          f"(load {run['load_start']:.1f} -> {run['load_end']:.1f})", flush=True)
+                          f"(load {run['load_start']:.1f} -> {run['load_end']:.1f}{idle_cpu})", flush=True)
             check_cut_prefixes(runs, reqs)
             rounds.append(runs)
             out.write_text(json.dumps(rounds, indent=1))  # the rounds so far, in case the rest never ends
