@@ -44,6 +44,7 @@ from .counted import CountedShape, counted_char, split_counted
 Items = tuple[tuple[int, int], ...]
 MINUS_BYTES = 24  # see Lexer._fill_minus_some: past this many bytes, one derivative per byte class
 MAX_TEMPLATE_STATES = 64  # see row_template: a larger closure is filled row by row, as reached
+MAX_FAMILY_TEMPLATE_STATES = 256  # a pool family's (made once per process): the whitespace run's 120 states fit
 MAX_LITERAL_STATES = 512  # see Lexer.lay_out_literals (1 KB each): the literals past it are filled as reached
 _UNSEEN, _SEEN_ONCE = object(), object()  # row_template in a pool without a family
 MAX_SHARED_ROWS = 8192  # rows kept per pool family (Lexer._share_row): 0.6 KB each
@@ -950,7 +951,8 @@ def row_template(pool: ExprPool, expr: int) -> tuple[tuple[int, ...], np.ndarray
     end the same way, each GBNF lexeme ending in ``ws``, then share the rows of their common
     tail; a tail asked for once is filled row by row, as reached). With no intersection or
     complement (a dead target is then exactly an empty derivative) and at most
-    ``MAX_TEMPLATE_STATES`` states; ``None`` otherwise."""
+    ``MAX_TEMPLATE_STATES`` states (``MAX_FAMILY_TEMPLATE_STATES`` in a family's memo: the
+    flexible whitespace run has 120); ``None`` otherwise."""
     key = ("lexer row template", expr)
     if pool.family is None:  # a Lark or GBNF grammar's own pool: made at the second request
         found = pool.memo.get(key, _UNSEEN)
@@ -965,7 +967,7 @@ def row_template(pool: ExprPool, expr: int) -> tuple[tuple[int, ...], np.ndarray
         return None
     found = memo.get(key, False)
     if found is False:
-        found = memo[key] = _row_template(pool, expr, pool.family.size)
+        found = memo[key] = _row_template(pool, expr, pool.family.size, MAX_FAMILY_TEMPLATE_STATES)
     return found
 
 
@@ -1046,7 +1048,8 @@ def _segment_items(exprs: tuple[int, ...], lex: int, first: int) -> tuple[list[I
     return items, {(False, item): state for state, item in enumerate(items, first)}
 
 
-def _row_template(pool: ExprPool, expr: int, size: int) -> tuple[tuple[int, ...], np.ndarray, bool] | None:
+def _row_template(pool: ExprPool, expr: int, size: int,
+                  max_states: int = MAX_TEMPLATE_STATES) -> tuple[tuple[int, ...], np.ndarray, bool] | None:
     if pool.has_bool[expr]:
         return None
     index = {expr: 0}
@@ -1064,7 +1067,7 @@ def _row_template(pool: ExprPool, expr: int, size: int) -> tuple[tuple[int, ...]
             if d >= size or pool.has_bool[d]:
                 return None
             if d not in index:
-                if len(exprs) == MAX_TEMPLATE_STATES:
+                if len(exprs) == max_states:
                     return None
                 index[d] = len(exprs)
                 exprs.append(d)

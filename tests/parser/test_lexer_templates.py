@@ -100,3 +100,15 @@ def test_no_template_past_its_size_or_the_state_budget():
     lexer = Lexer(ir, Limits(max_dfa_states=len(exprs)))  # dead and the start state are there already
     state = lexer.start_state(frozenset([lex]))
     assert not lexer._fill_from_template(state, lex, lexeme.expr)
+
+
+def test_a_family_template_is_bounded_by_the_family_limit():
+    ir = lg.Grammar.from_json_schema({"type": "object"}).ir
+    pool = ir.pool
+    ws = next(lexeme.expr for lexeme in ir.lexemes if lexeme.name == "WS")
+    assert ws < pool.family.size
+    exprs, _, _ = lexer_module.row_template(pool, ws)  # the whitespace run: all of its states
+    count = len(exprs)
+    assert count <= lexer_module.MAX_FAMILY_TEMPLATE_STATES
+    assert lexer_module._row_template(pool, ws, pool.family.size, count) is not None
+    assert lexer_module._row_template(pool, ws, pool.family.size, count - 1) is None
