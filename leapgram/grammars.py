@@ -58,8 +58,9 @@ class Grammar:
                          any_order: bool | str = False, limits: Limits | None = None) -> Grammar:
         """JSON text valid under a JSON Schema (a dict, JSON text, or a Pydantic model class).
 
-        ``whitespace``: ``"flexible"`` (default: up to 20 whitespace bytes around ``{}[],:``,
-        as ``json.dumps`` writes with or without ``indent``), ``"compact"`` (none), the longest
+        ``whitespace``: ``"flexible"`` (default: up to 20 whitespace bytes around ``{}[],:``, or
+        up to 100 that end in a newline and indentation, as ``json.dumps`` writes with or without
+        ``indent``), ``"compact"`` (none), the longest
         run allowed, or one fixed single-line layout: a pair of separators as ``json.dumps`` takes
         them (``(", ", ": ")``, also spelled ``"dumps"``), which forces every separator. Properties
         come in the order the schema declares them, undeclared keys after them; ``any_order=True`` allows any order (exact for up to 10 properties, else

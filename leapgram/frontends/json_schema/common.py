@@ -14,7 +14,7 @@ import functools
 import threading
 
 from ...limits import Limits
-from ...regex.expr import EMPTY, K_REPEAT, ExprPool
+from ...regex.expr import EMPTY, EPSILON, K_REPEAT, ExprPool
 from ...regex.syntax import parse_regex
 from ...regex.utf8 import class_within
 from .formats import FORMATS
@@ -22,7 +22,13 @@ from .numbers import JSON_INTEGER, JSON_NUMBER, NumberBuilder
 from .strings import JSON_STRING, json_encoded, string_universe
 
 WHITESPACE_BYTES = sum(1 << c for c in b" \t\n\r")
-MAX_WARM_STATES = 64  # derivative states warmed per lexeme
+INDENT_BYTES = sum(1 << c for c in b" \t")
+# The flexible whitespace run (flexible_whitespace_expr): any run of at most SHORT_RUN bytes, or one
+# that ends in a newline and indentation, at most LONG_RUN bytes in all (json.dumps(indent=4) to
+# the 24th level, indent=2 to the 49th, a tab to the 99th).
+SHORT_RUN = 20
+LONG_RUN = 100
+MAX_WARM_STATES = 64  # derivative states warmed per lexeme (all of the whitespace run's)
 # JSON's punctuation and keywords, which most schemas' grammars spell (objects, arrays, booleans, the
 # any-value grammar): a literal is a node per byte, so their nodes are made once, in the base pool,
 # and every copy starts with them. They come after the pool family's expressions (warm_caches): as
@@ -57,14 +63,15 @@ def base_pool(limits: Limits, formats: bool = False) -> ExprPool | None:
 def _base_pool(limits: Limits, formats: bool) -> ExprPool | None:
     pool = ExprPool(limits)
     try:
+        whitespace = flexible_whitespace_expr(pool)
         lexemes = [parse_regex(JSON_STRING, pool), parse_regex(JSON_NUMBER, pool), parse_regex(JSON_INTEGER, pool),
-                   whitespace_expr(pool, 20), string_universe(pool)]
+                   whitespace, string_universe(pool)]
         for integer in (False, True):
             NumberBuilder(pool, integer)
         for pattern in FORMATS.values() if formats else ():
             json_encoded(pool, parse_regex(pattern, pool))
         for expr in lexemes:
-            warm_derivatives(pool, expr)
+            warm_derivatives(pool, expr, limit=None if expr == whitespace else MAX_WARM_STATES)
         warm_slice_checks(pool)
         family = len(pool)
         for text in JSON_TOKENS:  # after the family's expressions: see JSON_TOKENS
@@ -80,6 +87,33 @@ def whitespace_expr(pool: ExprPool, run: int) -> int:
     return pool.repeat(pool.byteset(WHITESPACE_BYTES), 1, run)
 
 
+def flexible_whitespace_expr(pool: ExprPool) -> int:
+    """The ``"flexible"`` whitespace run: one to ``SHORT_RUN`` JSON whitespace bytes, or a run of
+    at most ``SHORT_RUN`` that ends in a newline followed by indentation (spaces and tabs), at
+    most ``LONG_RUN`` bytes in all. Remembered in the pool (the base pool holds it)."""
+    return pool.remembered(("flexible-whitespace", SHORT_RUN, LONG_RUN), lambda: _indented_run(pool))
+
+
+def _indented_run(pool: ExprPool) -> int:
+    """The run as its automaton (docs/design/json-schema.md, "Whitespace"): after ``p`` bytes,
+    ``plain[p]`` where the bytes since the last newline are not all indentation (or there is
+    none), ``indented[p]`` where they are. Each state is one expression, the derivatives of one
+    are the others: 2 x SHORT_RUN states and the indentation's count, no others."""
+    byte = pool.byteset
+    plain_byte, newline, carriage = byte(WHITESPACE_BYTES & ~(1 << 10)), byte(1 << 10), byte(1 << 13)
+    indent_or_newline = byte(INDENT_BYTES | 1 << 10)
+    indent = byte(INDENT_BYTES)
+    indented = EPSILON  # then the indentation, by an optional byte at a time: no repeat bound that
+    for _ in range(LONG_RUN - SHORT_RUN):  # a mask's widening (ExprPool.widened) would rewrite
+        indented = pool.alt([pool.concat(indent, indented), EPSILON])
+    plain = EPSILON
+    for p in range(SHORT_RUN - 1, -1, -1):
+        ends = [EPSILON] if p else []  # a run has at least one byte
+        plain, indented = (pool.alt([pool.concat(plain_byte, plain), pool.concat(newline, indented), *ends]),
+                           pool.alt([pool.concat(indent_or_newline, indented), pool.concat(carriage, plain), EPSILON]))
+    return plain
+
+
 def warm_slice_checks(pool: ExprPool) -> None:
     """Decide, for every repeat of the pool whose body can start like the slicer's string
     character, whether that character is in the body (:func:`class_within`, remembered in the
@@ -91,12 +125,13 @@ def warm_slice_checks(pool: ExprPool) -> None:
             class_within(pool, char, pool.args[e][0])
 
 
-def warm_derivatives(pool: ExprPool, expr: int) -> None:
-    """Take the derivatives of ``expr`` and of its first ``MAX_WARM_STATES`` derivative states by
-    one byte of each class (the byte a lexer row takes), so lexers on copies find them cached."""
+def warm_derivatives(pool: ExprPool, expr: int, limit: int | None = MAX_WARM_STATES) -> None:
+    """Take the derivatives of ``expr`` and of its first ``limit`` derivative states (all of
+    them when ``None``) by one byte of each class (the byte a lexer row takes), so lexers on
+    copies find them cached."""
     seen = {expr}
     frontier = [expr]
-    while frontier and len(seen) <= MAX_WARM_STATES:
+    while frontier and (limit is None or len(seen) <= limit):
         e = frontier.pop()
         pool.first_bytes(e)
         for part in pool.byte_classes(e):

@@ -17,7 +17,7 @@ from ...grammar.ir import GrammarIR
 from ...limits import Limits
 from .arrays import ArrayKeywords
 from .combinators import Combinators, keyword_first
-from .common import schema_pool, whitespace_expr
+from .common import flexible_whitespace_expr, schema_pool, whitespace_expr
 from .context import ANNOTATIONS, SchemaContext
 from .dialects import for_draft
 from .enums import EnumKeywords
@@ -43,7 +43,6 @@ REFUSED = {
 }
 
 WHITESPACE = rb"[ \t\n\r]"
-DEFAULT_MAX_WS = 20
 
 
 Whitespace = str | int | tuple[str, str]
@@ -134,15 +133,14 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
         if whitespace == "compact":
             return None
         if whitespace == "flexible":
-            run = DEFAULT_MAX_WS
+            ws = flexible_whitespace_expr(self.pool)
         elif isinstance(whitespace, int) and not isinstance(whitespace, bool) and whitespace >= 0:
-            run = whitespace
+            if whitespace == 0:
+                return None
+            ws = whitespace_expr(self.pool, whitespace)
         else:
             raise ValueError("whitespace must be 'flexible', 'compact', 'dumps', a maximum run length or a pair "
                              f"of separators such as (', ', ': '), not {whitespace!r}")
-        if run == 0:
-            return None
-        ws = whitespace_expr(self.pool, run)
         return self.builder.optional([self.builder.lexeme("WS", ws)], hint="ws")
 
     def ows(self) -> list[int]:
