@@ -217,6 +217,8 @@ class Constructors:
         if self._universal() in flat:
             return self._universal()
         self._absorb_into_stars(flat)
+        if len(flat) > 1:
+            self._absorb_counted_heads(flat)
         if EPSILON in flat and any(self.nullable[x] for x in flat if x != EPSILON):
             flat.discard(EPSILON)
         if not flat:
@@ -239,6 +241,31 @@ class Constructors:
             if star in flat:
                 r = self.args[star][0]
                 flat.difference_update([x for x in flat if x != star and self._within_star(x, r)])
+
+    def _absorb_counted_heads(self, flat: set[int]) -> None:
+        """Keep, of the members ``X{a,b} R* T`` with the same ``X``, ``R* T`` and ``X ⊆ R*``, the
+        one with the least ``a``: it holds the others (``X{c,d} R* T ⊆ X{a} R* T`` for ``a ≤ c``,
+        as ``X{c-a} R* ⊆ R*``). An unanchored ``C{n}`` inside a string (``S* C{n} S*"``) then
+        derives to two members (the search and its longest run) instead of one per byte read."""
+        kinds, args, groups = self.kind, self.args, None
+        for x in flat:
+            if kinds[x] != K_CONCAT:
+                continue
+            head, rest = args[x]
+            if kinds[head] != K_REPEAT:
+                continue
+            star = args[rest][0] if kinds[rest] == K_CONCAT else rest
+            if kinds[star] != K_REPEAT or args[star][1] != 0 or args[star][2] != INF:
+                continue
+            inner = args[head][0]
+            if self._within_star(inner, args[star][0]):
+                if groups is None:
+                    groups = {}
+                groups.setdefault((inner, rest), []).append((args[head][1], x))
+        for members in groups.values() if groups else ():
+            if len(members) > 1:
+                keep = min(members)[1]
+                flat.difference_update([x for _, x in members if x != keep])
 
     def _within_star(self, x: int, r: int, depth: int = 0) -> bool:
         """Whether every string of ``x`` is a sequence of strings of ``r`` (``x ⊆ r*``), by
@@ -298,6 +325,8 @@ class Constructors:
         for star in [x for x in flat if self._is_star(x)]:  # A & R* = A when A ⊆ R* (a length bound
             if any(x != star and self._within_star(x, self.args[star][0]) for x in flat):  # and a
                 flat.discard(star)  # pattern already matched: C{2,254} & C* = C{2,254})
+        if len(flat) > 1:
+            self._drop_starred_supersets(flat)
         if EMPTY in flat:
             return EMPTY
         if EPSILON in flat:
@@ -308,6 +337,30 @@ class Constructors:
             return next(iter(flat))
         children = tuple(sorted(flat))
         return self._intern(K_AND, children, all(self.nullable[x] for x in children), True)
+
+    def _drop_starred_supersets(self, flat: set[int]) -> None:
+        """Drop from an intersection each member ``R* T`` that holds another member ``h1 … hk T``
+        (the same tail ``T``, every ``hi ⊆ R*``, by structure): a string under a `pattern` and
+        its JSON string, ``S* " & C{1,255} "``, is then ``C{1,255} "``, no intersection."""
+        kinds, args = self.kind, self.args
+        for x in [x for x in flat if kinds[x] == K_CONCAT and self._is_star(args[x][0])]:
+            r, tail = args[args[x][0]][0], args[x][1]
+            if any(y != x and self._prefix_within_star(y, tail, r) for y in flat):
+                flat.discard(x)
+
+    def _prefix_within_star(self, y: int, tail: int, r: int) -> bool:
+        """Whether ``y`` is ``h1 (h2 (… (hk tail)))`` with every ``hi ⊆ r*`` (by structure; at
+        most 32 heads)."""
+        kinds, args = self.kind, self.args
+        for _ in range(32):
+            if y == tail:
+                return True
+            if kinds[y] != K_CONCAT:
+                return False
+            head, y = args[y]
+            if not self._within_star(head, r):
+                return False
+        return False
 
     def difference(self, a: int, b: int) -> int:
         """``a & ~b``: the strings of ``a`` that are not in ``b``."""

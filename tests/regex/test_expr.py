@@ -522,7 +522,7 @@ def test_boolean_operators_are_marked(pool):
     x = parse_regex("a|b", pool)
     assert pool.kind[x] != K_OR or not pool.has_bool[x]
     assert pool.kind[pool.complement(x)] == K_NOT and pool.has_bool[pool.complement(x)]
-    both = pool.intersect([parse_regex("a*b", pool), parse_regex("(aa)*b", pool)])
+    both = pool.intersect([parse_regex("a*b", pool), parse_regex("(aa)*b|c", pool)])
     assert pool.kind[both] == K_AND and pool.has_bool[both]
 
 
