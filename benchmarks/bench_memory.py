@@ -1,6 +1,7 @@
 """Memory per engine: RSS of the vocabulary, of a compiled grammar and of a matcher, beside the peers.
 
 ``python benchmarks/bench_memory.py [FOLDER] [--vs llguidance,xgrammar] [--copies 20] [--matchers 100] [--mixed 80]``
+``.venv-vllm/bin/python benchmarks/bench_memory.py --serving 3 [--cache-size 128] [--cache-mb 64]``
 
 Each engine runs in a fresh process (``bench_schemas.py``'s engine adapters). Measured as growth of
 the resident set (``VmRSS``, after ``gc.collect()``) and of what glibc's malloc holds (``mallinfo2``;
@@ -20,6 +21,15 @@ RSS misses memory reused from earlier frees, malloc misses Python's object arena
   schemas (BFCL and Glaiveai2K, evenly spaced), each compiled once with the masks of one valid
   instance: copies of one schema flatter an engine that shares masks by content (leapgram's
   ``RowStore``), different schemas share only the masks they really have in common.
+
+* *serving* (``--serving ROUNDS``, in ``.venv-vllm``: it takes ``bench_vllm.py``'s requests): a
+  long-lived vLLM backend's grammar cache outside vLLM, SmolLM2's vocabulary, ``GrammarCache``
+  (``--cache-size``, ``--cache-mb``) and a ``Matcher`` per request as the backend uses them
+  (``warm_first_masks``, then a mask per token of the schema's valid instance, at most
+  ``--max-tokens``), ``bench_vllm --persistent``'s rounds of 64 new schemas and 4 characters:
+  per round the RSS and GC-tracked objects grown since start-up, the cache's own estimate
+  (``memory_of``) and the thread time of one full ``gc.collect()`` (with vLLM imported, as in
+  an engine); per compiled grammar (median, max) its estimate (``memory_of``). ``docs/design/memory.md`` has the figures.
 
 The schemas are the dev set's median and largest (by the size of the schema's JSON text) among
 those that have a valid instance; a single number per schema is a rough figure (the allocator
@@ -134,6 +144,69 @@ def measure_mixed(engine_name: str, tokenizer_json: Path, case_paths: list[Path]
             "failed": failed, "per_grammar_kb": {"rss": round(per_grammar[0], 1), "malloc": round(per_grammar[1], 1)}}
 
 
+def measure_serving(rounds: int, cache_size: int, cache_mb: float, max_tokens: int) -> list[str]:
+    """The ``--serving`` figures (see the module's docstring), as lines of text."""
+    import statistics
+
+    import numpy as np
+    from bench_vllm import requests
+    from transformers import PreTrainedTokenizerFast
+
+    from leapgram import Matcher, Vocabulary
+    from leapgram.compiler import memory_of
+    from leapgram.integrations import vllm as backend
+
+    tokenizer = PreTrainedTokenizerFast(tokenizer_file=str(resolve_tokenizer("smollm2")))
+    vocab = Vocabulary.from_huggingface(tokenizer)
+    batches = requests(argparse.Namespace(schemas=64, characters=4), rounds)
+    cache = backend.GrammarCache(backend._compiler_for(vocab), cache_size,
+                                 max_bytes=int(cache_mb * 2**20) if cache_mb > 0 else None)
+    backend.warm_up(cache.compiler)
+    scratch = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    start_rss, start_objects = rss_mb(), len(gc.get_objects())
+    lines, kept = [f"start: RSS {start_rss:.0f} MB, {start_objects} GC-tracked objects, "
+                   f"full collection {full_collection_ms():.1f} ms"], {}
+    for number, batch in enumerate(batches, 1):
+        for request in batch:
+            compiled = cache.get("JSON", json.dumps(request["schema"]))
+            matcher = Matcher(compiled)
+            backend.warm_first_masks(matcher)
+            for token in tokenizer.encode(json.dumps(serving_instance(request)), add_special_tokens=False)[:max_tokens]:
+                matcher.fill_next_token_bitmask(scratch, 0)
+                if not matcher.consume_token(token):
+                    break
+            kept[id(compiled)] = memory_of([compiled]) / 1024
+        lines.append(f"round {number}: {len(cache)} cached, estimate {cache.memory_bytes() / 2**20:.1f} MB; "
+                     f"RSS +{rss_mb() - start_rss:.1f} MB, GC-tracked objects +{len(gc.get_objects()) - start_objects}, "
+                     f"full collection {full_collection_ms():.1f} ms")
+    sizes = list(kept.values())
+    lines.append(f"per compiled grammar ({len(sizes)}, memory_of after its request): median "
+                 f"{statistics.median(sizes):.0f} KB, max {max(sizes):.0f} KB")
+    return lines
+
+
+def serving_instance(request: dict) -> object:
+    """The valid instance a ``--serving`` request walks: the schema's first, or a character."""
+    if request["workload"] == "character":
+        return {"name": request["name"], "house": "Gryffindor", "blood status": "Half-blood",
+                "occupation": "student", "wand": {"wood": "holly", "core": "phoenix feather", "length": 11},
+                "alive": "Alive", "patronus": "stag"}
+    case = json.loads((DEFAULT_FOLDER / f"{request['name']}.json").read_text(encoding="utf-8"))
+    return next(t["data"] for t in case["tests"] if t.get("valid"))
+
+
+def full_collection_ms(repeats: int = 5) -> float:
+    """Thread CPU time of one full ``gc.collect()``, the median of ``repeats``."""
+    import time
+
+    times = []
+    for _ in range(repeats):
+        start = time.thread_time()
+        gc.collect()
+        times.append(time.thread_time() - start)
+    return sorted(times)[repeats // 2] * 1e3
+
+
 def _import_engine(name: str) -> None:
     """Load the engine's modules (leapgram: also its kernels, over the byte vocabulary), so the
     vocabulary figure is what one more vocabulary costs."""
@@ -194,8 +267,16 @@ def main() -> int:
     parser.add_argument("--schema", action="append", help="a case file to measure (default: median and largest)")
     parser.add_argument("--mixed", type=int, default=0, metavar="N",
                         help="instead: per compiled grammar over N different tool-call schemas")
+    parser.add_argument("--serving", type=int, default=0, metavar="ROUNDS",
+                        help="instead: a long-lived vLLM backend's grammar cache over ROUNDS of bench_vllm's requests")
+    parser.add_argument("--cache-size", type=int, default=128, help="--serving: GrammarCache's size")
+    parser.add_argument("--cache-mb", type=float, default=0, help="--serving: GrammarCache's max MB (0: none)")
+    parser.add_argument("--max-tokens", type=int, default=64, help="--serving: tokens walked per request")
     parser.add_argument("--child", nargs=2, metavar=("ENGINE", "CASE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serving:
+        print("\n".join(measure_serving(args.serving, args.cache_size, args.cache_mb, args.max_tokens)))
+        return 0
     tokenizer = resolve_tokenizer(args.tokenizer)
     if args.child:
         engine, cases = args.child[0], [Path(c) for c in args.child[1].split(",")]

@@ -6,6 +6,7 @@ import threading
 import warnings
 import weakref
 from collections import OrderedDict
+from collections.abc import Iterable, Iterator
 from functools import partial
 from typing import Any
 
@@ -185,6 +186,7 @@ class CompiledGrammar:
         # and the ids that are not plain text (EOS and special tokens take the full path)
         self._token_bytes = vocab.tokens()
         self._not_text = shared.not_text
+        self._bytes_seen: tuple[tuple[int, ...], int] | None = None  # _table_bytes's last (signature, bytes)
 
     @property
     def vocab_size(self) -> int:
@@ -259,8 +261,77 @@ class CompiledGrammar:
                     masks[oldest] = old
         return entry
 
+    def _table_bytes(self) -> int:
+        """What :func:`memory_of` counts for this grammar but its mask cache's rows. Taken again
+        only when the automaton's states, the pool's expressions, the cached masks or the spare
+        arenas changed in number since the last time (a walk over the arrays costs ~15 µs)."""
+        engine = self._engine
+        automaton = engine.dfa if isinstance(engine, RegexEngine) else engine.lexer
+        spare = tuple(getattr(engine, "_spare", ()))
+        pool = len(self.grammar.ir.pool)
+        signature = (automaton.num_states, pool, len(self._masks), len(spare))
+        last = self._bytes_seen
+        if last is not None and last[0] == signature:
+            return last[1]
+        parts = (automaton, getattr(engine, "tables", None), *spare)
+        arrays = sum(_array_bytes(part) for part in parts if part is not None)
+        found = (arrays + signature[0] * _STATE_BYTES + pool * _EXPRESSION_BYTES
+                 + signature[2] * _MASK_ENTRY_BYTES)
+        self._bytes_seen = (signature, found)
+        return found
+
+    def _mask_rows(self) -> list[np.ndarray]:
+        """The rows of the mask cache now (a snapshot, taken under the lock)."""
+        with self._lock:
+            return [entry.row for entry in self._masks.values()]
+
     def __repr__(self) -> str:
         return f"CompiledGrammar({self.grammar!r}, vocab_size={self.vocab.size})"
+
+
+# memory_of's estimates of what numpy's nbytes does not see (measured: docs/design/memory.md)
+_EXPRESSION_BYTES = 200  # per pool expression: its kind, arguments, id and its caches' entries
+_STATE_BYTES = 450  # per automaton state: its items, id and accepted lexemes (Python objects)
+_MASK_ENTRY_BYTES = 550  # per cached mask: its MaskRow, key and dictionary slot
+
+
+def _array_bytes(part: object) -> int:
+    """Bytes of the numpy arrays held as attributes of ``part``."""
+    return sum(value.nbytes for value in tuple(vars(part).values()) if isinstance(value, np.ndarray))
+
+
+def memory_of(grammars: Iterable[CompiledGrammar]) -> int:
+    """An estimate of the bytes compiled ``grammars`` keep alive together, cheap to take (no walk
+    over their objects): each one's automaton (lexer or DFA) and parser tables, the parse arena
+    kept for its next matcher, its expression pool and its mask cache, whose rows are counted once
+    however many grammars share them (equal rows are held once per vocabulary). It grows as
+    matchers explore new states. ``docs/design/memory.md`` compares it with a walk over the
+    objects. Not counted: what every grammar of the vocabulary shares, and live matchers."""
+    total = 0
+    for total in running_memory(grammars):
+        pass
+    return total
+
+
+def running_memory(grammars: Iterable[CompiledGrammar | None]) -> Iterator[int]:
+    """:func:`memory_of` of the first 1, 2, ... of ``grammars`` (``None``, or a grammar seen
+    before, adds nothing), one total per item: a cache keeps the newest grammars that fit its budget in one pass. Cheap
+    enough for every insert into a cache of a hundred grammars (~1 ms for 128 grammars and their
+    4,400 masks)."""
+    total = 0
+    rows: set[int] = set()
+    counted: set[int] = set()
+    for grammar in grammars:
+        if grammar is None or id(grammar) in counted:
+            yield total
+            continue
+        counted.add(id(grammar))
+        total += grammar._table_bytes()
+        for row in grammar._mask_rows():
+            if id(row) not in rows:
+                rows.add(id(row))
+                total += row.nbytes
+        yield total
 
 
 class GrammarCompiler:

@@ -19,7 +19,8 @@ from typing import Any
 
 import leapgram
 from leapgram import Grammar, LeapgramError, Matcher
-from leapgram.integrations.vllm import LeapgramGrammar, grammar_for, vocabulary_for, warm_first_masks, warm_up
+from leapgram.integrations.vllm import (LeapgramGrammar, cache_budget, grammar_for, trim_cache, vocabulary_for,
+                                       warm_first_masks, warm_up)
 
 TESTED_SGLANG = ("0.5.23", "0.5.24")
 """SGLang versions :func:`register` installs the backend on: from the first (included) to the
@@ -28,6 +29,9 @@ second (excluded). SGLang's grammar classes change between patch releases."""
 BACKEND_NAME = "leapgram"
 DEFAULT_CACHE_SIZE = 128
 """Grammars a backend keeps (``LEAPGRAM_SGLANG_CACHE_SIZE`` overrides), most recently used first."""
+DEFAULT_CACHE_MB = 64
+"""... and at most this many MB of compiled grammars (``LEAPGRAM_SGLANG_CACHE_MB`` overrides, ``0``:
+no bound), as the vLLM backend (``docs/design/memory.md``)."""
 
 ANY_JSON = "$$ANY$$"
 """SGLang's ``json_schema`` key for any JSON value (its xgrammar backend's builtin JSON grammar)."""
@@ -114,10 +118,12 @@ def _make_classes() -> dict[str, type]:
 
     class LeapgramGrammarBackend(BaseGrammarBackend):
         """SGLang's engine-level backend: one vocabulary, compiled grammars kept for the
-        ``cache_size`` most recently used keys (SGLang's own cache has no bound)."""
+        ``cache_size`` most recently used keys (SGLang's own cache has no bound), fewer when they
+        keep more than ``max_bytes`` (default ``LEAPGRAM_SGLANG_CACHE_MB``) together."""
 
         def __init__(self, tokenizer: Any, vocab_size: int, eos_token_ids: Iterable[int] | int | None = None,
-                     *, compact: bool = False, cache_size: int | None = None) -> None:
+                     *, compact: bool = False, cache_size: int | None = None,
+                     max_bytes: int | None = None) -> None:
             super().__init__()
             self.cache: OrderedDict[tuple[str, str], Any] = OrderedDict()
             vocab = vocabulary_for(tokenizer, vocab_size)
@@ -127,6 +133,7 @@ def _make_classes() -> dict[str, type]:
             self.stop_ids = frozenset(eos_token_ids or vocab.eos_token_ids)
             self.compact = compact
             self.cache_size = cache_size or int(os.environ.get("LEAPGRAM_SGLANG_CACHE_SIZE", DEFAULT_CACHE_SIZE))
+            self.max_bytes = max_bytes or cache_budget("LEAPGRAM_SGLANG_CACHE_MB", DEFAULT_CACHE_MB)
             warm_up(self.compiler)
 
         def compile_key(self, key_type: str, key_string: str) -> Any:
@@ -161,10 +168,15 @@ def _make_classes() -> dict[str, type]:
         def set_cache(self, key: tuple[str, str], value: Any) -> None:
             self.cache[key] = value
             self.cache.move_to_end(key)
-            while len(self.cache) > self.cache_size:
-                self.cache.popitem(last=False)
+            trim_cache(self.cache, self.cache_size, self.max_bytes, _compiled_of)
 
     return {"LeapgramSglangGrammar": LeapgramSglangGrammar, "LeapgramGrammarBackend": LeapgramGrammarBackend}
+
+
+def _compiled_of(value: Any) -> Any:
+    """The compiled grammar a cached SGLang grammar object holds (``None`` for an invalid one)."""
+    matcher = getattr(value, "matcher", None)
+    return None if matcher is None else matcher.compiled
 
 
 def __getattr__(name: str) -> Any:

@@ -20,7 +20,7 @@ import threading
 import time
 import warnings
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ import numpy as np
 
 import leapgram
 from leapgram import Grammar, LeapgramError, Matcher, Vocabulary
+from leapgram.compiler import memory_of, running_memory
 
 TESTED_VLLM = ("0.32.0", "0.33")
 """vLLM versions :func:`register` patches: from the first (included) to the second (excluded)."""
@@ -35,6 +36,11 @@ TESTED_VLLM = ("0.32.0", "0.33")
 BACKEND_NAME = "leapgram"
 DEFAULT_CACHE_SIZE = 128
 """Compiled grammars a backend keeps (``LEAPGRAM_VLLM_CACHE_SIZE`` overrides), most recent first."""
+DEFAULT_CACHE_MB = 64
+"""... and at most this many MB of them (``LEAPGRAM_VLLM_CACHE_MB`` overrides, ``0``: no bound):
+a JSON schema's compiled grammar keeps ~0.8 MB after a request over SmolLM2's vocabulary, so 64 MB
+keeps about one round of ``bench_vllm``'s schemas, what a fresh engine holds
+(``docs/design/memory.md``)."""
 
 _PATCHED = "__leapgram_patched__"
 logger = logging.getLogger("vllm.leapgram")  # under vLLM's logger, so that its handlers print it
@@ -401,13 +407,15 @@ def _renice_this_thread(step: int) -> int:
 # ----- the engine-level backend ---------------------------------------------------------------
 
 class GrammarCache:
-    """Compiled grammars by ``(request type, spec)``, the ``size`` most recently used; thread-safe
-    (vLLM compiles grammars in a thread pool)."""
+    """Compiled grammars by ``(request type, spec)``: the ``size`` most recently used, fewer when
+    they keep more than ``max_bytes`` together (:func:`leapgram.compiler.memory_of`, checked at
+    each insert; the newest always stays); thread-safe (vLLM compiles grammars in a thread pool)."""
 
-    def __init__(self, compiler: Any, size: int, *, compact: bool = False) -> None:
+    def __init__(self, compiler: Any, size: int, *, compact: bool = False, max_bytes: int | None = None) -> None:
         self.compiler = compiler
         self.size = size
         self.compact = compact
+        self.max_bytes = max_bytes
         self._entries: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -424,12 +432,50 @@ class GrammarCache:
         compiled = self.compiler.compile(grammar)
         with self._lock:
             self._entries[key] = compiled
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+            trim_cache(self._entries, self.size, self.max_bytes)
         return compiled
+
+    def memory_bytes(self) -> int:
+        """The estimated bytes the cached grammars keep (:func:`leapgram.compiler.memory_of`)."""
+        with self._lock:
+            grammars = list(self._entries.values())
+        return memory_of(grammars)
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def trim_cache(entries: OrderedDict[Any, Any], size: int, max_bytes: int | None,
+               compiled_of: Callable[[Any], Any] = lambda value: value) -> None:
+    """Drop the oldest of ``entries`` (oldest first) beyond the newest ``size``, and beyond the
+    newest whose compiled grammars (``compiled_of(value)``, ``None`` for a value that holds none)
+    fit in ``max_bytes`` together; the newest entry always stays."""
+    while len(entries) > size:
+        entries.popitem(last=False)
+    if max_bytes is None:
+        return
+    keep = 1
+    newest_first = [compiled_of(value) for value in reversed(entries.values())]
+    for count, total in enumerate(running_memory(newest_first), 1):
+        if total > max_bytes:
+            break
+        keep = count
+    while len(entries) > keep:
+        entries.popitem(last=False)
+
+
+def cache_budget(variable: str, default_mb: float) -> int | None:
+    """``max_bytes`` for a cache from the environment ``variable`` in MB (``default_mb`` when unset;
+    ``0`` or ``off``: no memory bound)."""
+    setting = os.environ.get(variable, "").strip().lower()
+    if setting in ("0", "off", "none"):
+        return None
+    try:
+        megabytes = float(setting) if setting else default_mb
+    except ValueError:
+        logger.warning("leapgram: %s=%r is not a number of MB; using %s", variable, setting, default_mb)
+        megabytes = default_mb
+    return int(megabytes * 2**20) if megabytes > 0 else None
 
 
 def vocabulary_for(tokenizer: Any, vocab_size: int) -> Vocabulary:
@@ -516,7 +562,8 @@ def _make_backend_class() -> type:
             vocab = vocabulary_for(self.tokenizer, self.vocab_size)
             size = int(os.environ.get("LEAPGRAM_VLLM_CACHE_SIZE", DEFAULT_CACHE_SIZE))
             self.cache = GrammarCache(_compiler_for(vocab), size,
-                                      compact=bool(getattr(config, "disable_any_whitespace", False)))
+                                      compact=bool(getattr(config, "disable_any_whitespace", False)),
+                                      max_bytes=cache_budget("LEAPGRAM_VLLM_CACHE_MB", DEFAULT_CACHE_MB))
             warm_up(self.cache.compiler)
             mode = _prefetch_mode(self.vllm_config)
             self.prefetcher = (MaskPrefetcher((vocab.size + 31) // 32, idle=mode == "idle",

@@ -262,6 +262,17 @@ def test_sglangs_cache_path_is_bounded_and_copies(tokenizer) -> None:
     assert list(small.cache) == [keys[1], keys[0]]  # keys[1] was used last, so keys[2] went
 
 
+def test_sglangs_cache_is_bounded_by_memory_too(tokenizer) -> None:
+    small = lg.LeapgramGrammarBackend(tokenizer, VOCAB, {EOS}, cache_size=8, max_bytes=1)
+    keys = [("regex", "a+"), ("regex", "b+")]
+    for key in keys:
+        value, _ = small.get_cached_or_future_value(key, False)
+        small.set_cache(key, value.result().copy())
+    assert list(small.cache) == keys[1:]  # the newest stays, even over the budget
+    small.set_cache(keys[0], InvalidGrammarObject("x"))  # holds no grammar: costs nothing, but is newest
+    assert list(small.cache) == [keys[0]]
+
+
 def test_import_leapgram_integrations_sglang_imports_neither_sglang_nor_torch() -> None:
     import subprocess
     import sys

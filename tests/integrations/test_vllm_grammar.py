@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 
 import leapgram
 from leapgram import Grammar, Matcher, Vocabulary
+from leapgram.compiler import memory_of
 from leapgram.integrations.vllm import (
     GrammarCache,
     LeapgramGrammar,
@@ -20,8 +22,10 @@ from leapgram.integrations.vllm import (
     MaskPrefetcher,
     _compiler_for,
     _prefetch_mode,
+    cache_budget,
     choice_regex,
     grammar_for,
+    trim_cache,
     warm_first_masks,
 )
 
@@ -147,6 +151,37 @@ def test_cache_is_bounded_and_reuses(vocab: Vocabulary) -> None:
     cache.get("REGEX", "b")
     cache.get("REGEX", "c")
     assert len(cache) == 2 and cache.get("REGEX", "a") is not first
+
+
+def test_cache_is_bounded_by_memory_too(vocab: Vocabulary) -> None:
+    one = GrammarCache(_compiler_for(vocab), size=8, max_bytes=1)
+    for pattern in "abc":
+        newest = one.get("REGEX", pattern)
+    assert len(one) == 1 and one.get("REGEX", "c") is newest  # the newest stays, even over the budget
+    sizes = GrammarCache(_compiler_for(vocab), size=8)
+    for pattern in "abc":
+        sizes.get("REGEX", pattern)
+    two = GrammarCache(_compiler_for(vocab), size=8, max_bytes=sizes.memory_bytes() - 1)
+    for pattern in "abc":
+        two.get("REGEX", pattern)
+    assert len(two) == 2 and two.memory_bytes() <= two.max_bytes
+
+
+def test_trim_cache_skips_values_without_a_grammar(vocab: Vocabulary) -> None:
+    compiled = _compiler_for(vocab).compile(Grammar.from_regex("x+"))
+    entries = OrderedDict([("old", compiled), ("none", None), ("new", compiled)])
+    trim_cache(entries, 8, memory_of([compiled]))  # the same grammar twice counts once
+    assert list(entries) == ["old", "none", "new"]
+    trim_cache(entries, 2, None)
+    assert list(entries) == ["none", "new"]
+
+
+def test_cache_budget_reads_megabytes(monkeypatch) -> None:
+    monkeypatch.delenv("LEAPGRAM_TEST_MB", raising=False)
+    assert cache_budget("LEAPGRAM_TEST_MB", 64) == 64 * 2**20
+    for setting, expected in (("1.5", 3 * 2**19), ("0", None), ("off", None), ("lots", 64 * 2**20)):
+        monkeypatch.setenv("LEAPGRAM_TEST_MB", setting)
+        assert cache_budget("LEAPGRAM_TEST_MB", 64) == expected
 
 
 def test_masks_filled_from_threads_equal_serial_masks(cache: GrammarCache) -> None:
