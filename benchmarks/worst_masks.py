@@ -10,14 +10,20 @@ mask of each schema counts, it is what a server pays for a new request. So a mas
 that the process has compiled other schemas before; it may still meet lexer states no schema
 built before.
 
-Printed: every mask at or over ``--threshold-ms`` (default 10 ms), slowest first: the case, the
-valid instance and the mask's index in it, thread-CPU and wall ms, the kind of lexer state the
-mask starts from (``profile_masks.state_kind``, plus ``intersection`` where a lexeme's expression
-holds ``&`` or ``~``), and the bytes consumed just before it; then the count of masks over 1, 5
-and 10 ms. ``--json`` writes the same rows with the lexer state's expressions. A case that takes
-longer than ``--case-timeout-s`` (default 60 s of wall time) is stopped by an alarm and reported;
-a case whose compile raises is skipped (``bench_schemas.py`` reports those). ``--shard K/N``
-takes every N-th case from the K-th (0-based), to split a run over processes.
+Printed: the counts (cases, masks, masks over 1, 5 and 10 ms, the thread-CPU mean), then every
+mask at or over ``--threshold-ms`` (default 10 ms), slowest first: the case, the valid instance
+and the mask's index in it, thread-CPU and wall ms, the garbage collector's CPU ms inside the
+mask (a ``gc.callbacks`` clock), the kind of lexer state the mask starts from
+(``profile_masks.state_kind``, taken before the mask, plus ``intersection`` where a lexeme's
+expression holds ``&`` or ``~``), and the bytes consumed just before it. ``--json`` writes the
+same rows with the lexer state's expressions. A case that takes longer than
+``--case-timeout-s`` (default 60 s of wall time) is stopped by an alarm and reported; a case
+whose compile raises is skipped (``bench_schemas.py`` reports those).
+
+``--shard K/N`` takes every N-th case from the K-th (0-based), to split a run over processes;
+``--only A,B`` takes the named cases (file stems), to re-measure them, and ``--warm N`` first
+walks N cases evenly spaced over the folder, untimed, so the named ones meet a process that has
+seen other schemas.
 """
 
 from __future__ import annotations
@@ -32,8 +38,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_schemas import DEFAULT_FOLDER, LeapgramEngine, load_cases, mask_allows, resolve_tokenizer  # noqa: E402
-from profile_masks import state_kind  # noqa: E402
+from bench_schemas import DEFAULT_FOLDER, LeapgramEngine, load_cases, mask_allows, resolve_tokenizer
+from profile_masks import state_kind
 
 
 class CaseTimeout(Exception):
@@ -128,39 +134,32 @@ def only_cases(folder: Path, tokenizer: Path, names: list[str]) -> list:
     return [found[name] for name in names]
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", nargs="?", default=str(DEFAULT_FOLDER))
     parser.add_argument("--tokenizer", default="llama3")
-    parser.add_argument("--sample", type=int)
+    parser.add_argument("--sample", type=int, help="this many cases, evenly spaced over the folder")
     parser.add_argument("--shard", default="0/1", help="K/N: every N-th case from the K-th")
     parser.add_argument("--threshold-ms", type=float, default=10.0)
     parser.add_argument("--case-timeout-s", type=float, default=60.0)
     parser.add_argument("--only", help="comma-separated case names (file stems): these cases only")
     parser.add_argument("--warm", type=int, default=0,
-                        help="first walk this many cases evenly spaced over the folder, untimed (with --only)")
-    parser.add_argument("--json", help="write the rows here")
-    args = parser.parse_args(argv)
-    k, n = map(int, args.shard.split("/"))
-    tokenizer = resolve_tokenizer(args.tokenizer)
-    cases = load_cases(Path(args.folder), tokenizer, None, args.sample)[k::n]
-    if args.only:
-        cases = only_cases(Path(args.folder), tokenizer, args.only.split(","))[k::n]
-    engine = LeapgramEngine(tokenizer)
-    collector = collector_clock()
-    if args.warm:
-        for case in load_cases(Path(args.folder), tokenizer, None, args.warm):
-            walk_case(engine, case, float("inf"), [], dict.fromkeys(COUNTS, 0), collector)
-    gc.freeze()  # as bench_schemas' workers: collections scan the grammars, not the cases
+                        help="first walk this many cases evenly spaced over the folder, untimed")
+    parser.add_argument("--json", help="write the counts and rows here")
+    return parser.parse_args(argv)
+
+
+def run(engine, cases: list, threshold_ms: float, case_timeout_s: float, collector: list[float]) -> tuple[dict, list, list]:
+    """Walk ``cases`` (see the docstring): the counts, the rows of masks over ``threshold_ms``
+    (slowest first) and the names of the cases stopped by the alarm."""
     signal.signal(signal.SIGALRM, _alarm)
     rows: list = []
     counts = dict.fromkeys(COUNTS, 0)
     timed_out = []
-    start = time.perf_counter()
     for case in cases:
-        signal.setitimer(signal.ITIMER_REAL, args.case_timeout_s)
+        signal.setitimer(signal.ITIMER_REAL, case_timeout_s)
         try:
-            walk_case(engine, case, args.threshold_ms, rows, counts, collector)
+            walk_case(engine, case, threshold_ms, rows, counts, collector)
         except CaseTimeout:
             counts["timed out"] += 1
             timed_out.append(case.name)
@@ -168,15 +167,38 @@ def main(argv: list[str] | None = None) -> int:
             signal.setitimer(signal.ITIMER_REAL, 0)
     rows.sort(key=lambda r: -r["cpu_ms"])
     counts["mean µs"] = round(counts.pop("cpu ms") * 1e3 / max(counts["masks"], 1), 1)
-    print(f"{len(cases)} cases in {time.perf_counter() - start:.0f} s; " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    return counts, rows, timed_out
+
+
+def print_table(counts: dict, rows: list, timed_out: list, threshold_ms: float) -> None:
+    print(", ".join(f"{v} {k}" for k, v in counts.items()))
     if timed_out:
         print("timed out: " + ", ".join(timed_out))
-    print(f"masks over {args.threshold_ms:g} ms (thread CPU), slowest first")
+    print(f"masks over {threshold_ms:g} ms (thread CPU), slowest first")
     print("| schema | instance | mask | cpu ms | wall ms | gc ms | state kind | after |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['case']} | {r['instance']} | {r['mask']} | {r['cpu_ms']} | {r['wall_ms']} | {r['gc_ms']} | {r['kind']} | "
-              f"{json.dumps(r['after'], ensure_ascii=False)} |")
+        print(f"| {r['case']} | {r['instance']} | {r['mask']} | {r['cpu_ms']} | {r['wall_ms']} | {r['gc_ms']} | "
+              f"{r['kind']} | {json.dumps(r['after'], ensure_ascii=False)} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    k, n = map(int, args.shard.split("/"))
+    folder, tokenizer = Path(args.folder), resolve_tokenizer(args.tokenizer)
+    if args.only:
+        cases = only_cases(folder, tokenizer, args.only.split(","))[k::n]
+    else:
+        cases = load_cases(folder, tokenizer, None, args.sample)[k::n]
+    engine = LeapgramEngine(tokenizer)
+    collector = collector_clock()
+    for case in load_cases(folder, tokenizer, None, args.warm) if args.warm else ():
+        walk_case(engine, case, float("inf"), [], dict.fromkeys(COUNTS, 0), collector)
+    gc.freeze()  # as bench_schemas' workers: collections scan the grammars, not the cases
+    start = time.perf_counter()
+    counts, rows, timed_out = run(engine, cases, args.threshold_ms, args.case_timeout_s, collector)
+    print(f"{len(cases)} cases in {time.perf_counter() - start:.0f} s")
+    print_table(counts, rows, timed_out, args.threshold_ms)
     if args.json:
         Path(args.json).write_text(json.dumps({"counts": counts, "timed_out": timed_out, "rows": rows}, indent=1))
     return 0
