@@ -28,6 +28,10 @@ runs agree within a few percent. The table and raw results go to ``benchmarks/ou
 its own ``--schemas`` schemas (so every backend compiles fresh grammars each round while its
 caches stay warm, as in a long-running server): with no start-up per run, more rounds fit, and
 rounds close together in time pair the backends better against the machine's drift.
+``--order balanced`` (the default) runs each rotation of the backends and then the same reversed,
+so that over ``2 × backends`` rounds each backend runs in each place equally often; ``--warmup-rounds
+K`` runs K rounds first and records nothing (the machine sped up by a quarter over a run's first
+rounds after other processes stopped).
 
     .venv-vllm/bin/python benchmarks/bench_vllm.py [--schemas 64] [--characters 4] [--max-tokens 64]
         [--rounds 3] [--threads 1] [--backends leapgram,guidance,xgrammar] [--persistent] [--out FILE.json]
@@ -509,6 +513,16 @@ def rotated(backends: list[str], number: int) -> list[str]:
     return backends[len(backends) - shift:] + backends[: len(backends) - shift]
 
 
+def balanced(backends: list[str], number: int) -> list[str]:
+    """Round ``number``'s order under ``--order balanced``: each rotation, then the same reversed
+    (L G X, X G L, X L G, G L X, G X L, L X G): over ``2 * len(backends)`` rounds every backend
+    runs in every place of a round equally often, and a drift of the machine's speed within a
+    pair of rounds (runs of one batch took 24 s at a run's start and 18.5 s at its end) falls on
+    all backends alike."""
+    order = rotated(backends, number // 2)
+    return order[::-1] if number % 2 else order
+
+
 def run_worker(backend: str, requests_file: Path, max_tokens: int, threads: int) -> dict | None:
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
     done = subprocess.run([sys.executable, __file__, "--worker", backend, "--requests-file", str(requests_file),
@@ -535,6 +549,10 @@ def main() -> None:
                         "default benchmarks/out/vllm-<UTC time>.json")
     parser.add_argument("--report", nargs="+", metavar="RUN.json",
                         help="print the table over the rounds of earlier runs' JSON files (no new runs)")
+    parser.add_argument("--order", choices=("balanced", "rotated"), default="balanced",
+                        help="the backends' order in each round: balanced (each rotation, then reversed) or rotated")
+    parser.add_argument("--warmup-rounds", type=int, default=0,
+                        help="rounds run first and not counted (--persistent: each with its own schemas)")
     parser.add_argument("--persistent", action="store_true",
                         help="one engine process per backend for all rounds, each round with its own schemas "
                         "(rounds cost no start-up, so more fit; the compile caches of every backend stay warm "
@@ -560,7 +578,8 @@ def main() -> None:
         return
     out = Path(args.out or REPO / "benchmarks" / "out" / time.strftime("vllm-%Y%m%dT%H%MZ.json", time.gmtime()))
     out.parent.mkdir(parents=True, exist_ok=True)
-    batches = requests(args, args.rounds if args.persistent else 1)
+    batches = requests(args, args.rounds + args.warmup_rounds if args.persistent else 1)
+    warmups = batches[args.rounds:] if args.persistent else batches[:1] * args.warmup_rounds
     reqs = batches[0]
     head = [f"{' '.join(sys.argv)}",
             (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} CPUs; load average at start "
@@ -570,7 +589,8 @@ def main() -> None:
              f"greedy, all submitted at once; "
              + ("one engine process per backend for all rounds, each round its own schemas; " if args.persistent
                 else "one fresh engine process per backend and round; ")
-             + f"OMP_NUM_THREADS={args.threads or 'default'}")]
+             + f"OMP_NUM_THREADS={args.threads or 'default'}; order {args.order}; "
+             + f"{args.warmup_rounds} warm-up round(s) first, not counted")]
     print("\n".join(head), flush=True)
     requests_file = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench_vllm_requests_{os.getpid()}.json"
     backends = args.backends.split(",")
@@ -581,12 +601,20 @@ def main() -> None:
                                                 out.with_name(f"{out.stem}-{backend}.log"))
             print(f"{backend}: engine started", flush=True)
     rounds: list[list[dict]] = []
+    order = balanced if args.order == "balanced" else rotated
     try:
+        for number, reqs in enumerate(warmups):  # the engines and the machine settle; nothing recorded
+            requests_file.write_text(json.dumps(reqs))
+            for backend in order(backends, number):
+                run = (workers[backend].run(requests_file) if workers
+                       else run_worker(backend, requests_file, args.max_tokens, args.threads))
+                print(f"warm-up {number + 1}: {backend} done in {run['wall_s']:.1f} s" if run else
+                      f"warm-up {number + 1}: {backend} failed", flush=True)
         for number in range(args.rounds):
             reqs = batches[number % len(batches)]
             requests_file.write_text(json.dumps(reqs))
             runs = []
-            for backend in rotated(backends, number):
+            for backend in order(backends, number):
                 idle = {name: worker.cpu_s() for name, worker in workers.items() if name != backend}
                 run = (workers[backend].run(requests_file) if workers
                        else run_worker(backend, requests_file, args.max_tokens, args.threads))

@@ -242,3 +242,14 @@ def test_profile_masks_times_masks_and_splits_them_by_kind_of_state(tmp_path, ca
                           "one byte left (closing quote)", "string/number/whitespace body", "regex"}
     profile_masks.print_breakdown(total, count, parts)
     assert "kind of lexer state" in capsys.readouterr().out
+
+
+def test_bench_vllm_balanced_order_puts_every_backend_in_every_place_equally():
+    from bench_vllm import balanced
+
+    backends = ["leapgram", "guidance", "xgrammar"]
+    orders = [balanced(backends, number) for number in range(6)]
+    assert orders[:2] == [["leapgram", "guidance", "xgrammar"], ["xgrammar", "guidance", "leapgram"]]
+    for backend in backends:
+        places = sorted(order.index(backend) for order in orders)
+        assert places == [0, 0, 1, 1, 2, 2]
