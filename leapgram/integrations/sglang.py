@@ -11,7 +11,6 @@ a grammar leapgram refuses fails its request (HTTP 400) with leapgram's message.
 from __future__ import annotations
 
 import logging
-import os
 import warnings
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -19,7 +18,7 @@ from typing import Any
 
 import leapgram
 from leapgram import Grammar, LeapgramError, Matcher
-from leapgram.integrations.vllm import (LeapgramGrammar, cache_budget, grammar_for, trim_cache, vocabulary_for,
+from leapgram.integrations.vllm import (LeapgramGrammar, cache_budget, cache_count, grammar_for, trim_cache, vocabulary_for,
                                        warm_first_masks, warm_up)
 
 TESTED_SGLANG = ("0.5.23", "0.5.24")
@@ -132,8 +131,9 @@ def _make_classes() -> dict[str, type]:
                 eos_token_ids = [eos_token_ids]
             self.stop_ids = frozenset(eos_token_ids or vocab.eos_token_ids)
             self.compact = compact
-            self.cache_size = cache_size or int(os.environ.get("LEAPGRAM_SGLANG_CACHE_SIZE", DEFAULT_CACHE_SIZE))
-            self.max_bytes = max_bytes or cache_budget("LEAPGRAM_SGLANG_CACHE_MB", DEFAULT_CACHE_MB)
+            self.cache_size = cache_size or cache_count("LEAPGRAM_SGLANG_CACHE_SIZE", DEFAULT_CACHE_SIZE)
+            self.max_bytes = (cache_budget("LEAPGRAM_SGLANG_CACHE_MB", DEFAULT_CACHE_MB) if max_bytes is None
+                              else max_bytes or None)  # max_bytes=0: no memory bound
             warm_up(self.compiler)
 
         def compile_key(self, key_type: str, key_string: str) -> Any:

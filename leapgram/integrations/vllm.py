@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import sys
 import threading
@@ -466,16 +467,37 @@ def trim_cache(entries: OrderedDict[Any, Any], size: int, max_bytes: int | None,
 
 def cache_budget(variable: str, default_mb: float) -> int | None:
     """``max_bytes`` for a cache from the environment ``variable`` in MB (``default_mb`` when unset;
-    ``0`` or ``off``: no memory bound)."""
+    ``0`` or ``off``: no memory bound). A setting that is no finite, non-negative number is logged
+    and the default taken."""
     setting = os.environ.get(variable, "").strip().lower()
     if setting in ("0", "off", "none"):
         return None
-    try:
-        megabytes = float(setting) if setting else default_mb
-    except ValueError:
-        logger.warning("leapgram: %s=%r is not a number of MB; using %s", variable, setting, default_mb)
-        megabytes = default_mb
+    megabytes = _setting_number(variable, setting, default_mb)
     return int(megabytes * 2**20) if megabytes > 0 else None
+
+
+def cache_count(variable: str, default: int) -> int:
+    """A cache's bound on grammars from the environment ``variable`` (``default`` when unset; a
+    setting that is no positive integer is logged and the default taken)."""
+    setting = os.environ.get(variable, "").strip()
+    count = _setting_number(variable, setting, default)
+    if count != int(count) or count < 1:
+        logger.warning("leapgram: %s=%r is not a positive number of grammars; using %s", variable, setting, default)
+        return default
+    return int(count)
+
+
+def _setting_number(variable: str, setting: str, default: float) -> float:
+    if not setting:
+        return default
+    try:
+        value = float(setting)
+    except ValueError:
+        value = float("nan")
+    if not math.isfinite(value) or value < 0:
+        logger.warning("leapgram: %s=%r is not a finite, non-negative number; using %s", variable, setting, default)
+        return default
+    return value
 
 
 def vocabulary_for(tokenizer: Any, vocab_size: int) -> Vocabulary:
@@ -560,7 +582,7 @@ def _make_backend_class() -> type:
         def __post_init__(self) -> None:
             config = self.vllm_config.structured_outputs_config
             vocab = vocabulary_for(self.tokenizer, self.vocab_size)
-            size = int(os.environ.get("LEAPGRAM_VLLM_CACHE_SIZE", DEFAULT_CACHE_SIZE))
+            size = cache_count("LEAPGRAM_VLLM_CACHE_SIZE", DEFAULT_CACHE_SIZE)
             self.cache = GrammarCache(_compiler_for(vocab), size,
                                       compact=bool(getattr(config, "disable_any_whitespace", False)),
                                       max_bytes=cache_budget("LEAPGRAM_VLLM_CACHE_MB", DEFAULT_CACHE_MB))

@@ -273,6 +273,12 @@ def test_sglangs_cache_is_bounded_by_memory_too(tokenizer) -> None:
     assert list(small.cache) == [keys[0]]
 
 
+def test_sglangs_max_bytes_zero_means_no_memory_bound(tokenizer, monkeypatch) -> None:
+    monkeypatch.setenv("LEAPGRAM_SGLANG_CACHE_MB", "1")
+    assert lg.LeapgramGrammarBackend(tokenizer, VOCAB, {EOS}, max_bytes=0).max_bytes is None
+    assert lg.LeapgramGrammarBackend(tokenizer, VOCAB, {EOS}).max_bytes == 2**20
+
+
 def test_import_leapgram_integrations_sglang_imports_neither_sglang_nor_torch() -> None:
     import subprocess
     import sys

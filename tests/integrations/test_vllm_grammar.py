@@ -23,6 +23,7 @@ from leapgram.integrations.vllm import (
     _compiler_for,
     _prefetch_mode,
     cache_budget,
+    cache_count,
     choice_regex,
     grammar_for,
     trim_cache,
@@ -179,9 +180,19 @@ def test_trim_cache_skips_values_without_a_grammar(vocab: Vocabulary) -> None:
 def test_cache_budget_reads_megabytes(monkeypatch) -> None:
     monkeypatch.delenv("LEAPGRAM_TEST_MB", raising=False)
     assert cache_budget("LEAPGRAM_TEST_MB", 64) == 64 * 2**20
-    for setting, expected in (("1.5", 3 * 2**19), ("0", None), ("off", None), ("lots", 64 * 2**20)):
+    for setting, expected in (("1.5", 3 * 2**19), ("0", None), ("off", None), ("lots", 64 * 2**20),
+                              ("inf", 64 * 2**20), ("1e400", 64 * 2**20), ("nan", 64 * 2**20), ("-5", 64 * 2**20)):
         monkeypatch.setenv("LEAPGRAM_TEST_MB", setting)
         assert cache_budget("LEAPGRAM_TEST_MB", 64) == expected
+
+
+def test_cache_count_takes_the_default_for_a_bad_setting(monkeypatch) -> None:
+    monkeypatch.delenv("LEAPGRAM_TEST_N", raising=False)
+    assert cache_count("LEAPGRAM_TEST_N", 128) == 128
+    for setting, expected in (("8", 8), ("8.0", 8), ("0", 128), ("-3", 128), ("2.5", 128), ("many", 128),
+                              ("inf", 128)):
+        monkeypatch.setenv("LEAPGRAM_TEST_N", setting)
+        assert cache_count("LEAPGRAM_TEST_N", 128) == expected
 
 
 def test_masks_filled_from_threads_equal_serial_masks(cache: GrammarCache) -> None:
