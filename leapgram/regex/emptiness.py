@@ -13,6 +13,8 @@ from ..errors import BudgetExceededError
 from .construction import EMPTY, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT
 from .derivatives import Derivatives
 
+WITNESS_BYTES = 256  # the longest string ``Emptiness._witness`` builds before it leaves the question to the search
+
 
 class Emptiness(Derivatives):
     """Whether expressions match anything, finitely many strings, or a subset of another."""
@@ -63,7 +65,7 @@ class Emptiness(Derivatives):
         # Best first by estimated distance to a match, nearest to ``e`` among equals; each
         # derivative tested when made; edges remembered backwards across searches (see
         # docs/design/regex-derivatives.md, "Emptiness").
-        if self._is_known_nonempty(e):
+        if self._is_known_nonempty(e) or self._witness(e, WITNESS_BYTES) is not None:
             self._empty[e] = False
             return False
         shared = self._shared_budget
@@ -106,6 +108,61 @@ class Emptiness(Derivatives):
             heapq.heappush(frontier, (self._estimated_length(d), depth, d))
         self._expanded.add(x)  # every edge out of it recorded
         return False
+
+    def _witness(self, e: int, room: int) -> bytes | None:
+        """A string of ``e`` of at most ``room`` bytes found without deriving an intersection, or
+        ``None`` (not found: ``e`` may still match something). An intersection takes the
+        shortest string of one part without intersection or complement and checks the other
+        parts match it: a string with a length bound and a ``pattern`` (``S{5,254} & P``) is
+        then known to match something from ``P``'s shortest string, where the search would
+        derive the intersection itself (new expressions for every count)."""
+        if not self.has_bool[e]:
+            return self._shortest_string(e, room)
+        kind, args = self.kind[e], self.args[e]
+        if kind == K_CONCAT:
+            head = self._witness(args[0], room)
+            tail = None if head is None else self._witness(args[1], room - len(head))
+            return None if tail is None else head + tail
+        if kind == K_OR:
+            return next((w for w in (self._witness(x, room) for x in args) if w is not None), None)
+        if kind == K_REPEAT:
+            inner = b"" if args[1] == 0 else self._witness(args[0], room // args[1])
+            return None if inner is None else inner * args[1]
+        if kind == K_AND:
+            for part in args:
+                if not self.has_bool[part]:
+                    found = self._shortest_string(part, room)
+                    if found is not None and all(x == part or self.matches(x, found) for x in args):
+                        return found
+        return None
+
+    def _shortest_string(self, e: int, room: int) -> bytes | None:
+        """The shortest string of ``e`` (no intersection or complement inside), or ``None`` when
+        it is longer than ``room``; remembered per expression (the pattern's side of a bounded
+        string is the same expression at every count)."""
+        found = self._shortest_strings.get(e, False)
+        if found is False:
+            found = self._shortest_strings[e] = self._build_shortest_string(e)
+        return found if found is not None and len(found) <= room else None
+
+    def _build_shortest_string(self, e: int) -> bytes | None:
+        """``_shortest_string`` up to ``WITNESS_BYTES``: without intersection or complement the
+        estimated length is exact, so each step takes a byte whose derivative is one shorter."""
+        out = bytearray()
+        while not self.nullable[e]:
+            if len(out) >= WITNESS_BYTES:
+                return None
+            target = self._estimated_length(e) - 1
+            for part in self.byte_classes(e):
+                byte = (part & -part).bit_length() - 1
+                d = self.derivative(e, byte)
+                if d != EMPTY and self._estimated_length(d) == target:
+                    break
+            else:
+                return None
+            out.append(byte)
+            e = d
+        return bytes(out)
 
     def _emptiness_budget_error(self, shared: list | None, steps: int) -> BudgetExceededError:
         if shared is not None and steps > shared[2]:

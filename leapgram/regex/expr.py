@@ -24,7 +24,7 @@ __all__ = [
 # Per-expression caches that a copy of a family template takes over on first use, not at the copy:
 # a JSON Schema compile and first mask read none of them in 19 schemas of 20 (in one of 3: _deriv).
 _LAZY_CACHES = ("_classes", "_bounds", "_shortest", "_deriv", "_refined", "char_ranges", "_by_first", "_within",
-                "_widened", "_empty", "_expanded")
+                "_widened", "_empty", "_expanded", "_shortest_strings")
 
 
 _PLANS: dict[tuple[tuple[str, ...], bool], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
@@ -93,6 +93,7 @@ class ExprPool(Emptiness, Widening):
         self.largest_count = 0  # the largest repeat bound built in this pool (widening is moot below it)
         self._lengths: dict[int, int] = {}
         self._shortest: dict[int, int] = {}
+        self._shortest_strings: dict[int, bytes | None] = {}  # Emptiness._shortest_string
         self._preds: dict[int, list[int]] = {}  # search edges backwards: x derives to d
         self._expanded: set[int] = set()
         self._shared_budget: list | None = None  # [limit name, value, steps left] (emptiness_budget)
