@@ -24,24 +24,31 @@ class Widening(Constructors):
         key = (e, span)
         found = self._widened.get(key)
         if found is None:
-            found = self._widen(e, span, 0)
+            found = self._widen(e, span, 0, {})
             self._widened[key] = found
         return found
 
-    def _widen(self, e: int, span: int, depth: int) -> int:
+    def _widen(self, e: int, span: int, depth: int, done: dict[int, int]) -> int:
+        """``done``: the subexpressions widened so far in this call (an expression is a DAG: the
+        flexible whitespace run shares each state's tail twice, 2^20 paths without it)."""
+        found = done.get(e)
+        if found is not None:
+            return found
         if self._count_bound(e) <= span + 1 or depth > 200:  # deeper: left exact (correct, not widened)
             return e
         kind = self.kind[e]
         args = self.args[e]
+        found = e
         if kind == K_CONCAT:
-            return self.concat(self._widen(args[0], span, depth + 1), self._widen(args[1], span, depth + 1))
-        if kind == K_OR:
-            return self.alt([self._widen(x, span, depth + 1) for x in args])
-        if kind == K_REPEAT:
+            found = self.concat(self._widen(args[0], span, depth + 1, done), self._widen(args[1], span, depth + 1, done))
+        elif kind == K_OR:
+            found = self.alt([self._widen(x, span, depth + 1, done) for x in args])
+        elif kind == K_REPEAT:
             inner, low, high = args
             high = INF if high == INF or high > span else high
-            return self.repeat(self._widen(inner, span, depth + 1), min(low, span + 1), high)
-        return e
+            found = self.repeat(self._widen(inner, span, depth + 1, done), min(low, span + 1), high)
+        done[e] = found
+        return found
 
     def _count_bound(self, e: int) -> int:
         """The largest repeat bound (``low``, or a finite ``high``) anywhere in ``e``; 0 if none."""

@@ -101,3 +101,16 @@ def test_emptiness_shortcut_agrees_with_the_search(positive, negatives):
         except BudgetExceededError:
             assume(False)
         assert answer == searched
+
+
+def test_widened_takes_each_shared_subexpression_once():
+    # 40 levels of (b X | X c): 2^40 paths down to a{100}, 81 distinct subexpressions
+    pool = ExprPool()
+    e = parse_regex("a{100}", pool)
+    b, c = pool.byteset(1 << ord("b")), pool.byteset(1 << ord("c"))
+    for _ in range(40):
+        e = pool.alt([pool.concat(b, e), pool.concat(e, c)])
+    wide = pool.widened(e, 16)
+    assert wide != e
+    data = b"b" * 3 + b"a" * 12
+    assert alive(pool, wide, data) == alive(pool, e, data) == (True, False)
