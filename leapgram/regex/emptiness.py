@@ -109,7 +109,7 @@ class Emptiness(Derivatives):
         self._expanded.add(x)  # every edge out of it recorded
         return False
 
-    def _witness(self, e: int, room: int) -> bytes | None:
+    def _witness(self, e: int, room: int, depth: int = 0) -> bytes | None:
         """A string of ``e`` of at most ``room`` bytes found without deriving an intersection, or
         ``None`` (not found: ``e`` may still match something). An intersection takes the
         shortest string of one part without intersection or complement and checks the other
@@ -118,15 +118,17 @@ class Emptiness(Derivatives):
         derive the intersection itself (new expressions for every count)."""
         if not self.has_bool[e]:
             return self._shortest_string(e, room)
+        if depth > 200:  # deeper: left to the search (no recursion limit reached here)
+            return None
         kind, args = self.kind[e], self.args[e]
         if kind == K_CONCAT:
-            head = self._witness(args[0], room)
-            tail = None if head is None else self._witness(args[1], room - len(head))
+            head = self._witness(args[0], room, depth + 1)
+            tail = None if head is None else self._witness(args[1], room - len(head), depth + 1)
             return None if tail is None else head + tail
         if kind == K_OR:
-            return next((w for w in (self._witness(x, room) for x in args) if w is not None), None)
+            return next((w for w in (self._witness(x, room, depth + 1) for x in args) if w is not None), None)
         if kind == K_REPEAT:
-            inner = b"" if args[1] == 0 else self._witness(args[0], room // args[1])
+            inner = b"" if args[1] == 0 else self._witness(args[0], room // args[1], depth + 1)
             return None if inner is None else inner * args[1]
         if kind == K_AND:
             for part in args:

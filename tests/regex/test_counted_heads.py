@@ -75,3 +75,13 @@ def test_intersections_keep_their_languages(left, right):
             text = "".join(chars)
             expected = bool(re.fullmatch(left, text)) and bool(re.fullmatch(right, text))
             assert pool.matches(e, text.encode()) == expected, text
+
+
+def test_witness_search_is_bounded_in_depth():
+    # an intersection behind 3,000 concatenated bytes: the witness gives up, the search decides
+    pool = ExprPool()
+    e = pool.intersect([parse_regex("[a-z]{1,50}", pool), parse_regex("a[a-z]*", pool)])
+    for i in range(3000):
+        e = pool.concat(pool.byteset(1 << (97 + i % 26)), e)
+    assert pool._witness(e, 10**6) is None
+    assert not pool.is_empty(e)
