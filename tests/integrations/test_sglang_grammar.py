@@ -290,3 +290,30 @@ def test_import_leapgram_integrations_sglang_imports_neither_sglang_nor_torch() 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         lg.grammar_for_key("regex", "a")  # no SGLang needed to build a grammar
+
+
+def test_a_reasoning_parser_leaves_the_backend_unwrapped_and_bounded(tokenizer, monkeypatch) -> None:
+    """SGLang 0.5.23's ``create_grammar_backend`` returns a registered backend as it is: only its
+    built-in backends go into ``ReasonerGrammarBackend``, whose cache (a plain dict of its own) has
+    no bound. So with ``--reasoning-parser`` the scheduler still talks to leapgram's backend and
+    its bounds hold. Should a tested SGLang start wrapping registered backends, this fails."""
+    from types import SimpleNamespace
+
+    from sglang.srt import runtime_context
+    from sglang.srt.constrained import base_grammar_backend as base
+
+    serving = SimpleNamespace(reasoning_parser="qwen3", enable_strict_thinking=False,
+                              constrained_json_whitespace_pattern=None, constrained_json_disable_any_whitespace=False)
+    kernel = SimpleNamespace(kernel=SimpleNamespace(grammar_backend="leapgram"))
+    for module in (base, runtime_context):
+        monkeypatch.setattr(module, "get_serving", lambda: serving)
+    monkeypatch.setattr(base, "get_exec", lambda: kernel)
+    monkeypatch.setenv("LEAPGRAM_SGLANG_CACHE_SIZE", "2")
+    assert lg.register()
+    created = base.create_grammar_backend(None, tokenizer, VOCAB, {EOS}, think_end_ids=encode(tokenizer, "</think>"))
+    assert type(created) is lg.LeapgramGrammarBackend
+    keys = [("regex", "a+"), ("regex", "b+"), ("regex", "c+")]
+    for key in keys:
+        value, _ = created.get_cached_or_future_value(key, True)
+        created.set_cache(key, value.result().copy())
+    assert list(created.cache) == keys[1:]
