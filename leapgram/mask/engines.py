@@ -212,9 +212,9 @@ class CfgEngine:
         :meth:`mask_key`, whose last field is the lexer state the walk starts from."""
         arena, chart, _ = state
         lex = key[2]
-        if self._walks < 2:
+        if self._walks < 2:  # no lock: threads may lose or add increments (tests/mask/test_walk_counter.py)
             self._walks += 1
-            if self._walks == 2:  # not in the first mask: it is in the time to first mask
+            if self._walks >= 2:  # not in the first mask: it is in the time to first mask
                 self.lexer.lay_out_literals()
         if self.slicer is None or lex == DEAD:
             union, tries = None, (self.trie,)
