@@ -602,12 +602,19 @@ def main() -> None:
             print(f"{backend}: engine started", flush=True)
     rounds: list[list[dict]] = []
     order = balanced if args.order == "balanced" else rotated
+
+    def run_one(backend: str) -> dict | None:
+        """One batch (the requests in ``requests_file``) on ``backend``: its engine process when
+        persistent, else a fresh one."""
+        if workers:
+            return workers[backend].run(requests_file)
+        return run_worker(backend, requests_file, args.max_tokens, args.threads)
+
     try:
         for number, reqs in enumerate(warmups):  # the engines and the machine settle; nothing recorded
             requests_file.write_text(json.dumps(reqs))
             for backend in order(backends, number):
-                run = (workers[backend].run(requests_file) if workers
-                       else run_worker(backend, requests_file, args.max_tokens, args.threads))
+                run = run_one(backend)
                 print(f"warm-up {number + 1}: {backend} done in {run['wall_s']:.1f} s" if run else
                       f"warm-up {number + 1}: {backend} failed", flush=True)
         for number in range(args.rounds):
@@ -616,8 +623,7 @@ def main() -> None:
             runs = []
             for backend in order(backends, number):
                 idle = {name: worker.cpu_s() for name, worker in workers.items() if name != backend}
-                run = (workers[backend].run(requests_file) if workers
-                       else run_worker(backend, requests_file, args.max_tokens, args.threads))
+                run = run_one(backend)
                 if run is not None and idle:  # what the other (idle) engines took meanwhile
                     run["idle_engines_cpu_s"] = sum(workers[name].cpu_s() - cpu for name, cpu in idle.items())
                 if run is not None:
