@@ -67,3 +67,34 @@ def test_rows_two_grammars_share_are_counted_once():
     assert max(alone, memory_of([two])) < together < alone + memory_of([two])
     assert list(running_memory([one, None, two, one])) == [alone, alone, together, together]
     assert memory_of([]) == 0
+
+
+def recounted(grammars) -> list[int]:
+    """``running_memory`` taken afresh: every grammar's mask cache read now, row by row."""
+    out, rows, total = [], set(), 0
+    for grammar in grammars:
+        total += grammar._table_bytes()
+        for entry in list(grammar._masks.values()):
+            if id(entry.row) not in rows:
+                rows.add(id(entry.row))
+                total += entry.row.nbytes
+        out.append(total)
+    return out
+
+
+def test_each_grammar_keeps_its_rows_until_its_mask_cache_changes():
+    from leapgram.limits import Limits
+
+    compiler = GrammarCompiler(Vocabulary.byte_vocabulary(), cache_size=0, limits=Limits(max_cached_masks=4))
+    one = walked(compiler, Grammar.from_regex("[a-z]+@[a-z]+"), b"ab@cd")
+    two = walked(compiler, Grammar.from_regex("[a-z]+@[a-z]+\\.com"), b"ab@")
+    assert list(running_memory([two, one])) == recounted([two, one])
+    ids, _ = one._row_ids()
+    assert one._row_ids()[0] is ids  # kept: nothing changed
+    matcher = Matcher(two)
+    for byte in b"xy@zz.co":  # new states: rows added, and the oldest evicted (4 kept)
+        matcher.compute_mask()
+        assert matcher.consume_token(byte)
+    assert list(running_memory([two, one])) == recounted([two, one])
+    assert list(running_memory([one, two])) == recounted([one, two])
+    assert one._row_ids()[0] is ids and len(two._masks) == 4
