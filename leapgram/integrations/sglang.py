@@ -18,8 +18,16 @@ from typing import Any
 
 import leapgram
 from leapgram import Grammar, LeapgramError, Matcher
-from leapgram.integrations.vllm import (LeapgramGrammar, cache_budget, cache_count, grammar_for, trim_cache, vocabulary_for,
-                                       warm_first_masks, warm_up)
+from leapgram.integrations.vllm import (
+    LeapgramGrammar,
+    cache_budget,
+    cache_count,
+    grammar_for,
+    trim_cache,
+    vocabulary_for,
+    warm_first_masks,
+    warm_up,
+)
 
 TESTED_SGLANG = ("0.5.23", "0.5.24")
 """SGLang versions :func:`register` installs the backend on: from the first (included) to the

@@ -9,11 +9,11 @@ restores the digit-splitting pre-tokenizer the GGUF conversion drops (docs/desig
 from __future__ import annotations
 
 import importlib.util
-from contextlib import contextmanager
 import os
 import shutil
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 

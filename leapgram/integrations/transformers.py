@@ -11,7 +11,6 @@ Needs the ``torch`` extra (torch and transformers).
 from __future__ import annotations
 
 import functools
-
 import time
 import weakref
 from collections.abc import Sequence
@@ -24,12 +23,10 @@ from transformers import LogitsProcessor
 
 import leapgram
 from leapgram import CompiledGrammar, Grammar, Matcher, Vocabulary, allocate_token_bitmask
+from leapgram.compiler import compiler_for
 from leapgram.drafts import Drafter, DraftPolicy, draft_length
 
-from leapgram.compiler import compiler_for
-
 from .torch import apply_token_bitmask_torch
-
 
 # ----- vocabularies and grammars ---------------------------------------------------------------
 
@@ -432,7 +429,7 @@ class _Decoder:
 
     def _result(self, row: _Row) -> GenerationResult:
         data = self.vocab.decode(row.output)
-        text = data[len(row.prefix):] if data.startswith(row.prefix) else data
+        text = data.removeprefix(row.prefix)
         matcher = row.matcher
         complete = matcher is None or matcher.is_terminated() or matcher.is_accepting()
         return GenerationResult(text.decode("utf-8", "replace"), row.output, row.reason or "length", complete,

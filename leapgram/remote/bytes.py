@@ -160,7 +160,7 @@ def _representatives(allowed: list[int]) -> list[int]:
     class (digits, lower, upper, non-ASCII, whitespace, other punctuation, control bytes)."""
     if len(allowed) > 24:
         kept = [b for b in allowed if b in b"\"'}])\\"]
-        classes = (*_CLASSES, range(0, 32))
+        classes = (*_CLASSES, range(32))
         kept += [next(b for b in allowed if b in c) for c in classes if any(b in c for b in allowed)]
         allowed = kept
     return sorted(set(allowed), key=lambda b: _ORDER.get(b, 1000 + b))

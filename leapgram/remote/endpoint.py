@@ -128,7 +128,7 @@ class Endpoint:
                         **options) -> RemoteResult:
         """Text the grammar accepts, from the model, with its cost. See :func:`leapgram.remote.generate`
         for the options."""
-        from .guide import Run, Options
+        from .guide import Options, Run
 
         return await Run(self, grammar, messages, prompt, Options(**options)).run()
 
@@ -149,7 +149,7 @@ def run_sync(coroutine):
     def target() -> None:
         try:
             box["value"] = asyncio.run(coroutine)
-        except BaseException as exc:  # handed to the caller's thread
+        except BaseException as exc:  # noqa: BLE001 (handed to the caller's thread, raised there)
             box["error"] = exc
 
     thread = threading.Thread(target=target, name="leapgram-remote")

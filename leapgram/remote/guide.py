@@ -14,7 +14,6 @@ from .errors import RemoteError, RemoteHTTPError, RemoteProtocolError, RemoteTim
 from .protocol import Piece, Token, chat_body, completion_body, native_constraint, parse_answer, parse_event
 from .result import Cost, GrammarCompletion, RemoteResult
 
-
 RESYNC_BYTES = 6  # the model's text must fit this many bytes after a repair to be kept
 MAX_RESYNC_SKIP = 16  # bytes of the model's text a resync may skip (the rest of a wrong token or key)
 MAX_STREAM_REPAIRS = 16  # repairs inside one stream before it is closed anyway
