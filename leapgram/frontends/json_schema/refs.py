@@ -6,6 +6,7 @@ from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
 from ...errors import GrammarError, UnsupportedError
+from .dialects import SUBSCHEMA_MAPS
 from .formats import FORMATS
 
 _NOT_SCHEMAS = frozenset({"enum", "const", "default", "examples", "example"})  # values, not subschemas
@@ -45,11 +46,13 @@ class RefResolver:
         if not isinstance(root, (dict, list)):
             return
         # A child's pointer is (parent's, key), spelled out only where an id or anchor needs it.
-        pending: list[tuple[Any, Any, Any]] = [(root, pointer, base)]
+        # ``names``: a map of names to subschemas (``properties``, ``$defs``, ...), whose keys
+        # are names, never keywords (a property called "default" holds a subschema).
+        pending: list[tuple[Any, Any, Any, bool]] = [(root, pointer, base, False)]
         base_of = self.base_of
         inside: set[int] = set()  # the containers on the path to the one popped (a cycle is one of them again)
         while pending:
-            schema, path, base = pending.pop()
+            schema, path, base, names = pending.pop()
             if schema is None:  # leaving container ``path`` (an id)
                 inside.discard(path)
                 continue
@@ -58,9 +61,14 @@ class RefResolver:
                                    "ancestors); a JSON document cannot, and this one has no end",
                                    pointer=_spelled(path))
             inside.add(id(schema))
-            pending.append((None, id(schema), None))
+            pending.append((None, id(schema), None, False))
             if isinstance(schema, list):  # only containers are pushed: scalars hold no subschema
-                children = [(item, (path, i), base) for i, item in enumerate(schema) if isinstance(item, (dict, list))]
+                children = [(item, (path, i), base, False) for i, item in enumerate(schema)
+                            if isinstance(item, (dict, list))]
+            elif names:
+                base_of[id(schema)] = base
+                children = [(value, (path, key), base, False) for key, value in schema.items()
+                            if isinstance(value, (dict, list))]
             else:
                 if not self.formats and "format" in schema:
                     name = schema["format"]
@@ -69,7 +77,7 @@ class RefResolver:
                     base_of[id(schema)] = base
                 else:
                     base = self._index_one(schema, _spelled(path), base)
-                children = [(value, (path, key), base) for key, value in schema.items()
+                children = [(value, (path, key), base, key in SUBSCHEMA_MAPS) for key, value in schema.items()
                             if isinstance(value, (dict, list)) and key not in _NOT_SCHEMAS]
             pending.extend(reversed(children))
 
