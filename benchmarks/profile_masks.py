@@ -10,6 +10,12 @@ state they start from and times their parts
 (lexer rows built in Python, the trie-walk kernel with the Earley steps inside it, the slicer's
 split, fresh lexer states, the layout of key literals before a grammar's second mask, the rest); each
 part costs a timer call, so compare shares, not absolute µs, with the plain run.
+``--shareable`` (one pass, cases in order) counts, per kind of lexer state, the masks computed
+whose content an earlier case's grammar computed already, and those whose walk an earlier
+grammar made already: the same lexer state (expressions compared by structure, lexemes by
+their expressions) and the same answers of the parser at every lexeme boundary the walk met
+(its transcript: docs/design/trie-walk.md), which decide the mask. ``conflicts`` (same walk,
+another mask) must be 0.
 """
 
 from __future__ import annotations
@@ -148,6 +154,146 @@ def print_breakdown(total: Counter, count: Counter, parts: dict[str, Counter]) -
     print(f"all | 1.00 | {spent / 1e3 / masks:.1f} | {shares} | {other:.1f} | {spent / 1e3 / masks:.1f}")
 
 
+class Canonical:
+    """Ids equal across grammars for equal expressions (by structure), lexemes (by expression and
+    whether ignored) and lexer states (``--shareable``)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple, int] = {}
+
+    def intern(self, key: tuple) -> int:
+        return self.ids.setdefault(key, len(self.ids))
+
+    def expr(self, pool, e: int) -> int:
+        """The id of ``e``, from its kind, arguments and its children's ids."""
+        from leapgram.regex.expr import K_BYTES, K_REPEAT
+
+        def combine(x: int, children: tuple[int, ...]) -> int:
+            kind, args = pool.kind[x], pool.args[x]
+            ids = tuple(memo[c] for c in children)
+            return self.intern((kind, args[0]) if kind == K_BYTES else (kind, *ids, *args[1:]) if kind == K_REPEAT
+                               else (kind, *ids))
+
+        memo = pool.__dict__.setdefault("_canonical_ids", {})  # on the pool: pools die with their grammars
+        return pool._bottom_up(e, memo, combine, pool._children)
+
+    def lexemes(self, compiled) -> list[int]:
+        found = compiled.__dict__.get("_canonical_lexemes")
+        if found is None:
+            ir = compiled.grammar.ir
+            found = compiled._canonical_lexemes = [self.intern(("lexeme", self.expr(ir.pool, x.expr), i in ir.ignore))
+                                                   for i, x in enumerate(ir.lexemes)]
+        return found
+
+    def state(self, compiled, lex: int) -> int:
+        lexer, lexemes = compiled._engine.lexer, self.lexemes(compiled)
+        items = sorted((lexemes[x], self.expr(lexer.pool, e)) for x, e in lexer.items(lex))
+        return self.intern(("state", lexer.is_fresh(lex), *items))
+
+
+def transcript(compiled, canonical: Canonical, state, key) -> tuple:
+    """The parser's answers at the lexeme boundaries the mask walk of ``state`` met, in the order
+    met, charts numbered from the root: ``((chart, lexemes ended, ignored only), None | (child,
+    lexemes it allows, accepting))``. A walk over the tries the slicer leaves, in Python, after
+    the kernel's walk made every row and boundary it needs."""
+    from leapgram.regex.dfa import DEAD
+
+    engine = compiled._engine
+    lexer, (arena, chart, _), lex = engine.lexer, state, key[2]
+    lexemes = canonical.lexemes(compiled)
+    tries = (engine.trie,) if engine.slicer is None or lex == DEAD else engine.slicer.split(lex, engine.trie)[1]
+    numbers, answers, order = {chart: 0}, {}, []
+    for trie in tries:
+        byte, depth, end = trie.node_byte.tolist(), trie.node_depth.tolist(), trie.node_end.tolist()
+        stack = [(chart, lex)] * (trie.max_depth + 2)
+        i = 1
+        while i < len(byte):
+            (at, s), b = stack[depth[i] - 1], byte[i]
+            target = int(lexer.trans[s, b])
+            if target == 0 and lexer.accepting[s]:
+                if (at, s) not in answers:
+                    found = answers[(at, s)] = arena.boundary(at, s)
+                    ended = (tuple(sorted(lexemes[x] for x in lexer.accepted(s))), int(lexer.acc_ignore_only[s]))
+                    result = None
+                    if found is not None:
+                        child = numbers.setdefault(found[0], len(numbers))
+                        result = (child, tuple(sorted(lexemes[x] for x in arena.allowed_lexemes(found[0]))),
+                                  arena.accepting(found[0]))
+                    order.append(((numbers[at], *ended), result))
+                found = answers[(at, s)]
+                if found is not None:
+                    at, target = found[0], int(lexer.trans[found[1], b])
+            if target <= 0:
+                i = end[i]
+                continue
+            stack[depth[i]] = (at, target)
+            i += 1
+    return tuple(order)
+
+
+def shareable(cases, engine) -> tuple[dict[str, Counter], dict[str, Counter], Counter]:
+    """What ``--shareable`` counts (see the module's docstring) over one pass of ``cases``, per
+    kind of lexer state: masks and thread CPU ns by label, and the transcripts' sizes."""
+    import hashlib
+
+    import leapgram.compiler as compiler_module
+
+    canonical = Canonical()
+    seen_rows: dict[bytes, int] = {}
+    seen_walks: dict[tuple, tuple[int, bytes]] = {}
+    count, spent = defaultdict(Counter), defaultdict(Counter)
+    sizes = Counter()
+    case = [0]
+    original = compiler_module.CompiledGrammar._new_row
+
+    def new_row(self, state, key):
+        kind = state_kind(self, state)
+        start = time.thread_time_ns()
+        entry = original(self, state, key)
+        took = time.thread_time_ns() - start
+        if not hasattr(self._engine, "lexer"):
+            return entry
+        digest = hashlib.blake2b(entry.row.tobytes(), digest_size=16).digest()
+        walk = (canonical.state(self, key[2]), bool(self._special_tokens), entry.accepting,
+                transcript(self, canonical, state, key))
+        sizes[min(len(walk[3]), 16)] += 1
+        seen = seen_walks.setdefault(walk, (case[0], digest))
+        found = {"masks": True, "content seen earlier": seen_rows.setdefault(digest, case[0]) < case[0],
+                 "walk seen earlier": seen[0] < case[0] and seen[1] == digest, "conflicts": seen[1] != digest}
+        for label, hit in found.items():
+            count[kind][label] += hit
+            spent[kind][label] += took if hit else 0
+        return entry
+
+    compiler_module.CompiledGrammar._new_row = new_row
+    try:
+        for index, one in enumerate(cases, 1):
+            case[0] = index
+            run([one], engine)
+    finally:
+        compiler_module.CompiledGrammar._new_row = original
+    return count, spent, sizes
+
+
+def print_shareable(count: dict[str, Counter], spent: dict[str, Counter], sizes: Counter) -> None:
+    labels = ("content seen earlier", "walk seen earlier", "conflicts")
+    print("kind of lexer state | masks computed | " + " | ".join(f"{label} (share of masks, of their time)"
+                                                          for label in labels))
+    every, every_spent = Counter(), Counter()
+    for kind in sorted(count, key=lambda k: -count[k]["masks"]):
+        every.update(count[kind])
+        every_spent.update(spent[kind])
+        print(_shareable_line(kind, count[kind], spent[kind], labels))
+    print(_shareable_line("all", every, every_spent, labels))
+    print("boundaries in a transcript (16: 16 or more):", dict(sorted(sizes.items())))
+
+
+def _shareable_line(kind: str, count: Counter, spent: Counter, labels: tuple[str, ...]) -> str:
+    masks, took = count["masks"], spent["masks"] or 1
+    parts = " | ".join(f"{count[label]} ({count[label] / masks:.2f}, {spent[label] / took:.2f})" for label in labels)
+    return f"{kind} | {masks} | {parts}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder")
@@ -156,6 +302,8 @@ def main() -> int:
     parser.add_argument("--cprofile", help="write cProfile stats here")
     parser.add_argument("--repeat", type=int, default=1, help="runs over the cases (the first one is reported)")
     parser.add_argument("--breakdown", action="store_true", help="time the parts of masks by kind of lexer state")
+    parser.add_argument("--shareable", action="store_true",
+                        help="count the masks computed that an earlier case's grammar computed already")
     args = parser.parse_args()
     from bench_schemas import LeapgramEngine
 
@@ -163,6 +311,9 @@ def main() -> int:
     cases = load_cases(Path(args.folder), tokenizer, None, args.sample)
     engine = LeapgramEngine(tokenizer)
     gc.freeze()  # as bench_schemas' workers: collections scan the grammars, not the cases
+    if args.shareable:
+        print_shareable(*shareable(cases, engine))
+        return 0
     if args.breakdown:
         run(cases, engine)  # untimed: the next run times what a second process would see
         print_breakdown(*breakdown(cases, engine))

@@ -244,6 +244,25 @@ def test_profile_masks_times_masks_and_splits_them_by_kind_of_state(tmp_path, ca
     assert "kind of lexer state" in capsys.readouterr().out
 
 
+@pytest.mark.slow
+@pytest.mark.tokenizers
+def test_profile_masks_shareable_finds_every_walk_of_a_schema_seen_before(tmp_path, capsys):
+    import profile_masks
+    from bench_schemas import LeapgramEngine, load_cases
+
+    for name in ("a", "b"):  # the same schema twice: the second grammar's walks are the first one's
+        (tmp_path / f"BFCL_{name}.json").symlink_to(REPO / "tests" / "data" / "jsonschemabench" / "BFCL_java_0.json")
+    tokenizer = tokenizer_path("llama3") / "tokenizer.json"
+    engine = LeapgramEngine(tokenizer)
+    count, spent, sizes = profile_masks.shareable(load_cases(tmp_path, tokenizer, None), engine)
+    masks = sum(c["masks"] for c in count.values())
+    seen = sum(c["walk seen earlier"] for c in count.values())
+    assert masks == 2 * seen and sum(sizes.values()) == masks and sum(c["conflicts"] for c in count.values()) == 0
+    assert all(c["content seen earlier"] >= c["walk seen earlier"] for c in count.values())
+    profile_masks.print_shareable(count, spent, sizes)
+    assert "walk seen earlier" in capsys.readouterr().out
+
+
 def test_bench_vllm_balanced_order_puts_every_backend_in_every_place_equally():
     from bench_vllm import balanced
 
