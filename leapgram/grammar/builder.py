@@ -110,6 +110,13 @@ class GrammarBuilder:
         if len(rules) != count:  # (one hash of the rule, where a test and an add take two)
             self._rules.append(rule)
 
+    def fresh_rules(self, rules: list[Rule]) -> None:
+        """Add ``rules`` as they are, in order: rules with tuple right-hand sides whose left-hand
+        sides are new nonterminals (:meth:`fresh_nonterminal`) no other rule is written for, and
+        no two of them equal, so the duplicate check of :meth:`rule` has nothing to drop."""
+        self._defined.update([lhs for lhs, _ in rules])
+        self._rules += rules
+
     def sequence(self, items: Sequence[int], *, hint: str = "seq") -> int:
         """A nonterminal for the sequence ``items``."""
         nt = self.fresh_nonterminal(hint)

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...errors import BudgetExceededError, GrammarError
 from ...grammar.analysis import productive_nonterminals
+from ...grammar.ir import Rule
 from ...regex.expr import EMPTY
 from .strings import STRING_KEYWORDS, literal_string, string_universe
 from .values import count_keyword, json_text, mapping_keyword
@@ -236,8 +237,7 @@ class ObjectKeywords:
                                  f"counting up to {top} members over {len(members)} properties is too large")
             low, high = 0, None
         if low == 0 and high is None:  # most objects: the count only says whether a separator comes
-            return self.member_rules(_expand(_uncounted_step(members, extra, self.punct)), (0, 0),
-                                     every_state_ends=True)
+            return self.uncounted_member_rules(members, extra)
         return self.counted_members(_in_order_moves(members, extra, low), low, high)
 
     def members_any_order(self, members: list[tuple[int, bool]], extra: int | None, low: int,
@@ -327,6 +327,63 @@ class ObjectKeywords:
             for alt in alternatives:
                 rule(nt, alt)
         return names[root]
+
+
+    def uncounted_member_rules(self, members: list[tuple[int, bool]], extra: int | None) -> int:
+        """:meth:`member_rules` of ``_expand(_uncounted_step(members, extra, punct))`` (members in
+        declared order, no count bounds: most objects), written without listing each state's
+        alternatives first. The same nonterminals and rules in the same order: the states are
+        numbered in the order of ``set`` over the states in ``_expand``'s order
+        (:func:`_uncounted_states`), and each state's rules are the ones ``member_rules`` writes
+        for the alternatives ``_uncounted_step`` lists, in that order."""
+        builder = self.builder
+        states = _uncounted_states(members, extra is not None)
+        comma = self.punct(",") if states[-1][1] else ()  # asked for only where a state is after a member, as there
+        live = set(dict.fromkeys(states))  # as set(rules) over _expand's dict
+        names = dict(zip(live, builder.fresh_nonterminals("members", len(live))))
+        last = len(members)
+        rules: list[Rule] = []
+        add = rules.append
+        for key in live:
+            i, c = key
+            nt = names[key]
+            before = comma if c else ()
+            if i < last:
+                member, is_required = members[i]
+                add((nt, (*before, member, names[i + 1, 1])))
+                if not is_required:
+                    add((nt, (names[i + 1, c],)))
+            elif extra is None:
+                add((nt, ()))
+            elif c:  # (last, 1) loops on extras: S -> R with R -> R , M | ε (see member_rules)
+                repeated = builder.fresh_nonterminal("repeated")
+                add((repeated, ()))
+                add((repeated, (repeated, *before, extra)))
+                add((nt, (repeated,)))
+            else:
+                add((nt, (extra, names[i, 1])))
+                add((nt, ()))
+        builder.fresh_rules(rules)
+        return names[0, 0]
+
+
+def _uncounted_states(members: list[tuple[int, bool]], extras: bool) -> list[State]:
+    """The states ``_expand(_uncounted_step(members, extra, punct))`` reaches, in its order
+    (depth first, the last target pushed popped first): the states ``(i, 0)`` up to the first
+    required member ``r``, then ``(i, 1)`` from ``r + 1`` up to the last, then ``(i, 1)`` from
+    ``r`` down to 1; with no required member, ``(i, 1)`` from the last down to 1, or ``(0, 1)``
+    alone for an object without properties that allows extras."""
+    last = len(members)
+    first = next((i for i, (_, is_required) in enumerate(members) if is_required), last)
+    states = [(i, 0) for i in range(first + 1)]
+    if first < last:
+        states += [(i, 1) for i in range(first + 1, last + 1)]
+        states += [(i, 1) for i in range(first, 0, -1)]
+    elif last:
+        states += [(i, 1) for i in range(last, 0, -1)]
+    elif extras:
+        states.append((0, 1))
+    return states
 
 
 def _required(schema: dict, pointer: str) -> list[str]:

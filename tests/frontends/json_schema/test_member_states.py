@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leapgram.frontends.json_schema.objects import _expand, _in_order_moves, _uncounted_step, live_states
+from leapgram.frontends.json_schema.objects import (
+    _expand,
+    _in_order_moves,
+    _uncounted_states,
+    _uncounted_step,
+    live_states,
+)
 from leapgram.frontends.json_schema.translate import SchemaTranslator
 from leapgram.grammar.builder import GrammarBuilder
 from leapgram.limits import DEFAULT_LIMITS
@@ -41,18 +47,28 @@ def test_worklist_liveness_matches_the_fixpoint(rules):
 @pytest.mark.parametrize("whitespace", ["flexible", "compact", "dumps"])
 def test_members_without_counts_make_the_rules_of_the_counted_walk(required, with_extra, whitespace):
     made = []
-    for fast in (True, False):
+    for way in ("direct", "uncounted step", "counted"):  # the same nonterminals, rules and lexemes, in order
         translator = SchemaTranslator({}, whitespace=whitespace, limits=DEFAULT_LIMITS)
         builder = translator.builder
         members = [(builder.literal(f"m{k}"), flag == "r") for k, flag in enumerate(required)]
         extra = builder.literal("extra") if with_extra else None
-        if fast:
+        if way == "direct":
+            root = translator.uncounted_member_rules(members, extra)
+        elif way == "uncounted step":
             root = translator.member_rules(_expand(_uncounted_step(members, extra, translator.punct)), (0, 0),
                                            every_state_ends=True)
         else:
             root = translator.counted_members(_in_order_moves(members, extra, 0), 0, None)
-        made.append((root, builder._nonterminals, builder._rules, builder._lexemes))
-    assert made[0] == made[1]
+        made.append((root, builder._nonterminals, builder._rules, builder._lexemes, set(builder._defined)))
+    assert made[0] == made[1] == made[2]
+
+
+@given(st.lists(st.booleans(), max_size=9), st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_uncounted_states_come_in_the_order_of_the_walk(required, with_extra):
+    members = [(10 + k, flag) for k, flag in enumerate(required)]
+    extra = 99 if with_extra else None
+    assert _uncounted_states(members, with_extra) == list(_expand(_uncounted_step(members, extra, lambda text: (7,))))
 
 
 def test_fresh_nonterminals_are_those_of_as_many_fresh_calls():
