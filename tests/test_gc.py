@@ -5,10 +5,11 @@ from __future__ import annotations
 import gc
 import subprocess
 import sys
+import threading
 
 import pytest
 
-from leapgram._gc import collections_deferred
+from leapgram._gc import collections_deferred, paused_collections
 
 
 class Node:
@@ -70,3 +71,76 @@ def test_import_leapgram_runs_no_full_collection_and_keeps_the_settings():
     disabled = IMPORT.replace("import leapgram", "gc.disable()\nimport leapgram")
     run = subprocess.run([sys.executable, "-c", disabled], capture_output=True, text=True, timeout=300)
     assert run.stdout.split()[1] == "False", run.stderr[-2000:]
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_paused_collections_are_off_inside_and_as_before_after(enabled):
+    was_enabled = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        with paused_collections():
+            assert not gc.isenabled()
+            with paused_collections():  # re-entrant
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        assert gc.isenabled() == enabled
+    finally:
+        gc.enable() if was_enabled else gc.disable()
+
+
+def test_paused_collections_resume_when_the_last_thread_leaves():
+    """Two threads overlapping: the first to leave does not turn the collector on under the
+    other, and the last one restores it (a saved flag per block would leave it off)."""
+    was_enabled = gc.isenabled()
+    gc.enable()
+    first_in, second_in, first_out, second_out = (threading.Event() for _ in range(4))
+    seen = {}
+
+    def first():
+        with paused_collections():
+            first_in.set()
+            second_in.wait(5)
+        first_out.set()
+
+    def second():
+        first_in.wait(5)
+        with paused_collections():
+            second_in.set()
+            first_out.wait(5)
+            seen["after the first left"] = gc.isenabled()
+        second_out.set()
+
+    try:
+        threads = [threading.Thread(target=first), threading.Thread(target=second)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        assert seen == {"after the first left": False}
+        assert gc.isenabled()
+    finally:
+        gc.enable() if was_enabled else gc.disable()
+
+
+def test_a_schema_translates_with_collections_paused(monkeypatch):
+    import leapgram
+    from leapgram.frontends.json_schema import translate
+
+    seen = []
+    build = translate.SchemaTranslator.build
+
+    def watched(self):
+        seen.append(gc.isenabled())
+        return build(self)
+
+    monkeypatch.setattr(translate.SchemaTranslator, "build", watched)
+    was_enabled = gc.isenabled()
+    gc.enable()
+    try:
+        leapgram.Grammar.from_json_schema({"type": "object", "properties": {"a": {"type": "string"}}})
+        with pytest.raises(leapgram.GrammarError):
+            leapgram.Grammar.from_json_schema({"type": "object", "required": ["a"], "properties": {"a": False}})
+        assert seen == [False, False]
+        assert gc.isenabled()  # also after a schema that fails
+    finally:
+        gc.enable() if was_enabled else gc.disable()

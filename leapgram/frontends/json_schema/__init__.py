@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from ..._gc import paused_collections
 from ...errors import GrammarError, UnsupportedError
 from ...grammar.builder import GrammarBuilder
 from ...grammar.ir import GrammarIR
@@ -98,7 +99,7 @@ def json_schema_to_ir(schema: Any, *, whitespace: str | int | tuple[str, str] = 
     """The grammar of the JSON texts valid under ``schema``, and the warnings (keywords skipped
     under ``lenient``)."""
     document = schema_document(schema)
-    with _json_data_errors(document):
+    with _json_data_errors(document), paused_collections():  # see paused_collections
         translator = SchemaTranslator(document, whitespace=whitespace, lenient=lenient,
                                       any_order=any_order, limits=limits)
         return translator.build(), translator.ctx.warnings
@@ -109,7 +110,7 @@ def json_schema_symbol(schema: Any, builder: GrammarBuilder, *, whitespace: str 
     """The symbol of the JSON texts valid under ``schema``, built into another front end's
     ``builder`` (a Lark rule or a structural tag that embeds a schema), and the warnings."""
     document = schema_document(schema)
-    with _json_data_errors(document):
+    with _json_data_errors(document), paused_collections():
         translator = SchemaTranslator(document, whitespace=whitespace, lenient=lenient,
                                       any_order=any_order, limits=builder.limits, builder=builder)
         return translator.top_symbol(), translator.ctx.warnings
