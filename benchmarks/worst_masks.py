@@ -61,7 +61,7 @@ def describe_state(compiled, state, kind: str) -> tuple[str, list[str]]:
     lexer = engine.lexer
     pool = lexer.pool
     items = lexer.items(engine.mask_key(state)[2])
-    exprs = [f"{lexeme}: {pool.describe(expr)[:160]}" for lexeme, expr in items]
+    exprs = [f"{lexeme}: {pool.describe(expr, 160)}" for lexeme, expr in items]
     if any(pool.has_bool[expr] for _, expr in items):
         kind += " / intersection"
     return kind, exprs

@@ -116,7 +116,10 @@ def counted_char(pool: ExprPool, char: int, template) -> CountedChar | None:
 
 def split_counted(pool: ExprPool, expr: int) -> tuple[tuple[int, ...], int, int, int, int] | None:
     """``(heads, X, a, b, T)`` when ``expr`` is ``heads... X{a,b} T`` (a right-associated
-    concatenation whose first repeat is ``X{a,b}``, within ``MAX_SPINE`` heads), else ``None``."""
+    concatenation whose first repeat is ``X{a,b}``, within ``MAX_SPINE`` heads) and ``X`` matches
+    finitely many strings, else ``None``. (An infinite ``X`` is no character: the loop of an
+    automaton written by state elimination, a ``multipleOf`` by remainders, whose row template
+    took 50 ms of derivatives to find too many states, in a mask.)"""
     kind, args = pool.kind, pool.args
     heads: list[int] = []
     e = expr
@@ -124,13 +127,13 @@ def split_counted(pool: ExprPool, expr: int) -> tuple[tuple[int, ...], int, int,
         k = kind[e]
         if k == K_REPEAT:
             char, low, high = args[e]
-            return tuple(heads), char, low, high, EPSILON
+            return (tuple(heads), char, low, high, EPSILON) if pool.is_finite(char) else None
         if k != K_CONCAT:
             return None
         head, e = args[e]
         if kind[head] == K_REPEAT:
             char, low, high = args[head]
-            return tuple(heads), char, low, high, e
+            return (tuple(heads), char, low, high, e) if pool.is_finite(char) else None
         heads.append(head)
     return None
 

@@ -39,6 +39,14 @@ class Derivatives(Constructors):
             self._deriv[key] = found
         return found
 
+    def set_derivative(self, e: int, byte: int, d: int) -> None:
+        """Record ``d`` as the derivative of ``e`` by ``byte``. Exact only where ``d`` matches the
+        same strings as the computed derivative: for a caller that knows an automaton of ``e``
+        (a ``multipleOf`` by remainders, written by state elimination, derives to a new
+        expression per digit string; pinned, each remainder is one expression, so one lexer
+        state)."""
+        self._deriv[e * 256 + byte] = d
+
     def _derivative(self, e: int, byte: int) -> int:
         kind = self.kind[e]
         args = self.args[e]

@@ -24,7 +24,7 @@ __all__ = [
 # Per-expression caches that a copy of a family template takes over on first use, not at the copy:
 # a JSON Schema compile and first mask read none of them in 19 schemas of 20 (in one of 3: _deriv).
 _LAZY_CACHES = ("_classes", "_bounds", "_shortest", "_deriv", "_refined", "char_ranges", "_by_first", "_within",
-                "_widened", "_empty", "_expanded", "_shortest_strings")
+                "_widened", "_empty", "_expanded", "_shortest_strings", "_partners")
 
 
 _PLANS: dict[tuple[tuple[str, ...], bool], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
@@ -99,6 +99,7 @@ class ExprPool(Emptiness, Widening):
         self._shared_budget: list | None = None  # [limit name, value, steps left] (emptiness_budget)
         self.emptiness_steps = 0  # steps of every emptiness search so far (benchmarks read it)
         self._widened: dict[tuple[int, int], int] = {}
+        self._partners: dict[tuple, object] = {}  # Widening._partner_reach
         self.memo: dict[tuple, int] = {}
         self._single_bytes: list[int | None] = [None] * 256
         self.family: PoolFamily | None = None  # shared with copies (see PoolFamily)
@@ -169,33 +170,68 @@ class ExprPool(Emptiness, Widening):
         """Whether ``e`` matches all of ``data``."""
         return self.nullable[self.derivative_bytes(e, data)]
 
-    def describe(self, e: int) -> str:
-        """A readable form of ``e`` for debugging and error messages."""
+    def describe(self, e: int, limit: int | None = None) -> str:
+        """A readable form of ``e`` for debugging and error messages; with ``limit``, cut after
+        ``limit`` characters (ending in ``…``). An expression is a graph with shared nodes, and
+        its text a tree, exponentially longer for some (a ``multipleOf`` by remainders: over a
+        minute of printing for one state): with ``limit`` the printing stops there."""
+        out: list[str] = []
+        room = [INF if limit is None else limit]
+        try:
+            self._describe_into(e, out, room)
+        except _Cut:
+            return "".join(out)[:limit] + "…"
+        return "".join(out)
+
+    def _describe_into(self, e: int, out: list[str], room: list[int]) -> None:
+        """Append the text of ``e`` to ``out``; raise ``_Cut`` once ``room[0]`` characters are
+        passed (``INF``: no limit)."""
         kind = self.kind[e]
         args = self.args[e]
         if kind == K_EMPTY:
-            return "∅"
-        if kind == K_EPS:
-            return "ε"
-        if kind == K_BYTES:
-            return _describe_bytes(args[0])
-        if kind == K_CONCAT:
-            return f"{self._paren(args[0])}{self._paren(args[1])}"
-        if kind == K_OR:
-            return "(" + "|".join(self.describe(x) for x in args) + ")"
-        if kind == K_AND:
-            return "(" + "&".join(self.describe(x) for x in args) + ")"
-        if kind == K_NOT:
-            return f"~{self._paren(args[0])}"
-        inner, low, high = args
-        bound = f"{{{low},}}" if high == INF else f"{{{low},{high}}}"
-        return f"{self._paren(inner)}{bound}"
+            _put(out, room, "∅")
+        elif kind == K_EPS:
+            _put(out, room, "ε")
+        elif kind == K_BYTES:
+            _put(out, room, _describe_bytes(args[0]))
+        elif kind == K_CONCAT:
+            self._paren_into(args[0], out, room)
+            self._paren_into(args[1], out, room)
+        elif kind == K_OR or kind == K_AND:
+            _put(out, room, "(")
+            for i, x in enumerate(args):
+                if i:
+                    _put(out, room, "|" if kind == K_OR else "&")
+                self._describe_into(x, out, room)
+            _put(out, room, ")")
+        elif kind == K_NOT:
+            _put(out, room, "~")
+            self._paren_into(args[0], out, room)
+        else:
+            inner, low, high = args
+            self._paren_into(inner, out, room)
+            _put(out, room, f"{{{low},}}" if high == INF else f"{{{low},{high}}}")
 
-    def _paren(self, e: int) -> str:
-        text = self.describe(e)
-        if self.kind[e] in (K_CONCAT,):
-            return f"({text})"
-        return text
+    def _paren_into(self, e: int, out: list[str], room: list[int]) -> None:
+        wrap = self.kind[e] == K_CONCAT
+        if wrap:
+            _put(out, room, "(")
+        self._describe_into(e, out, room)
+        if wrap:
+            _put(out, room, ")")
+
+
+class _Cut(Exception):
+    """``ExprPool.describe`` reached its limit."""
+
+
+def _put(out: list[str], room: list[int], text: str) -> None:
+    """Append ``text`` to ``out`` within ``room[0]`` characters (``INF``: no limit)."""
+    out.append(text)
+    if room[0] != INF:
+        room[0] -= len(text)
+        if room[0] < 0:
+            raise _Cut
 
 
 def _describe_bytes(mask: int) -> str:

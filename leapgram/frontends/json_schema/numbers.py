@@ -328,7 +328,31 @@ class NumberBuilder:
                     edges[i][j] = pool.alt([edges[i].get(j, EMPTY), pool.concat_all([through, loop, out])])
             del edges[k]
         whole = pool.alt([pool.concat(self.lit("0"), tail(0)), edges["start"].get("end", EMPTY)])
+        self.pin_remainders(whole, modulus)
         return pool.concat(pool.alt([EPSILON, self.lit("-")]), whole)
+
+    def pin_remainders(self, whole: int, modulus: int) -> None:
+        """Make the derivatives of ``whole`` by the digit strings without leading zero one
+        expression per remainder (``pool.set_derivative``): state elimination writes the
+        automaton as one expression whose derivatives differ by the digits read (149 for
+        ``multipleOf: 12`` within three digits, each a new lexer state built in a mask), while
+        the strings that may follow depend on the remainder only. One expression per remainder is
+        found breadth first, by its shortest digits; the digits then lead from one to another."""
+        pool = self.pool
+        states: dict[int, int] = {}
+        for d in range(1, 10):
+            if d % modulus not in states:
+                states[d % modulus] = pool.derivative(whole, 48 + d)
+        queue = list(states)
+        for r in queue:
+            for d in range(10):
+                s = (10 * r + d) % modulus
+                if s not in states:
+                    states[s] = pool.derivative(states[r], 48 + d)
+                    queue.append(s)
+        for r, e in states.items():
+            for d in range(10):
+                pool.set_derivative(e, 48 + d, states[(10 * r + d) % modulus])
 
     def multiples_of_power(self, exponent: int) -> int:
         if exponent >= 0:
