@@ -16,7 +16,9 @@ vocabulary's trie and slices and the JSON Schema base pool; an untimed warm-up c
 every kernel) and TBM (time between masks: one ``fill_next_token_bitmask`` per step of each valid
 instance, EOS step included). TBM is also taken as the calling thread's CPU time (``TBM cpu``): on
 a shared machine a mask preempted by another process costs a scheduler slice (about 4 ms) of wall
-time, which then sets the p99. Each engine's summary covers the cases it compiled; the ratios
+time, which then sets the p99. TTFM is also taken as the worker process's CPU time (``TTFM cpu``,
+every thread of the engine, so a peer that compiles on several threads pays for all of them): on a
+loaded machine the wall-clock TTFM of a 1 ms compile is mostly waiting for a core. Each engine's summary covers the cases it compiled; the ratios
 against a peer are taken on the cases both compiled (``leapgram / peer on the N cases both
 compiled``), where the same instances are walked by both.
 
@@ -93,6 +95,7 @@ class CaseResult:
     valid_rejected_order: int | None = None  # of those, accepted with keys reordered (None: not checked)
     invalid_accepted: int = 0
     ttfm_ms: float | None = None
+    ttfm_cpu_ms: float | None = None  # the worker process's CPU time (every thread of the engine)
     tbm_us: list[float] = field(default_factory=list)
     tbm_cpu_us: list[float] = field(default_factory=list)
 
@@ -247,7 +250,7 @@ def run_case(engine, case: Case) -> CaseResult:
     """Compile, time the first mask, then walk every instance (see the module docstring)."""
     result = CaseResult(case.name)
     engine.prepare()
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     try:
         compiled = engine.compile(case.schema)
         first = engine.matcher(compiled)
@@ -259,9 +262,11 @@ def run_case(engine, case: Case) -> CaseResult:
         result.error, result.detail = engine.classify(exc), str(exc)[:300]
         return result
     result.ttfm_ms = (time.perf_counter() - start) * 1e3
+    result.ttfm_cpu_ms = (time.process_time() - start_cpu) * 1e3
     failure = engine.first_error(first)
     if failure is not None:  # a budget ran out computing the first mask: not a usable grammar
         result.error, result.detail, result.ttfm_ms = "error state at the first mask", failure[:300], None
+        result.ttfm_cpu_ms = None
         return result
     result.compiled = True
     rejected = []
@@ -519,6 +524,7 @@ def summarize(results: list[CaseResult]) -> dict:
         if r.error:
             errors[r.error] = errors.get(r.error, 0) + 1
     ttfm = [r.ttfm_ms for r in results if r.ttfm_ms is not None]
+    ttfm_cpu = [r.ttfm_cpu_ms for r in results if r.ttfm_cpu_ms is not None]
     checked = [r for r in results if r.valid_rejected_order is not None]
     order = sum(r.valid_rejected_order for r in checked) if checked else None
     tbm = [t for r in results for t in r.tbm_us]
@@ -533,6 +539,7 @@ def summarize(results: list[CaseResult]) -> dict:
         "invalid_accepted": sum(r.invalid_accepted for r in results),
         "errors": dict(sorted(errors.items(), key=lambda kv: -kv[1])),
         "ttfm_ms": {f"p{q}": percentile(ttfm, q) for q in (50, 90, 99)} | {"max": max(ttfm, default=None)},
+        "ttfm_cpu_ms": {f"p{q}": percentile(ttfm_cpu, q) for q in (50, 90, 99)} | {"max": max(ttfm_cpu, default=None)},
         "tbm_us": {"mean": sum(tbm) / len(tbm) if tbm else None, "p50": percentile(tbm, 50),
                    "p99": percentile(tbm, 99), "max": max(tbm, default=None), "masks": len(tbm)},
         "tbm_cpu_us": {"mean": sum(cpu) / len(cpu) if cpu else None, "p50": percentile(cpu, 50),
@@ -559,6 +566,8 @@ def print_summary(name: str, summary: dict, unavailable: str | None) -> None:
         print(f"   error {count:>5}  {kind}")
     t = s["ttfm_ms"]
     print(f"   TTFM ms  p50 {_fmt(t['p50'], 2)}  p90 {_fmt(t['p90'], 2)}  p99 {_fmt(t['p99'], 2)}  max {_fmt(t['max'], 2)}")
+    t = s["ttfm_cpu_ms"]
+    print(f"   TTFM cpu p50 {_fmt(t['p50'], 2)}  p90 {_fmt(t['p90'], 2)}  p99 {_fmt(t['p99'], 2)}  max {_fmt(t['max'], 2)}")
     b = s["tbm_us"]
     print(f"   TBM µs   mean {_fmt(b['mean'])}  p50 {_fmt(b['p50'])}  p99 {_fmt(b['p99'])}  max {_fmt(b['max'])}"
           f"  ({b['masks']:,} masks)")
@@ -574,7 +583,7 @@ def source_of(name: str) -> str:
 
 
 SOURCE_METRICS = (("tbm_us", "TBM mean µs, wall"), ("tbm_cpu_us", "TBM mean µs, thread CPU"),
-                  ("ttfm_ms", "TTFM p50 ms"))
+                  ("ttfm_ms", "TTFM p50 ms"), ("ttfm_cpu_ms", "TTFM p50 ms, process CPU"))
 
 
 def by_source(results: dict[str, list[CaseResult]]) -> list[dict]:
@@ -600,8 +609,9 @@ def by_source(results: dict[str, list[CaseResult]]) -> list[dict]:
 
 
 def _source_value(key: str, cases: list[CaseResult]) -> float | None:
-    if key == "ttfm_ms":
-        return percentile([c.ttfm_ms for c in cases], 50)
+    if key in ("ttfm_ms", "ttfm_cpu_ms"):
+        values = [getattr(c, key) for c in cases]
+        return percentile([v for v in values if v is not None], 50)
     times = [t for c in cases for t in getattr(c, key)]
     return sum(times) / len(times) if times else None
 
@@ -617,7 +627,7 @@ def print_by_source(rows: list[dict]) -> None:
     peers = [e for e in engines if e != "leapgram"]
     print("\n== by source, on the cases every engine compiled (shared); ratio = leapgram / peer")
     for key, title in SOURCE_METRICS:
-        digits = 2 if key == "ttfm_ms" else 1
+        digits = 2 if key.startswith("ttfm") else 1
         print(f"   {title:<25}{'cases':>6}{'shared':>7} |" + "".join(f"{e[:10]:>11}" for e in engines)
               + " |" + "".join(f"{'÷' + p[:8]:>10}" for p in peers))
         for row in rows:
@@ -750,6 +760,16 @@ def compare_on_shared_cases(results: dict[str, list[CaseResult]]) -> dict[str, d
                      peer: {"mean": sum(b) / len(b), "p99": percentile(b, 99), "masks": len(b)}}
             stats["ratio"] = {q: stats["leapgram"][q] / stats[peer][q] for q in ("mean", "p99")}
             entry[key] = stats
+        for key in ("ttfm_ms", "ttfm_cpu_ms"):
+            pairs = [(getattr(mine, key), getattr(theirs, key)) for mine, theirs in shared]
+            a = [x for x, y in pairs if x is not None and y is not None]
+            b = [y for x, y in pairs if x is not None and y is not None]
+            if not a:
+                continue
+            stats = {e: {f"p{q}": percentile(v, q) for q in (50, 99)} | {"max": max(v)}
+                     for e, v in (("leapgram", a), (peer, b))}
+            stats["ratio"] = {q: _ratio(stats["leapgram"][q], stats[peer][q]) for q in ("p50", "p99", "max")}
+            entry[key] = stats
         out[peer] = entry
     return out
 
@@ -763,6 +783,12 @@ def print_shared(comparison: dict[str, dict]) -> None:
                 print(f"   {title}  mean {_fmt(s['leapgram']['mean'])} / {_fmt(s[peer]['mean'])} = "
                       f"{s['ratio']['mean']:.2f}x   p99 {_fmt(s['leapgram']['p99'])} / {_fmt(s[peer]['p99'])} = "
                       f"{s['ratio']['p99']:.2f}x")
+        for key, title in (("ttfm_ms", "TTFM ms"), ("ttfm_cpu_ms", "TTFM cpu")):
+            if key in entry:
+                s = entry[key]
+                print(f"   {title}  " + "   ".join(
+                    f"{q} {_fmt(s['leapgram'][q], 2)} / {_fmt(s[peer][q], 2)} = {_fmt_ratio(s['ratio'][q])}"
+                    for q in ("p50", "p99", "max")))
 
 
 def report(args, folder: Path, tokenizer_json: Path, workers: dict[str, Worker],

@@ -213,6 +213,20 @@ def test_cases_are_grouped_by_source_and_compared_on_the_cases_every_engine_comp
     assert rows["BFCL"]["tbm_cpu_us"] == {"leapgram": None, "peer": None}
     assert rows["JME"]["ratio"]["ttfm_ms"]["peer"] == 2.0
     assert rows["all"]["shared"] == 2 and rows["all"]["tbm_us"]["leapgram"] == 14.0 / 3
+    assert rows["JME"]["ttfm_cpu_ms"] == {"leapgram": None, "peer": None}
+
+
+def test_ttfm_is_compared_on_the_cases_both_compiled_in_wall_and_process_cpu_time():
+    from bench_schemas import compare_on_shared_cases
+
+    ours = [CaseResult("a", compiled=True, ttfm_ms=2.0, ttfm_cpu_ms=1.0, tbm_us=[1.0]),
+            CaseResult("b", compiled=True, ttfm_ms=90.0, ttfm_cpu_ms=80.0, tbm_us=[1.0])]
+    theirs = [CaseResult("a", compiled=True, ttfm_ms=4.0, ttfm_cpu_ms=4.0, tbm_us=[1.0]),
+              CaseResult("b", error="GrammarError")]  # its slow case is left out of both sides
+    entry = compare_on_shared_cases({"leapgram": ours, "peer": theirs})["peer"]
+    assert entry["cases"] == 1
+    assert entry["ttfm_ms"]["ratio"] == {"p50": 0.5, "p99": 0.5, "max": 0.5}
+    assert entry["ttfm_cpu_ms"]["leapgram"]["max"] == 1.0 and entry["ttfm_cpu_ms"]["ratio"]["p50"] == 0.25
 
 
 def test_bench_outside_a_checkout_says_what_to_do(monkeypatch):
