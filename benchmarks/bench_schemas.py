@@ -48,8 +48,8 @@ import gc
 import itertools
 import json
 import math
-import re
 import multiprocessing
+import re
 import sys
 import time
 import traceback
@@ -58,7 +58,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from peers import (  # noqa: E402
+from peers import (
     WARMUP_SCHEMA,
     LlguidanceSchemaEngine,
     XgrammarSchemaEngine,

@@ -19,7 +19,7 @@ from tests.helpers.compiling import compile_for
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from bench_schemas import (  # noqa: E402
+from bench_schemas import (
     REORDER_BUDGET,
     Case,
     CaseResult,
