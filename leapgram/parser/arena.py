@@ -8,7 +8,7 @@ holds the charts of one matcher and its forks, a tree that only grows, so a stat
 
 from __future__ import annotations
 
-from itertools import chain, repeat
+from itertools import accumulate, chain, repeat
 from operator import add, itemgetter
 
 import numpy as np
@@ -30,6 +30,21 @@ class ParserTables:
     def __init__(self, ir: GrammarIR) -> None:
         rules = ir.rules
         count = len(rules)
+        self.num_nonterminals = len(ir.nonterminals)
+        self.num_lexemes = len(ir.lexemes)
+        if count <= _FEW_RULES:
+            self.dr_next, self.dr_lhs, self.dr_accept, self.first_ptr, self.first_drs = \
+                _few_rule_arrays(rules, ir.start, self.num_nonterminals)
+        else:
+            self._many_rule_arrays(ir)
+        self.nullable = np.zeros(self.num_nonterminals, dtype=np.int8)
+        self.nullable[list(ir.nullable_nonterminals())] = 1
+        self.grammar = (self.dr_next, self.dr_lhs, self.dr_accept, self.nullable, self.first_ptr,
+                        self.first_drs, np.int64(ir.start))
+
+    def _many_rule_arrays(self, ir: GrammarIR) -> None:
+        rules = ir.rules
+        count = len(rules)
         # iterators in C, a third faster than loops over the rules (zip(*rules) would make an
         # iterator per rule, all alive at once: a full collection in a large grammar)
         lhs = np.fromiter(map(itemgetter(0), rules), dtype=np.int32, count=count)
@@ -37,8 +52,6 @@ class ParserTables:
         ends = np.cumsum(lengths)  # one past each rule's END
         end = (k.END,)  # after each rule's symbols, and once more as a sentinel (``dr + 1`` of the last one)
         symbols = chain(chain.from_iterable(map(add, map(itemgetter(1), rules), repeat(end))), end)
-        self.num_nonterminals = len(ir.nonterminals)
-        self.num_lexemes = len(ir.lexemes)
         self.dr_next = np.fromiter(symbols, dtype=np.int32, count=int(ends[-1]) + 1 if count else 1)
         self.dr_lhs = np.append(np.repeat(lhs, lengths), np.int32(-1)).astype(np.int32)
         self.dr_accept = np.zeros(len(self.dr_next), dtype=np.int8)
@@ -47,10 +60,40 @@ class ParserTables:
         self.first_ptr[1:] = np.cumsum(np.bincount(lhs, minlength=self.num_nonterminals))
         self.first_drs = (ends - lengths)[np.argsort(lhs, kind="stable")].astype(np.int32) if count else \
             np.zeros(1, dtype=np.int32)
-        self.nullable = np.zeros(self.num_nonterminals, dtype=np.int8)
-        self.nullable[list(ir.nullable_nonterminals())] = 1
-        self.grammar = (self.dr_next, self.dr_lhs, self.dr_accept, self.nullable, self.first_ptr,
-                        self.first_drs, np.int64(ir.start))
+
+
+_FEW_RULES = 256  # below this, lists and one array beat a dozen numpy calls (a small schema's grammar)
+
+
+def _few_rule_arrays(rules, start: int, num_nonterminals: int) -> tuple[np.ndarray, ...]:
+    """``dr_next``, ``dr_lhs``, ``dr_accept``, ``first_ptr`` and ``first_drs`` as
+    :meth:`ParserTables._many_rule_arrays` makes them, built in lists (the int32 ones views of one array)."""
+    end = k.END
+    symbols, lhs_of, accept_at = [], [], []
+    firsts = [[] for _ in range(num_nonterminals)]
+    for lhs, rhs in rules:
+        firsts[lhs].append(len(symbols))
+        symbols += rhs
+        lhs_of += repeat(lhs, len(rhs) + 1)
+        if lhs == start:
+            accept_at.append(len(symbols))
+        symbols.append(end)
+    symbols.append(end)  # the sentinel
+    lhs_of.append(-1)
+    size = len(symbols)
+    first_drs = list(chain.from_iterable(firsts)) or [0]
+    flat = np.array([*symbols, *lhs_of, 0, *accumulate(map(len, firsts)), *first_drs], dtype=np.int32)
+    accept = np.zeros(size, dtype=np.int8)
+    accept[accept_at] = 1
+    ptr_end = 2 * size + num_nonterminals + 1
+    return flat[:size], flat[size:2 * size], accept, flat[2 * size:ptr_end], flat[ptr_end:]
+
+
+# the layout of ChartArena's first buffers (see its __init__)
+_CHARTS_END = 2080 + 256 * k.CHART_FIELDS
+_CHAIN_END = _CHARTS_END + 3 * k.LEO_CHAIN
+_SMALL_FIXED = _CHAIN_END + 289 + 128
+_WIDE = 5760 + k.COUNT_FIELDS
 
 
 def _empty_table(size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -65,23 +108,32 @@ class ChartArena:
         self.lexer = lexer
         self.limits = limits
         self.use_leo = use_leo
-        self.items = np.zeros((1024, 2), dtype=np.int32)  # sized for a short JSON document's walks,
-        self.charts = np.zeros((256, k.CHART_FIELDS), dtype=np.int32)  # so they rarely grow (13 KB more)
-        self.fps = np.zeros((256, 2), dtype=np.int64)
-        self.counts = np.zeros(k.COUNT_FIELDS, dtype=np.int64)
-        self.bound_keys, self.bound_vals = _empty_table(1024)  # a JSON document's charts: about 200
-        self.child_keys, self.child_vals = _empty_table(1024)  # entries each (no rehash below 254)
-        self.leo_keys, self.leo_vals = _empty_table(256)
-        self.set_keys, self.set_vals = _empty_table(256)
-        self.set_ptr = np.zeros(33, dtype=np.int32)
-        self.set_items = np.zeros(256, dtype=np.int32)
-        self.set_fresh = np.full(32, -1, dtype=np.int32)
-        self.scr_keys = np.zeros(128, dtype=np.int64)
-        self.scr_gen = np.zeros(128, dtype=np.int32)
-        self.nt_gen = np.zeros(max(tables.num_nonterminals, 1), dtype=np.int32)
-        self.lex_gen = np.zeros(max(tables.num_lexemes, 1), dtype=np.int32)
-        self.tmp = np.zeros(max(tables.num_lexemes, 1), dtype=np.int32)
-        self.chain = np.zeros((k.LEO_CHAIN, 3), dtype=np.int32)
+        # the first arrays are views of two buffers, two allocations instead of twenty (a small
+        # grammar's matcher pays them in its TTFM); every growth replaces a view by a new array.
+        # Sized for a short JSON document's walks, so they rarely grow; a table's keys start at
+        # EMPTY_KEY and ``set_fresh`` at -1, so those come first in their buffer.
+        lexemes, nonterminals = max(tables.num_lexemes, 1), max(tables.num_nonterminals, 1)
+        small = np.zeros(_SMALL_FIXED + nonterminals + 2 * lexemes, dtype=np.int32)
+        small[:32] = -1
+        self.set_fresh = small[:32]
+        self.items = small[32:2080].reshape(1024, 2)
+        self.charts = small[2080:_CHARTS_END].reshape(256, k.CHART_FIELDS)
+        self.chain = small[_CHARTS_END:_CHAIN_END].reshape(k.LEO_CHAIN, 3)
+        self.set_ptr = small[_CHAIN_END:_CHAIN_END + 33]
+        self.set_items = small[_CHAIN_END + 33:_CHAIN_END + 289]
+        self.scr_gen = small[_CHAIN_END + 289:_SMALL_FIXED]
+        self.nt_gen = small[_SMALL_FIXED:_SMALL_FIXED + nonterminals]
+        self.lex_gen = small[_SMALL_FIXED + nonterminals:_SMALL_FIXED + nonterminals + lexemes]
+        self.tmp = small[_SMALL_FIXED + nonterminals + lexemes:]
+        wide = np.zeros(_WIDE, dtype=np.int64)
+        wide[:2560] = EMPTY_KEY  # a JSON document's charts: about 200 boundaries (no rehash below 254)
+        self.bound_keys, self.child_keys = wide[:1024], wide[1024:2048]
+        self.leo_keys, self.set_keys = wide[2048:2304], wide[2304:2560]
+        self.bound_vals, self.child_vals = wide[2560:3584], wide[3584:4608]
+        self.leo_vals, self.set_vals = wide[4608:4864], wide[4864:5120]
+        self.scr_keys = wide[5120:5248]
+        self.fps = wide[5248:5760].reshape(256, 2)
+        self.counts = wide[5760:]
         self.walk_stack = np.zeros(0, dtype=np.int64)  # the trie walk's scratch, sized by its engine
         self._pack()
         while True:

@@ -125,3 +125,29 @@ def test_total_item_budget_is_a_clear_error():
         for _ in range(500):
             chart = arena.scan(chart, (names["ITEM"],))
             chart = arena.scan(chart, (names["','"],))
+
+
+@pytest.mark.parametrize("name", sorted(IRS))
+def test_few_rule_tables_equal_the_numpy_ones(name):
+    """A small grammar's tables (built in lists) are those of the numpy path large ones take."""
+    ir = IRS[name]()
+    few = ParserTables(ir)
+    many = object.__new__(ParserTables)
+    many.num_nonterminals, many.num_lexemes = few.num_nonterminals, few.num_lexemes
+    many._many_rule_arrays(ir)
+    for field in ("dr_next", "dr_lhs", "dr_accept", "first_ptr", "first_drs"):
+        a, b = getattr(few, field), getattr(many, field)
+        assert a.dtype == b.dtype and a.flags.c_contiguous and a.tolist() == b.tolist(), field
+
+
+def test_arena_starts_with_disjoint_arrays_of_the_usual_fill():
+    """The first arrays are views of two buffers: none overlaps another, tables start empty."""
+    arena = arena_for(IRS["json"]())
+    arrays = [a for a in arena.arrays if a.size]
+    for i, a in enumerate(arrays):
+        assert a.flags.c_contiguous
+        for b in arrays[i + 1:]:
+            assert not np.shares_memory(a, b)
+    for keys in (arena.bound_keys, arena.child_keys, arena.leo_keys, arena.set_keys):
+        assert keys.shape[0] >= 256 and keys.dtype == np.int64
+    assert (arena.leo_keys == -1).all() and not arena.leo_vals.any()
