@@ -3,7 +3,6 @@ right recursion, budgets."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -14,7 +13,6 @@ from leapgram.grammar import GrammarBuilder
 from leapgram.limits import Limits
 from leapgram.parser import EarleyParser, Lexer
 from leapgram.parser.arena import ChartArena, ParserTables
-
 from tests.helpers.cfg_grammars import GRAMMARS
 
 
