@@ -28,6 +28,7 @@ from ..limits import Limits
 from ..regex.dfa import DEAD, UNKNOWN, LazyRows, class_index, grown_table, publish_row
 from ..regex.expr import (
     ALL_BYTES,
+    BY_FIRST_MIN,
     EMPTY,
     EPSILON,
     INF,
@@ -35,6 +36,7 @@ from ..regex.expr import (
     K_BYTES,
     K_CONCAT,
     K_NOT,
+    K_OR,
     ExprPool,
     bits_of,
     refine_partition,
@@ -549,7 +551,7 @@ class Lexer(LazyRows):
         has_bool = pool.has_bool
         ids = self._ids
         targets = []
-        for part in parts:  # _single_target, inlined: a row takes one per byte class
+        for part in parts:  # a target per byte class
             d = derivative(expr, (part & -part).bit_length() - 1)
             if d == EMPTY or (has_bool[d] and pool.is_empty(d)):
                 targets.append(DEAD)
@@ -825,9 +827,11 @@ class Lexer(LazyRows):
         kind = pool.kind
         positive = -1
         cut = 0
+        names = []  # the Qi
         for child in pool.args[expr]:
             if kind[child] == K_NOT:
-                cut |= pool.first_bytes(pool.args[child][0])
+                names.append(pool.args[child][0])
+                cut |= pool.first_bytes(names[-1])
             elif positive >= 0:
                 return False
             else:
@@ -839,15 +843,42 @@ class Lexer(LazyRows):
             self._fill_single(alone, lex, positive)  # not an intersection: intersections are flat
         row = self.trans[alone].copy()
         for byte in bits_of(cut):
-            row[byte] = self._single_target(lex, expr, byte)
+            d = self._minus_derivative(expr, self._derived(positive, int(row[byte]), byte), names, byte)
+            row[byte] = DEAD if pool.is_empty(d) else self._state_of(False, ((lex, d),))
         trans = self.trans  # read after the targets: a new state may grow (replace) the table
         trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
         trans[state, 0] = row[0]
         return True
 
-    def _single_target(self, lex: int, expr: int, byte: int) -> int:
-        d = self._derivative(expr, byte)
-        return DEAD if self.pool.is_empty(d) else self._state_of(False, ((lex, d),))
+    def _derived(self, expr: int, target: int, byte: int) -> int:
+        """The derivative of ``expr`` by ``byte``, read from ``target``, the state its lexeme
+        reaches on ``byte`` from the state of ``expr`` alone (the JSON string's row, from its
+        template: no derivative of the string per schema), else computed."""
+        if target != DEAD and target != UNKNOWN:
+            items = self._items[target]
+            if len(items) == 1:
+                return items[0][1]
+        return self.pool.derivative(expr, byte)
+
+    def _minus_derivative(self, expr: int, derived: int, names: list[int], byte: int) -> int:
+        """The derivative of ``expr = P ∩ ¬names[0] ∩ ...`` by ``byte``, given ``P``'s
+        (``derived``), with the names' tries derived here: a literal's next byte gives its tail,
+        a small alternation of literals the alternation of those tails, without a derivative
+        (and its memo entry) per node on the way. Recorded as ``expr``'s derivative."""
+        pool = self.pool
+        kind, args, first = pool.kind, pool.args, pool.first_bytes
+        parts = [derived]
+        for name in names:
+            if not first(name) >> byte & 1:
+                continue  # ¬name derives to everything
+            if kind[name] == K_OR and len(args[name]) <= BY_FIRST_MIN:
+                d = pool.alt([self._derivative(x, byte) for x in args[name] if first(x) >> byte & 1])
+            else:
+                d = self._derivative(name, byte)
+            parts.append(pool.complement(d))
+        d = pool.intersect(parts)
+        pool.set_derivative(expr, byte, d)
+        return d
 
     def _target_of(self, items: Items, indices: list[int], byte: int,
                    known: tuple[int, tuple[int, int] | None] | None = None) -> int:

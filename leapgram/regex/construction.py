@@ -198,6 +198,8 @@ class Constructors:
 
     def alt(self, items: list[int]) -> int:
         """``items[0] | items[1] | ...``; ∅ for an empty list."""
+        if len(items) == 1 and self.kind[items[0]] != K_OR and self.kind[items[0]] != K_BYTES:
+            return items[0]  # nothing to flatten, merge or absorb (a derivative of a name's trie)
         flat: set[int] = set()
         byte_mask = 0
         for item in items:
@@ -305,6 +307,10 @@ class Constructors:
 
     def intersect(self, items: list[int]) -> int:
         """``items[0] & items[1] & ...`` (intersection of languages); everything for an empty list."""
+        if len(items) == 2:
+            found = self._intersect_minus(*items)
+            if found is not None:
+                return found
         flat: set[int] = set()
         byte_mask = ALL_BYTES
         has_bytes = False
@@ -337,6 +343,21 @@ class Constructors:
             return next(iter(flat))
         children = tuple(sorted(flat))
         return self._intern(K_AND, children, all(self.nullable[x] for x in children), True)
+
+    def _intersect_minus(self, a: int, b: int) -> int | None:
+        """``a & ~q`` for ``b = ~q`` (either order) and ``a`` a concatenation or alternation (a
+        key other than an object's names, after some bytes), as :meth:`intersect` builds it,
+        without its scans: no byte class, star or intersection to fold, and ``a = R* T`` drops
+        only when ``T`` is ``b``; ``None`` for other pairs."""
+        kind = self.kind
+        if kind[a] == K_NOT:
+            a, b = b, a
+        if kind[b] != K_NOT or (kind[a] != K_CONCAT and kind[a] != K_OR):
+            return None
+        if kind[a] == K_CONCAT and self.args[a][1] == b and self._is_star(self.args[a][0]):
+            return None
+        children = (a, b) if a < b else (b, a)
+        return self._intern(K_AND, children, self.nullable[a] and self.nullable[b], True)
 
     def _drop_starred_supersets(self, flat: set[int]) -> None:
         """Drop from an intersection each member ``R* T`` that holds another member ``h1 … hk T``

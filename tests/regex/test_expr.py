@@ -646,3 +646,22 @@ def test_a_literal_past_the_node_budget_raises():
     pool = ExprPool(Limits(max_regex_nodes=20))
     with pytest.raises(BudgetExceededError):
         pool.literal(b"abcdefghijklmnopqrstuvwxyz")
+
+
+def test_alternation_of_one_and_a_string_minus_names_as_the_general_constructors_build_them(pool):
+    """``alt([x])`` is ``x``, and ``A & ~Q`` (``Constructors._intersect_minus``: a key that is none
+    of an object's names) is the node the general intersection builds, either order, including
+    ``R* T & ~Q`` where ``T`` is ``~Q`` (dropped to ``~Q``, by the general path)."""
+    string = parse_regex('[a-z"]*"', pool)
+    names = pool.alt([lit(pool, 'kind"'), lit(pool, 'name"'), lit(pool, 'nap"')])
+    other = pool.complement(names)
+    star_tail = pool.concat(pool.repeat(byte(pool, "ab"), 0), other)
+    cases = [(string, other), (other, string), (names, other), (lit(pool, 'x"'), other), (star_tail, other),
+             (other, pool.complement(lit(pool, "z"))), (pool.repeat(byte(pool, "a"), 0), other), (string, names)]
+    fast = [pool.intersect(list(pair)) for pair in cases]
+    for x in [string, names, other, star_tail, EMPTY, EPSILON, pool.universal(), pool.derivative(names, b("n"))]:
+        assert pool.alt([x]) == x
+    pool._intersect_minus = lambda a, b: None
+    assert fast == [pool.intersect(list(pair)) for pair in cases]
+    assert fast[4] == other
+    assert pool.kind[fast[0]] == K_AND and fast[0] == fast[1]
