@@ -49,7 +49,9 @@ import itertools
 import json
 import math
 import multiprocessing
+import os
 import re
+import resource
 import sys
 import time
 import traceback
@@ -98,6 +100,7 @@ class CaseResult:
     ttfm_cpu_ms: float | None = None  # the worker process's CPU time (every thread of the engine)
     tbm_us: list[float] = field(default_factory=list)
     tbm_cpu_us: list[float] = field(default_factory=list)
+    trace: dict | None = None  # --trace-slow-ms: the slow masks and the collections inside masks
 
     @property
     def passed(self) -> bool:
@@ -270,9 +273,15 @@ def run_case(engine, case: Case) -> CaseResult:
         return result
     result.compiled = True
     rejected = []
+    tracer = getattr(engine, "tracer", None)
+    if tracer is not None:
+        tracer.begin()
     for n, (valid, tokens) in enumerate(case.instances):
         times = (result.tbm_us, result.tbm_cpu_us) if valid else None
-        accepted = walk_instance(engine, engine.matcher(compiled), tokens, times)
+        if tracer is not None and valid:
+            accepted = tracer.walk(engine, engine.matcher(compiled), tokens, times, (case.name, n))
+        else:
+            accepted = walk_instance(engine, engine.matcher(compiled), tokens, times)
         if valid and not accepted:
             result.valid_rejected += 1
             rejected.append(n)
@@ -282,6 +291,8 @@ def run_case(engine, case: Case) -> CaseResult:
         budget = [REORDER_BUDGET]
         result.valid_rejected_order = sum(engine.accepts_reordered(compiled, case.data[n], budget)
                                           for n in rejected if n < len(case.data))
+    if tracer is not None:
+        result.trace = tracer.take()
     return result
 
 
@@ -300,6 +311,159 @@ def walk_instance(engine, matcher, tokens: list[int], times: tuple[list[float], 
         if not mask_allows(engine.bitmask, token) or not engine.consume(matcher, token):
             return False
     return False
+
+
+def _stolen_ms() -> float:
+    """The machine's stolen CPU time so far (``/proc/stat``, every core), 0 where unknown."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = stat.readline().split()
+        return int(fields[8]) * 1e3 / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, AttributeError):
+        return 0.0
+
+
+class MaskTracer:
+    """``--trace-slow-ms N``: what happened inside the timed masks of a worker.
+
+    For every mask over ``N`` ms of thread CPU: the case, instance and mask index, wall and thread
+    CPU time, the thread's user and system time and page faults (``getrusage(RUSAGE_THREAD)``),
+    and the events that fired inside it: cycle collections (``gc.callbacks``: generation, objects
+    collected, duration) and numba compilations (``numba:compile``, when numba is loaded). For
+    every mask: the collections by generation (count and time), so a run can say how many full
+    collections land in masks per 1,000 masks. Off by default: the timed loop is then
+    :func:`walk_instance`, unchanged."""
+
+    def __init__(self, slow_ms: float) -> None:
+        self.slow_ns = int(slow_ms * 1e6)
+        self.events: list[tuple] = []  # inside the current mask
+        self._gc_start = (0, 0)
+        self._numba_start: dict[str, tuple[int, int]] = {}
+        self._steal = 0.0
+        self._unwrap: list[tuple[type, object]] = []
+        self._listener = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self.slow: list[dict] = []
+        self.masks = 0
+        self.collections = [[0, 0.0, 0] for _ in range(3)]  # per generation: count, ms, collected
+        self.growths = [0, 0.0]  # leapgram tables grown inside masks: count, ms
+
+    def install(self) -> None:
+        gc.callbacks.append(self._on_gc)
+        if "numba" in sys.modules:
+            from numba.core import event
+
+            tracer = self
+
+            class _Compiles(event.Listener):
+                def on_start(self, ev):
+                    tracer._numba_start[str(ev.data.get("dispatcher", ""))] = (time.perf_counter_ns(), time.thread_time_ns())
+
+                def on_end(self, ev):
+                    key = str(ev.data.get("dispatcher", ""))
+                    wall, cpu = tracer._numba_start.pop(key, (time.perf_counter_ns(), time.thread_time_ns()))
+                    name = getattr(ev.data.get("dispatcher"), "__name__", key)
+                    tracer.events.append(("numba compile", name, (time.perf_counter_ns() - wall) / 1e6,
+                                          (time.thread_time_ns() - cpu) / 1e6))
+
+            self._listener = _Compiles()
+            event.register("numba:compile", self._listener)
+        self._wrap_growth()
+
+    def _wrap_growth(self) -> None:
+        """leapgram's lexer and regex tables growing (``_grow``: a copy of every row) inside a mask."""
+        tracer = self
+        for module, name in (("leapgram.parser.lexer", "Lexer"), ("leapgram.regex.dfa", "LazyDfa")):
+            cls = getattr(sys.modules.get(module), name, None)
+            grow = getattr(cls, "_grow", None)
+            if grow is None:
+                continue
+
+            def traced(table, capacity, grow=grow, name=name):
+                old = table.trans.shape[0]
+                start = time.thread_time_ns()
+                grow(table, capacity)
+                tracer.events.append(("grow", name, old, capacity, (time.thread_time_ns() - start) / 1e6))
+
+            self._unwrap.append((cls, grow))
+            cls._grow = traced
+
+    def uninstall(self) -> None:
+        """Undo :meth:`install` (the worker never does; tests do)."""
+        gc.callbacks.remove(self._on_gc)
+        if self._listener is not None:
+            from numba.core import event
+
+            event.unregister("numba:compile", self._listener)
+            self._listener = None
+        for cls, grow in self._unwrap:
+            cls._grow = grow
+        self._unwrap.clear()
+
+    def _on_gc(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._gc_start = (time.perf_counter_ns(), time.thread_time_ns())
+            return
+        wall, cpu = self._gc_start
+        self.events.append(("gc", info["generation"], info["collected"], (time.perf_counter_ns() - wall) / 1e6,
+                            (time.thread_time_ns() - cpu) / 1e6))
+
+    def walk(self, engine, matcher, tokens: list[int], times, where: tuple[str, int]) -> bool:
+        """:func:`walk_instance` with every mask traced."""
+        for index, token in enumerate([*tokens, None]):
+            self.events.clear()
+            usage = resource.getrusage(resource.RUSAGE_THREAD)
+            cpu_start = time.thread_time_ns()
+            start = time.perf_counter_ns()
+            engine.fill(matcher)
+            wall = time.perf_counter_ns() - start
+            cpu = time.thread_time_ns() - cpu_start
+            times[0].append(wall / 1e3)
+            times[1].append(cpu / 1e3)
+            self._record(where, index, wall, cpu, usage)
+            if token is None:
+                return any(mask_allows(engine.bitmask, eos) for eos in engine.eos)
+            if not mask_allows(engine.bitmask, token) or not engine.consume(matcher, token):
+                return False
+        return False
+
+    def _record(self, where: tuple[str, int], index: int, wall: int, cpu: int, usage) -> None:
+        self.masks += 1
+        for event in self.events:
+            if event[0] == "gc":
+                tally = self.collections[event[1]]
+                tally[0] += 1
+                tally[1] += event[4]
+                tally[2] += event[2]
+            elif event[0] == "grow":
+                self.growths[0] += 1
+                self.growths[1] += event[4]
+        if cpu < self.slow_ns:
+            return
+        after = resource.getrusage(resource.RUSAGE_THREAD)
+        self.slow.append({"case": where[0], "instance": where[1], "mask": index, "wall_ms": wall / 1e6,
+                          "cpu_ms": cpu / 1e6, "user_ms": (after.ru_utime - usage.ru_utime) * 1e3,
+                          "sys_ms": (after.ru_stime - usage.ru_stime) * 1e3,
+                          "minflt": after.ru_minflt - usage.ru_minflt, "majflt": after.ru_majflt - usage.ru_majflt,
+                          "switches": (after.ru_nvcsw - usage.ru_nvcsw, after.ru_nivcsw - usage.ru_nivcsw),
+                          "events": list(self.events)})
+
+    def begin(self) -> None:
+        """A case starts: note the machine's stolen CPU time (a virtual machine's hypervisor
+        running something else; charged to whichever thread was on the CPU)."""
+        self._steal = _stolen_ms()
+
+    def take(self) -> dict:
+        """This case's trace (and a fresh one for the next case)."""
+        for slow in self.slow:  # the whole case's, on every core
+            slow["case_steal_ms"] = _stolen_ms() - self._steal
+        out = {"masks": self.masks, "slow": self.slow,
+               "collections": [{"count": n, "ms": ms, "collected": c} for n, ms, c in self.collections],
+               "growths": {"count": self.growths[0], "ms": self.growths[1]}}
+        self._reset()
+        return out
 
 
 # ----- key order ----------------------------------------------------------------------------
@@ -414,7 +578,7 @@ def _then(engine, state, text: bytes, data: bytes, budget: list[int]):
         yield after, text + data
 
 
-def worker_main(conn, engine_name: str, tokenizer_json: str) -> None:
+def worker_main(conn, engine_name: str, tokenizer_json: str, trace_slow_ms: float | None = None) -> None:
     """Worker process: build the engine, then answer one case per message until ``None``.
 
     The objects a forked worker inherits (the parent's loaded cases and results so far: tens of
@@ -423,7 +587,8 @@ def worker_main(conn, engine_name: str, tokenizer_json: str) -> None:
     imported, numba's and the tokenizer's among them: about 50,000), as a server does after
     start-up. A full collection during a timed mask then scans what the engine made for the
     grammars it is serving (0.2 ms for leapgram), not the whole process (7 to 24 ms), whose size
-    depends on what else the process imported."""
+    depends on what else the process imported. With ``trace_slow_ms``, masks are traced
+    (:class:`MaskTracer`)."""
     gc.freeze()
     try:
         engine = ENGINES[engine_name](Path(tokenizer_json))
@@ -431,6 +596,9 @@ def worker_main(conn, engine_name: str, tokenizer_json: str) -> None:
         conn.send(("unavailable", f"{type(exc).__name__}: {exc}"))
         return
     gc.freeze()
+    if trace_slow_ms is not None:
+        engine.tracer = MaskTracer(trace_slow_ms)
+        engine.tracer.install()
     conn.send(("ready", ""))
     while True:
         case = conn.recv()
@@ -448,8 +616,10 @@ def worker_main(conn, engine_name: str, tokenizer_json: str) -> None:
 class Worker:
     """One engine's worker process, restarted after a timeout or a crash."""
 
-    def __init__(self, engine_name: str, tokenizer_json: Path, startup_timeout_s: float) -> None:
+    def __init__(self, engine_name: str, tokenizer_json: Path, startup_timeout_s: float,
+                 trace_slow_ms: float | None = None) -> None:
         self.engine_name = engine_name
+        self.trace_slow_ms = trace_slow_ms
         self.tokenizer_json = tokenizer_json
         self.startup_timeout_s = startup_timeout_s
         self.context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
@@ -459,7 +629,8 @@ class Worker:
 
     def start(self) -> bool:
         parent, child = self.context.Pipe()
-        self.process = self.context.Process(target=worker_main, args=(child, self.engine_name, str(self.tokenizer_json)),
+        self.process = self.context.Process(target=worker_main, args=(child, self.engine_name, str(self.tokenizer_json),
+                                                                           self.trace_slow_ms),
                                             daemon=True)
         self.process.start()
         child.close()
@@ -725,7 +896,9 @@ def run_bench(args) -> int:
     names = ["leapgram", *peers]
     order = getattr(args, "property_order", "declared")
     ours = "leapgram" if order == "declared" else f"leapgram-{order}-order"
-    workers = {n: Worker(ours if n == "leapgram" else n, tokenizer_json, max(STARTUP_TIMEOUT_S, args.timeout_s)) for n in names}
+    trace = getattr(args, "trace_slow_ms", None)
+    workers = {n: Worker(ours if n == "leapgram" else n, tokenizer_json, max(STARTUP_TIMEOUT_S, args.timeout_s), trace)
+               for n in names}
     results: dict[str, list[CaseResult]] = {n: [] for n in names}
     try:
         for case in tqdm(cases, unit="case", file=sys.stderr):
@@ -800,6 +973,8 @@ def report(args, folder: Path, tokenizer_json: Path, workers: dict[str, Worker],
     print_shared(shared)
     sources = by_source({n: rows for n, rows in results.items() if not workers[n].unavailable})
     print_by_source(sources)
+    if getattr(args, "trace_slow_ms", None) is not None:
+        print_trace(results, args.trace_slow_ms)
     if args.json:
         data = {"folder": str(folder), "tokenizer": str(tokenizer_json), "limit": args.limit, "property_order": getattr(args, "property_order", "declared"),
                 "timeout_s": args.timeout_s,
@@ -813,8 +988,44 @@ def report(args, folder: Path, tokenizer_json: Path, workers: dict[str, Worker],
     return 0
 
 
+def print_trace(results: dict[str, list[CaseResult]], slow_ms: float) -> None:
+    """``--trace-slow-ms``: per engine, the collections inside masks per 1,000 masks, then each
+    mask over the threshold with what fired inside it."""
+    for name, rows in results.items():
+        traces = [r.trace for r in rows if r.trace]
+        masks = sum(t["masks"] for t in traces)
+        print(f"\n== {name}: trace of {masks:,} masks, collections inside masks per 1,000 masks")
+        for gen in range(3):
+            count = sum(t["collections"][gen]["count"] for t in traces)
+            ms = sum(t["collections"][gen]["ms"] for t in traces)
+            per = 1000 / masks if masks else 0.0
+            print(f"   gen {gen}: {count:>6} ({count * per:.2f} per 1,000), {ms:,.1f} ms ({ms * per:.3f} ms per 1,000)")
+        count = sum(t["growths"]["count"] for t in traces)
+        ms = sum(t["growths"]["ms"] for t in traces)
+        if count:
+            per = 1000 / masks
+            print(f"   tables grown: {count:>6} ({count * per:.2f} per 1,000), {ms:,.1f} ms ({ms * per:.3f} ms per 1,000)")
+        slow = [s for t in traces for s in t["slow"]]
+        print(f"   masks over {slow_ms:g} ms (thread CPU): {len(slow)}")
+        for s in sorted(slow, key=lambda s: -s["cpu_ms"]):
+            events = "; ".join(_fmt_event(e) for e in s["events"]) or "no gc or numba event"
+            print(f"   {s['cpu_ms']:8.1f} ms cpu ({s['wall_ms']:.1f} wall, user {s['user_ms']:.0f} sys {s['sys_ms']:.0f}, "
+                  f"faults {s['minflt']}/{s['majflt']}, switches {s['switches'][0]}/{s['switches'][1]}, "
+                  f"case steal {s['case_steal_ms']:.0f})  {s['case']} #{s['instance']} mask {s['mask']}: {events}")
+
+
+def _fmt_event(event: tuple) -> str:
+    if event[0] == "gc":
+        return f"gc gen {event[1]} collected {event[2]} in {event[4]:.1f} ms"
+    if event[0] == "grow":
+        return f"{event[1]} table {event[2]} -> {event[3]} rows in {event[4]:.1f} ms"
+    return f"numba compile {event[1]} {event[3]:.1f} ms"
+
+
 def _case_json(result: CaseResult) -> dict:
     row = asdict(result)
+    if row["trace"] is None:  # untraced: the report as before
+        del row["trace"]
     row["passed"] = result.passed
     order = result.valid_rejected_order
     row["valid_rejected_other"] = None if order is None else result.valid_rejected - order
@@ -839,6 +1050,9 @@ def add_arguments(parser) -> None:
                         help="leapgram's object properties: in the declared order (default), any order "
                              "(any_order=True), or any order where tracked exactly (any_order='auto')")
     parser.add_argument("--timeout-s", type=float, default=10.0, help="time budget per case and engine")
+    parser.add_argument("--trace-slow-ms", type=float, default=None, metavar="N",
+                        help="trace every mask: collections inside masks per 1,000 masks, and each mask over N ms of "
+                             "thread CPU with the collections and numba compilations inside it")
 
 
 def main(argv: list[str] | None = None, prog: str = "bench_schemas.py") -> int:

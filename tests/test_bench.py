@@ -23,6 +23,7 @@ from bench_schemas import (
     REORDER_BUDGET,
     Case,
     CaseResult,
+    MaskTracer,
     accepts_reordered,
     by_source,
     compare_on_shared_cases,
@@ -110,6 +111,49 @@ def test_bench_splits_valid_rejected_by_key_order(tmp_path, capsys):
         summary = report["engines"]["leapgram"]["summary"]
         assert (summary["valid_rejected"], summary["valid_rejected_order"], summary["valid_rejected_other"]) == (1, 0, 1)
         assert f"properties in {order} order" in capsys.readouterr().out
+
+
+class _SpinningEngine:
+    """A fake engine for the tracer: mask 1 runs a full collection and spins for 30 ms."""
+
+    eos = (0,)
+
+    def __init__(self):
+        import numpy as np
+
+        self.bitmask = np.full((1, 1), -1, dtype=np.int32)  # every token allowed
+        self.masks = 0
+
+    def fill(self, matcher):
+        if self.masks == 1:
+            import gc
+
+            gc.collect()
+            end = time.thread_time() + 0.03
+            while time.thread_time() < end:
+                pass
+        self.masks += 1
+
+    def consume(self, matcher, token):
+        return True
+
+
+def test_mask_tracer_names_the_collections_inside_a_slow_mask():
+    tracer = MaskTracer(20.0)
+    tracer.install()
+    try:
+        tracer.begin()
+        times = ([], [])
+        assert tracer.walk(_SpinningEngine(), None, [1, 2], times, ("case", 0))
+        trace = tracer.take()
+    finally:
+        tracer.uninstall()
+    assert len(times[0]) == len(times[1]) == trace["masks"] == 3
+    (slow,) = trace["slow"]
+    assert (slow["case"], slow["instance"], slow["mask"]) == ("case", 0, 1) and slow["cpu_ms"] >= 20
+    assert [event[:2] for event in slow["events"]] == [("gc", 2)]
+    assert trace["collections"][2]["count"] == 1
+    assert tracer.take()["masks"] == 0  # the next case starts afresh
 
 
 def test_accepts_reordered_finds_an_accepted_key_order(byte_vocab):
