@@ -52,6 +52,7 @@ from leapgram._kernels.trie_walk import copy_duplicate_bits_kernel
 from leapgram.mask import engines
 from leapgram.mask.engines import CfgEngine
 
+_clock = time.thread_time_ns  # the probe's own timers (``--lean``: none)
 ADDED, EXISTS, CONFLICT, OVERFLOW = 1, 2, 3, 7  # insert_kernel's answers (and NEED_SPACE)
 RECORD = 256  # boundaries recorded per walk (past it: not cached)
 
@@ -392,7 +393,7 @@ def grammar_info(engine):
     info = engine.__dict__.get("_walk_info", 0)
     if info != 0:
         return info
-    t0 = time.thread_time_ns()
+    t0 = _clock()
     lexer = engine.lexer
     pool = lexer.pool
     family = pool.family
@@ -410,7 +411,7 @@ def grammar_info(engine):
             info = [base, canon_of_lex, lex_of_canon, ignore_key, {}, canon, {}, np.empty(64, dtype=np.int64), np.empty(256, dtype=np.int32),
                     (np.empty(4096, dtype=np.int32), np.empty((RECORD, 5), dtype=np.int32), np.empty(RECORD + 1, dtype=np.int64))]
     engine._walk_info = info
-    CACHE.stats["canon_ns"] += time.thread_time_ns() - t0
+    CACHE.stats["canon_ns"] += _clock() - t0
     return info
 
 
@@ -482,11 +483,11 @@ class ArrayTree:
         scratch = info[9]
         while True:
             self.leaves.append(mask)
-            tk = time.thread_time_ns()
+            tk = _clock()
             code = _INSERT_KERNEL.call(self.arrays, self.lists, self.counts, record, engine.lexer.kernel_arrays,
                                        arena.arrays, chart, info[1], scratch[0], scratch[1], scratch[2],
                                        len(self.leaves) - 1)
-            CACHE.stats["insert_ns"] += time.thread_time_ns() - tk
+            CACHE.stats["insert_ns"] += _clock() - tk
             if code != ADDED:
                 self.leaves.pop()
             if code == NEED_SPACE:
@@ -521,10 +522,10 @@ def replay(engine, info, arena, chart: int, packed) -> int:
     scratch = info[8]
     grammar, max_row, use_leo = engine.tables.grammar, engine.limits.max_earley_items, engine.use_leo
     while True:
-        tk = time.thread_time_ns()
+        tk = _clock()
         status, leaf = _REPLAY_KERNEL.call(grammar, arena.arrays, max_row, use_leo, chart, tree, lists, info[2],
                                            info[1], charts_of, scratch)
-        CACHE.stats["kernel_ns"] += time.thread_time_ns() - tk
+        CACHE.stats["kernel_ns"] += _clock() - tk
         CACHE.stats["kernel_calls"] += 1
         if status == OK:
             return int(leaf)
@@ -551,38 +552,38 @@ def patched_new_mask(original):
 
     def new_mask(self, state, key):
         stats = CACHE.stats
-        t0 = time.thread_time_ns()
+        t0 = _clock()
         lex = key[2]
         info = grammar_info(self) if lex != 0 else None
         skey = state_key(self, info, lex) if info is not None else None
         if skey is None:
             mask = original(self, state, key)
             stats["ineligible"] += 1
-            stats["inel_ns"] += time.thread_time_ns() - t0
+            stats["inel_ns"] += _clock() - t0
             return mask
         arena, chart, _ = state
         tree = CACHE.walks.get(skey)
-        tk = time.thread_time_ns()
+        tk = _clock()
         stats["key_ns"] += tk - t0
         if tree is not None:
             stats["tries"] += 1
             leaf = replay(self, info, arena, chart, tree.packed) if tree.packed is not None else -1
-            tr = time.thread_time_ns()
+            tr = _clock()
             stats["replay_ns"] += tr - tk
             if leaf >= 0:
                 stats["hit"] += 1
                 mask = tree.leaves[leaf].copy()
-                stats["hit_ns"] += time.thread_time_ns() - t0
+                stats["hit_ns"] += _clock() - t0
                 if VERIFY[0]:
                     VERIFY[1] += 1
-                    tv = time.thread_time_ns()
+                    tv = _clock()
                     again = original(self, state, key)
-                    stats["would_ns"] += time.thread_time_ns() - tv
+                    stats["would_ns"] += _clock() - tv
                     VERIFY[2] += int(not np.array_equal(mask, again))
                 return mask
-        tw = time.thread_time_ns()
+        tw = _clock()
         mask = recording(original, self, state, key, record)
-        t1 = time.thread_time_ns()
+        t1 = _clock()
         stats["walk_ns"] += t1 - tw
         row = mask.copy()
         row.setflags(write=False)
@@ -594,9 +595,9 @@ def patched_new_mask(original):
                     CACHE.walks.pop(next(iter(CACHE.walks)))
             if len(tree.leaves) < CACHE.per_key:
                 stats[tree.insert(self, info, arena, chart, record, row)] += 1
-        stats["store_ns"] += time.thread_time_ns() - t1
+        stats["store_ns"] += _clock() - t1
         stats["miss"] += 1
-        stats["miss_ns"] += time.thread_time_ns() - t0
+        stats["miss_ns"] += _clock() - t0
         return mask
 
     return new_mask
@@ -612,11 +613,11 @@ def timed_old(original):
         lex = key[2]
         info = grammar_info(self) if lex != 0 else None
         skey = state_key(self, info, lex) if info is not None else None
-        t0 = time.thread_time_ns()
+        t0 = _clock()
         mask = original(self, state, key)
         kind = "inel" if skey is None else "elig"
         OLD[kind] += 1
-        OLD[kind + "_ns"] += time.thread_time_ns() - t0
+        OLD[kind + "_ns"] += _clock() - t0
         return mask
 
     return new_mask
@@ -680,6 +681,23 @@ def report(got, verify: bool) -> None:
               f" {s['would_ns'] / max(hits, 1) / 1e3:.1f} µs")
 
 
+def _no_clock() -> int:
+    return 0
+
+
+def name_at_compile(engine, patched) -> None:
+    """Make each grammar's canonical lexeme ids right after its compile while the cache is on."""
+    compile_schema = engine.compile
+
+    def compile_and_name(schema):
+        compiled = compile_schema(schema)
+        if CfgEngine.new_mask is patched and hasattr(compiled._engine, "lexer"):
+            grammar_info(compiled._engine)
+        return compiled
+
+    engine.compile = compile_and_name
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder")
@@ -689,7 +707,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--verify", action="store_true", help="compute each hit's mask too and compare")
     parser.add_argument("--warm", type=int, default=0, help="cases run through the cache first, untimed")
+    parser.add_argument("--lean", action="store_true", help="no timers inside new_mask (counts only)")
+    parser.add_argument("--ids-at-compile", action="store_true",
+                        help="the canonical lexeme ids made after each compile (in TTFM, as a front end would)")
     args = parser.parse_args()
+    if args.lean:
+        global _clock
+        _clock = _no_clock
     from bench_schemas import LeapgramEngine, load_cases, resolve_tokenizer
 
     tokenizer = resolve_tokenizer(args.tokenizer)
@@ -700,12 +724,15 @@ def main() -> int:
     original = CfgEngine.new_mask
     patched = patched_new_mask(original)
     VERIFY[0] = args.verify
+    if args.ids_at_compile:
+        name_at_compile(engine, patched)
     run_chunk(cases[-4:], engine, patched)  # compiles the kernels, untimed
     run_chunk(cases[:args.warm], engine, patched)
     cases = cases[args.warm:-4]
     for name in CACHE.stats:
         CACHE.stats[name] = 0
-    report(alternate(cases, engine, args.pairs, timed_old(original), patched), args.verify)
+    old = original if args.lean else timed_old(original)  # (the classification costs inside the fill)
+    report(alternate(cases, engine, args.pairs, old, patched), args.verify)
     return 0
 
 
