@@ -51,6 +51,8 @@ MAX_LITERAL_STATES = 512  # see Lexer.lay_out_literals (1 KB each): the literals
 _UNSEEN, _SEEN_ONCE = object(), object()  # row_template in a pool without a family
 MAX_SHARED_ROWS = 8192  # rows kept per pool family (Lexer._share_row): 0.6 KB each
 SHARED_ROWS = ("lexer rows",)  # their key in the family's memo
+ACC_ARRAYS = ("accepting", "acc_start", "acc_len", "acc_id")  # LexerBlock.acc's order (acc_ignore_only apart)
+BLOCK_SPARE = 32  # a lexer made from a block has room for this many more states (its fresh states come next)
 MAX_FAMILY_BLOCKS = 64  # lexer blocks kept per pool family, one per set of family lexemes (family_block)
 _BLOCKS_LOCK = threading.Lock()  # inserts into a family's blocks (the memo itself is shared by every thread)
 
@@ -110,44 +112,35 @@ class Lexer(LazyRows):
         if block is None or 4 * (block.size + 1) > self.limits.max_dfa_states:
             return
         n = block.size
-        capacity = min(n + 32, self.limits.max_dfa_states)  # a few more: the fresh states come next
+        capacity = min(n + BLOCK_SPARE, self.limits.max_dfa_states)
         trans = np.empty((capacity, 256), dtype=np.int32)
         trans[DEAD] = DEAD
         trans[1:n + 1] = block.trans
         trans[n + 1:] = UNKNOWN
         self.trans = trans
         self._capacity = capacity
-        for name in ("accepting", "acc_start", "acc_len", "acc_id", "acc_ignore_only"):  # all 0 for DEAD
-            setattr(self, name, np.zeros(capacity, dtype=getattr(self, name).dtype))
         lexes = [lex_of[root] for root in block.roots]
+        for name, head in zip(ACC_ARRAYS, block.acc):  # all 0 for DEAD and past the block
+            setattr(self, name, head[:capacity].copy())
+        ignored = [lex in self._ignore for lex in lexes]
+        self.acc_ignore_only = np.zeros(capacity, dtype=np.int8)
+        if any(ignored[r] for r in block.end_roots):
+            self.acc_ignore_only[block.ends] = np.array(ignored, dtype=np.int8)[block.end_root]
         state = 1
-        for exprs, lex in zip(block.segments, lexes):
-            items, ids = _segment_items(exprs, lex, state)
+        for exprs, ends, lex in zip(block.segments, block.segment_ends, lexes):
+            items, ids, accepted = _segment_states(exprs, ends, lex, state)
             self._items.extend(items)
             self._ids.update(ids)
+            self._accepted.extend(accepted)
             state += len(items)
         self._fresh.extend([False] * n)
-        accepted = [()] * n
-        end_root = block.end_root.tolist()
-        for state, r in zip(block.ends.tolist(), end_root):
-            accepted[state - 1] = (lexes[r],)
-        self._accepted.extend(accepted)
-        ends = block.ends
-        if not end_root:
-            return
-        acc_ids = np.zeros(len(lexes), dtype=np.int32)
-        for r in sorted(set(end_root)):
-            acc_ids[r] = self._acc_ids.setdefault((lexes[r],), len(self._acc_ids))
-        ignored = np.array([lex in self._ignore for lex in lexes], dtype=np.int8)
-        if ends.shape[0] > self.acc_pool.shape[0]:
-            self.acc_pool = np.zeros(2 * ends.shape[0], dtype=np.int32)
-        self.acc_pool[:ends.shape[0]] = np.array(lexes, dtype=np.int32)[block.end_root]
-        self.acc_start[ends] = np.arange(ends.shape[0], dtype=np.int32)
-        self.acc_len[ends] = 1
-        self.acc_id[ends] = acc_ids[block.end_root]
-        self.acc_ignore_only[ends] = ignored[block.end_root]
-        self.accepting[ends] = 1
-        self._acc_used = ends.shape[0]
+        used = block.ends.shape[0]
+        if used > self.acc_pool.shape[0]:
+            self.acc_pool = np.zeros(2 * used, dtype=np.int32)
+        if used:
+            self.acc_pool[:used] = np.array(lexes, dtype=np.int32)[block.end_root]
+        self._acc_ids.update({(lexes[r],): k for k, r in enumerate(block.end_roots, 1)})  # ids after () (0)
+        self._acc_used = used
 
     def lay_out_literals(self) -> None:
         """Number the states of the grammar's literal lexemes that are not family expressions
@@ -1007,7 +1000,12 @@ class LexerBlock:
     """The single-lexeme states of some family lexemes (``roots``) and of all they reach, as
     states ``1..size`` of a lexer: state ``s`` holds ``(lexeme of its root, exprs[s - 1])``, the
     states of each root in turn (``segments``); ``trans`` their rows (targets in ``1..size``, ``DEAD``); ``ends`` the states
-    where the lexeme can end, ``end_root`` its index in ``roots``."""
+    where the lexeme can end, ``end_root`` its index in ``roots``. What a lexer's ``acc_*``
+    entries of these states need beyond the lexemes' ids is here too, whatever ids the
+    grammar gives the roots' lexemes: ``acc`` (``accepting``, ``acc_start``, ``acc_len`` and
+    ``acc_id`` of states ``0..size + BLOCK_SPARE - 1``), ``end_roots`` (the roots that end
+    somewhere, ascending: the list of the ``r``-th of them has id ``r + 1``) and
+    ``segment_ends`` (per segment, the indices of its states where the lexeme ends)."""
 
     roots: tuple[int, ...]
     segments: tuple[tuple[int, ...], ...]  # per root, the expressions of its states, in order
@@ -1015,6 +1013,9 @@ class LexerBlock:
     trans: np.ndarray
     ends: np.ndarray
     end_root: np.ndarray
+    acc: tuple[np.ndarray, ...]
+    end_roots: tuple[int, ...]
+    segment_ends: tuple[tuple[int, ...], ...]
 
     @property
     def size(self) -> int:
@@ -1064,19 +1065,34 @@ def _family_block(pool: ExprPool, roots: tuple[int, ...]) -> LexerBlock | None:
     ends = np.array([s for s, e in enumerate(exprs, 1) if nullable[e]], dtype=np.intp)
     end_root = np.array([root_index[s - 1] for s in ends.tolist()], dtype=np.intp)
     trans = np.concatenate(tables)
-    for array in (trans, ends, end_root):
+    end_roots = tuple(sorted(set(end_root.tolist())))
+    acc = tuple(np.zeros(len(exprs) + BLOCK_SPARE, dtype=dtype) for dtype in (np.int8, np.int32, np.int32, np.int32))
+    accepting, acc_start, acc_len, acc_id = acc
+    accepting[ends] = 1
+    acc_start[ends] = np.arange(ends.shape[0], dtype=np.int32)
+    acc_len[ends] = 1
+    rank = {r: k for k, r in enumerate(end_roots, 1)}  # the id of [lexeme of root r] in every lexer
+    acc_id[ends] = [rank[r] for r in end_root.tolist()]
+    segment_ends = [tuple(j for j, e in enumerate(template_exprs) if nullable[e]) for template_exprs in segments]
+    for array in (trans, ends, end_root, *acc):
         array.flags.writeable = False
-    return LexerBlock(tuple(kept), tuple(segments), tuple(exprs), trans, ends, end_root)
+    return LexerBlock(tuple(kept), tuple(segments), tuple(exprs), trans, ends, end_root, acc, end_roots,
+                      tuple(segment_ends))
 
 
 @functools.lru_cache(maxsize=4096)
-def _segment_items(exprs: tuple[int, ...], lex: int, first: int) -> tuple[list[Items], dict[tuple[bool, Items], int]]:
-    """The items of the block states ``exprs`` of lexeme ``lex``, numbered from ``first``, and
-    their entries in ``Lexer._ids`` (the lexeme ids of a root recur across schemas, and a segment
-    starts at the same state in every lexer of its block: made once, not per grammar; a dict
-    merges into ``_ids`` without hashing its keys again). Neither is modified by the lexers."""
+def _segment_states(exprs: tuple[int, ...], ends: tuple[int, ...], lex: int,
+                    first: int) -> tuple[list[Items], dict[tuple[bool, Items], int], list[tuple[int, ...]]]:
+    """The items of the block states ``exprs`` of lexeme ``lex``, numbered from ``first``,
+    their entries in ``Lexer._ids`` and in ``Lexer._accepted`` (``(lex,)`` at the indices
+    ``ends``): the lexeme ids of a root recur across schemas, and a segment starts at the same
+    state in every lexer of its block, so these are made once, not per grammar (a dict merges
+    into ``_ids`` without hashing its keys again). Neither is modified by the lexers."""
     items = [((lex, e),) for e in exprs]
-    return items, {(False, item): state for state, item in enumerate(items, first)}
+    accepted: list[tuple[int, ...]] = [()] * len(exprs)
+    for j in ends:
+        accepted[j] = (lex,)
+    return items, {(False, item): state for state, item in enumerate(items, first)}, accepted
 
 
 def _row_template(pool: ExprPool, expr: int, size: int,

@@ -5,6 +5,7 @@ schemas were compiled before, in which threads, or on the bound on blocks."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import subprocess
@@ -129,3 +130,40 @@ def test_compiles_and_walks_in_threads_on_a_cold_family():
     for thread in threads:
         thread.join()
     assert not problems, "\n".join(problems)
+
+
+def test_block_states_whatever_the_lexeme_ids_and_which_is_ignored(monkeypatch):
+    """The block's states in a lexer (items, lexemes ending, list ids, ignored-only flags) do not
+    depend on the ids a grammar gives the family lexemes, nor on which of them is ignored: equal
+    to the states built one by one for every order of three family lexemes, each ignored in turn."""
+    from leapgram.frontends.json_schema.common import schema_pool
+    from leapgram.grammar.builder import GrammarBuilder
+    from tests.parser.test_lexer_templates import rows_by_items
+
+    limits = Limits()
+    source = Grammar.from_json_schema(SCHEMAS[1], limits=limits).ir
+    family = source.pool.family.size
+    exprs = sorted({lexeme.expr for lexeme in source.lexemes if lexeme.expr < family})[:3]
+    assert len(exprs) == 3
+    cases = []
+    for order in itertools.permutations(exprs):
+        for ignored in (None, *order):
+            builder = GrammarBuilder(limits, pool=schema_pool(limits))
+            start = builder.nonterminal("start")
+            builder.rule(start, [builder.literal("<")])  # a literal first: the family lexemes' ids vary
+            for expr in order:
+                if expr == ignored:
+                    builder.ignore(expr, "skipped")
+                else:
+                    builder.rule(start, [builder.lexeme(f"e{expr}", expr)])
+            cases.append(builder.build(start))
+    with_block = []
+    for ir in cases:
+        assert Lexer(ir, limits).num_states > 20  # the block is there
+        fresh_sets = [frozenset(range(len(ir.lexemes)))] + [frozenset([lex]) for lex in range(len(ir.lexemes))]
+        with_block.append(rows_by_items(ir, fresh_sets))
+    monkeypatch.setattr(Lexer, "_start_with_block", lambda self: None)
+    monkeypatch.setattr(lexer_module, "row_template", lambda pool, expr: None)
+    for ir, expected in zip(cases, with_block):
+        fresh_sets = [frozenset(range(len(ir.lexemes)))] + [frozenset([lex]) for lex in range(len(ir.lexemes))]
+        assert rows_by_items(ir, fresh_sets) == expected

@@ -102,7 +102,9 @@ def json_schema_to_ir(schema: Any, *, whitespace: str | int | tuple[str, str] = 
     with _json_data_errors(document), paused_collections():  # see paused_collections
         translator = SchemaTranslator(document, whitespace=whitespace, lenient=lenient,
                                       any_order=any_order, limits=limits)
-        return translator.build(), translator.ctx.warnings
+        ir, warnings = translator.build(), translator.ctx.warnings
+        del translator  # freed now, so that the collection the resumed collector makes next does not scan it
+    return ir, warnings
 
 
 def json_schema_symbol(schema: Any, builder: GrammarBuilder, *, whitespace: str | int | tuple[str, str] = "flexible",

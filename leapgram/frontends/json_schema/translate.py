@@ -414,21 +414,26 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
     # ----- any value ------------------------------------------------------------------------
 
     def any_value(self) -> int:
-        """Every JSON value (the schema ``{}`` or ``true``)."""
+        """Every JSON value (the schema ``{}`` or ``true``). Its nonterminals are all new and
+        their rules distinct, so the rules go in with one :meth:`GrammarBuilder.fresh_rules`, in
+        the order (and with the nonterminals) that ``rule``, ``star``, ``sequence`` and
+        ``optional`` calls would give them (``test_ttfm_shortcuts.py`` pins it)."""
         if self._any is not None:
             return self._any
         builder = self.builder
-        value = self._any = builder.fresh_nonterminal("any")  # fresh: a shared builder may hold other schemas
+        fresh = builder.fresh_nonterminal
+        value = self._any = fresh("any")  # fresh: a shared builder may hold other schemas
         string = builder.lexeme("string", self.any_string_expr())
         number = builder.lexeme("number", number_expr(self.ctx, {}, "", integer=False))
-        for symbol in (string, number, builder.literal("true"), builder.literal("false"), builder.literal("null")):
-            builder.rule(value, [symbol])
-        member = [string, *self.punct(":"), value]
-        members = builder.sequence([*member, builder.star([*self.punct(","), *member], hint="members")],
-                                   hint="members")
-        builder.rule(value, [builder.literal("{"), *self.ows(), builder.optional([members]), *self.ows(),
-                             builder.literal("}")])
-        items = builder.sequence([value, builder.star([*self.punct(","), value], hint="items")], hint="items")
-        builder.rule(value, [builder.literal("["), *self.ows(), builder.optional([items]), *self.ows(),
-                             builder.literal("]")])
+        rules = [(value, (symbol,)) for symbol in (string, number, builder.literal("true"),
+                                                   builder.literal("false"), builder.literal("null"))]
+        colon = self.punct(":")  # before "," (lexemes are numbered as made)
+        ows, comma = tuple(self.ows()), self.punct(",")
+        for left, right, member, hint in (("{", "}", (string, *colon, value), "members"), ("[", "]", (value,), "items")):
+            more, items, optional = fresh(hint), fresh(hint), fresh("opt")  # star, sequence, optional
+            opening = builder.literal(left)
+            rules += [(more, (more, *comma, *member)), (more, ()), (items, (*member, more)),
+                      (optional, (items,)), (optional, ()),
+                      (value, (opening, *ows, optional, *ows, builder.literal(right)))]
+        builder.fresh_rules(rules)
         return value

@@ -105,3 +105,45 @@ def test_a_length_above_256_beside_a_pattern_that_is_any_text_is_enforced_exactl
         data = json.dumps(text, ensure_ascii=False).encode()
         consumed = all(matcher.consume_token(byte) for byte in data)
         assert (consumed and matcher.is_accepting()) is valid, (pattern, bounds, len(text))
+
+
+def _any_value_by_builder_calls(self) -> int:
+    """``SchemaTranslator.any_value`` as it was written with ``rule``, ``star``, ``sequence`` and
+    ``optional`` (the reference its direct rules must equal)."""
+    from leapgram.frontends.json_schema.numbers import number_expr
+
+    if self._any is not None:
+        return self._any
+    builder = self.builder
+    value = self._any = builder.fresh_nonterminal("any")
+    string = builder.lexeme("string", self.any_string_expr())
+    number = builder.lexeme("number", number_expr(self.ctx, {}, "", integer=False))
+    for symbol in (string, number, builder.literal("true"), builder.literal("false"), builder.literal("null")):
+        builder.rule(value, [symbol])
+    member = [string, *self.punct(":"), value]
+    members = builder.sequence([*member, builder.star([*self.punct(","), *member], hint="members")], hint="members")
+    builder.rule(value, [builder.literal("{"), *self.ows(), builder.optional([members]), *self.ows(),
+                         builder.literal("}")])
+    items = builder.sequence([value, builder.star([*self.punct(","), value], hint="items")], hint="items")
+    builder.rule(value, [builder.literal("["), *self.ows(), builder.optional([items]), *self.ows(),
+                         builder.literal("]")])
+    return value
+
+
+@pytest.mark.parametrize("whitespace", ["flexible", "compact", (", ", ": "), 3])
+@pytest.mark.parametrize("schema", [
+    {}, True, {"type": "object"}, {"type": "array"}, {"type": "object", "properties": {"a": {}}},
+    {"type": "object", "properties": {"k": {"type": "string"}}, "required": ["k"]},
+    {"anyOf": [{"type": "array", "items": {}}, {"enum": [1, "x", None]}]},
+    {"properties": {"true": {"const": True}, "x": {"type": "number"}}},
+])
+def test_any_value_writes_the_rules_of_builder_calls(schema, whitespace, monkeypatch):
+    from leapgram.frontends.json_schema.translate import SchemaTranslator
+
+    def ir_of():
+        ir = Grammar.from_json_schema(schema, whitespace=whitespace).ir
+        return ir.rules, ir.nonterminals, [(x.name, x.expr) for x in ir.lexemes], ir.start, ir.nullable
+
+    direct = ir_of()
+    monkeypatch.setattr(SchemaTranslator, "any_value", _any_value_by_builder_calls)
+    assert ir_of() == direct
