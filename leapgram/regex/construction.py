@@ -331,6 +331,10 @@ class Constructors:
         for star in [x for x in flat if self._is_star(x)]:  # A & R* = A when A ⊆ R* (a length bound
             if any(x != star and self._within_star(x, self.args[star][0]) for x in flat):  # and a
                 flat.discard(star)  # pattern already matched: C{2,254} & C* = C{2,254})
+        if len(flat) == 2:
+            merged = self._merge_counts(*flat)
+            if merged is not None:
+                return merged
         if len(flat) > 1:
             self._drop_starred_supersets(flat)
         if EMPTY in flat:
@@ -343,6 +347,28 @@ class Constructors:
             return next(iter(flat))
         children = tuple(sorted(flat))
         return self._intern(K_AND, children, all(self.nullable[x] for x in children), True)
+
+    def _merge_counts(self, p: int, q: int) -> int | None:
+        """``C{m,n} & X{a,b}`` as ``C{max(m,a), min(n,b)}`` where every string of ``C`` is one
+        string of ``X`` and ``X`` is a prefix code (:meth:`_one_char_within`): a string of
+        ``C^k`` is in ``X^k`` and in no other power of ``X`` (its factorization into ``X``s is
+        unique), so it is in ``X{a,b}`` exactly when ``a ≤ k ≤ b``. A string with a length bound
+        whose pattern ends in a class loop (``\\d+\\.\\d+.*`` with ``maxLength``, once the
+        prefix is read) is then a counted string, with no intersection. ``None`` for other pairs."""
+        kind, args = self.kind, self.args
+        if kind[p] != K_REPEAT or kind[q] != K_REPEAT or self.has_bool[p] or self.has_bool[q]:
+            return None
+        for (c, m, n), (x, a, b) in ((args[p], args[q]), (args[q], args[p])):
+            if not self.nullable[c] and self._one_char_within(c, x):
+                low, high = max(m, a), (b if n == INF else n if b == INF else min(n, b))
+                return EMPTY if high != INF and high < low else self.repeat(c, low, high)
+        return None
+
+    def _one_char_within(self, c: int, x: int) -> bool:
+        """Whether every string of ``c`` is a string of ``x`` and ``x`` is a prefix code (see
+        :meth:`_merge_counts`); ``False`` when unsure. Here: ``c == x`` and nothing else (the
+        pool's ``Widening`` section decides it by a bounded search)."""
+        return False
 
     def _intersect_minus(self, a: int, b: int) -> int | None:
         """``a & ~q`` for ``b = ~q`` (either order) and ``a`` a concatenation or alternation (a

@@ -204,6 +204,18 @@ class Widening(Constructors):
             cost += 1
         return 0
 
+    def _one_char_within(self, c: int, x: int) -> bool:
+        """Whether every string of ``c`` is a string of ``x`` and ``x`` is a prefix code, both
+        without intersection or complement (for ``Constructors._merge_counts``): searched within
+        ``MAX_PARTNER_STATES`` states each, ``False`` when unsure. Remembered."""
+        key = ("one char", c, x)
+        found = self._partners.get(key)
+        if found is None:
+            found = (not self.has_bool[c] and not self.has_bool[x] and self._is_prefix_code(x)
+                     and (c == x or self._within_char_star(c, x)))
+            self._partners[key] = found
+        return found
+
     def _is_prefix_code(self, char: int) -> bool:
         """Whether no string of ``char`` is a proper prefix of another: every state it reaches
         after a byte that matches the empty string is ε (within ``MAX_PARTNER_STATES`` states)."""
