@@ -59,7 +59,36 @@ def within_length(pool: ExprPool, e: int, low: int, high: int) -> int | None:
         head, e = pool.args[e]
         items.append(head)
     items.append(e)
+    middle = _middle_of_loose_ends(pool, items, high)
+    if middle is not None:
+        return within_length(pool, middle, low, high)
     return _adjust_run(pool, items, low, high)
+
+
+def _middle_of_loose_ends(pool: ExprPool, items: list[int], high: int) -> int | None:
+    """``m`` of ``R* m S*`` (an unanchored pattern: a loop at either end or both, each loop's
+    strings of at least one code point) when every string of ``m`` has at least ``high`` code
+    points: a string of at most ``high`` code points in ``R* m S*`` is then ``u x v`` with
+    ``x`` in ``m`` and ``|u| + |v| ≤ high - |x| ≤ 0``, so ``u`` and ``v`` are empty and the
+    string is in ``m`` (``[0-9]{10}`` with ``minLength``/``maxLength`` 10 is ``[0-9]{10}``, no
+    intersection). ``None`` for other shapes."""
+    if high == INF or len(items) < 2:
+        return None
+    start = 1 if _is_loop(pool, items[0]) else 0
+    end = len(items) - 1 if _is_loop(pool, items[-1]) else len(items)
+    if (start == 0 and end == len(items)) or end <= start:
+        return None
+    middle = pool.concat_all(items[start:end])
+    length = char_length(pool, middle)
+    return middle if length is not None and length[0] >= high else None
+
+
+def _is_loop(pool: ExprPool, e: int) -> bool:
+    """Whether ``e`` is ``R*`` with every string of ``R`` at least one code point long."""
+    if pool.kind[e] != K_REPEAT or pool.args[e][1] != 0 or pool.args[e][2] != INF:
+        return False
+    length = char_length(pool, pool.args[e][0])
+    return length is not None and length[0] >= 1
 
 
 def _adjust_run(pool: ExprPool, items: list[int], low: int, high: int) -> int | None:

@@ -82,6 +82,10 @@ SCHEMAS = [
     {"pattern": "é|\\n", "minLength": 1},
     {"pattern": "^\\S+$"},
     {"pattern": "^(ab|c)+$", "maxLength": 6},
+    {"pattern": "[a-c]{3}", "minLength": 3, "maxLength": 3},  # unanchored, as long as its bound
+    {"pattern": "ab|é", "maxLength": 2},
+    {"pattern": "^a\\S{2}", "minLength": 1, "maxLength": 3},
+    {"pattern": "a[bc]", "maxLength": 3},  # shorter than the bound: an intersection
 ]
 values = st.text(st.sampled_from('abcé😀\n"\\/\x00\x1f\x7f \u00a0'), max_size=7)
 
@@ -128,6 +132,18 @@ def test_unsupported_pattern_names_pattern_or_is_skipped_when_lenient():
     assert info.value.feature == "pattern" and info.value.pointer == "/s/pattern"
     ctx, expr = compiled({"pattern": "(?=a)", "maxLength": 2}, lenient=True)
     assert ctx.warnings and ctx.pool.matches(expr, b'"zz"') and not ctx.pool.matches(expr, b'"zzz"')
+
+
+@pytest.mark.parametrize("schema", [
+    {"pattern": "[0-9]{10,10}", "minLength": 10, "maxLength": 10},  # Github o44203's timestamp
+    {"pattern": "[0-9]{5}", "maxLength": 5},
+    {"pattern": "^x[0-9]{3}", "maxLength": 4},
+])
+def test_an_unanchored_pattern_as_long_as_its_bound_is_no_intersection(schema):
+    """``R* m S* ∩ any{lo,hi}`` with every string of ``m`` at least ``hi`` long is ``m ∩ any{lo,hi}``
+    (lengths._middle_of_loose_ends): nothing fits before or after ``m``."""
+    ctx, expr = compiled(schema)
+    assert not ctx.pool.has_bool[expr]
 
 
 def test_long_length_with_a_run_pattern_is_fast():
