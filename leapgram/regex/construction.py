@@ -16,6 +16,8 @@ EPSILON = 1
 K_EMPTY, K_EPS, K_BYTES, K_CONCAT, K_OR, K_AND, K_NOT, K_REPEAT = range(8)
 INF = -1
 ALL_BYTES = (1 << 256) - 1
+TRIE_MIN = 16  # literal_set: this many strings or more are built as their trie
+MAX_TRIE_DEPTH = 64  # branch points nested in one trie (deeper: the alternation of the suffixes)
 
 
 def bits_of(mask: int) -> list[int]:
@@ -74,6 +76,39 @@ class Constructors:
         if found is None:
             found = self.memo[key] = self._new_literal(data)
         return found
+
+    def literal_set(self, texts: list[bytes]) -> int:
+        """Every string of ``texts`` (an enum's spellings). ``TRIE_MIN`` or more are built as
+        their trie, ``a(b|cd)`` for ``ab`` and ``acd``: the language of the alternation of the
+        literals, but a derivative by a byte is one member's tail, where the alternation's
+        derives every member that starts with the byte and builds and sorts a new alternation of
+        the tails (an enum of 400 time zones: hundreds of members at each of the first bytes a
+        mask walks). Fewer: that alternation."""
+        if len(texts) < TRIE_MIN:
+            return self.alt([self.literal(t) for t in texts])
+        return self._trie(sorted(set(texts)), 0, 0)
+
+    def _trie(self, texts: list[bytes], start: int, depth: int) -> int:
+        """The trie of the ``texts[i][start:]`` (``texts`` sorted, distinct, with the same first
+        ``start`` bytes): their common prefix, then an alternation of ε (when one of them ends
+        there) and, per next byte, the byte and the trie of the texts that go on with it."""
+        if len(texts) == 1 or depth > MAX_TRIE_DEPTH:
+            return self.alt([self.literal(t[start:]) for t in texts])
+        first, last = texts[0], texts[-1]
+        common = start  # the common prefix of sorted texts is that of the first and the last
+        while common < len(first) and first[common] == last[common]:
+            common += 1
+        members = [EPSILON] if len(first) == common else []
+        rest = texts[len(members):]
+        i = 0
+        while i < len(rest):
+            byte = rest[i][common]
+            j = i + 1
+            while j < len(rest) and rest[j][common] == byte:
+                j += 1
+            members.append(self.concat(self.literal(rest[i][common:common + 1]), self._trie(rest[i:j], common + 1, depth + 1)))
+            i = j
+        return self.concat(self.literal(first[start:common]), self.alt(members))
 
     def holds_byte(self, b: int) -> bool:
         """Whether the pool holds the expression of byte ``b`` alone (:meth:`find_literal` finds

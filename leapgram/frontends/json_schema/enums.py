@@ -45,7 +45,7 @@ class EnumKeywords:
                    if not (whole and json_type(v) == "integer" and b"." in text)]
         out = []
         if scalars:
-            spellings = self.pool.alt([self.pool.literal(t) for t in scalars])
+            spellings = self.pool.literal_set(scalars)  # many: a trie (derived a member at a time)
             out.append(self.builder.lexeme(f"enum:{pointer or '/'}", spellings))
         out.extend(self.literal_value(v) for v in kept if isinstance(v, (dict, list)))
         return out
