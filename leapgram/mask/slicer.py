@@ -152,11 +152,13 @@ class SliceClass:
 
 
 def contained_slices(pool: ExprPool, state_expr: int, slices: tuple[SliceClass, ...], *,
-                     unbounded_only: bool = False) -> tuple[bool, ...]:
+                     unbounded_only: bool = False, memo: dict[int, tuple[bool, ...]] | None = None) -> tuple[bool, ...]:
     """For each slice ``Y{1,n}``, whether it is contained in the prefixes of ``state_expr``
     (under-approximated: see the module docstring). ``unbounded_only``: count only alternatives
     ``X{m,∞} T``. ``Y ⊆ X`` is remembered in the pool's memo (:func:`class_within`): the states of
-    one string share their ``X``, and schemas share the JSON string character's."""
+    one string share their ``X``, and schemas share the JSON string character's. ``memo``: the
+    answers with ``unbounded_only`` per expression for these ``slices``, which
+    :func:`_contained_in_intersection` reads and adds to (see :class:`SliceChecker`)."""
     found = [False] * len(slices)
     starts = pool.first_bytes(state_expr)
     if all(slice_.first_bytes & ~starts for slice_ in slices):
@@ -164,7 +166,7 @@ def contained_slices(pool: ExprPool, state_expr: int, slices: tuple[SliceClass, 
     alternatives = pool.args[state_expr] if pool.kind[state_expr] == K_OR else (state_expr,)
     for alt in alternatives:
         if pool.kind[alt] == K_AND:
-            found = [a or b for a, b in zip(found, _contained_in_intersection(pool, alt, slices))]
+            found = [a or b for a, b in zip(found, _contained_in_intersection(pool, alt, slices, memo))]
             continue
         head, tail = pool.args[alt] if pool.kind[alt] == K_CONCAT else (alt, None)
         if pool.kind[head] == K_AND and not unbounded_only:  # a string's content under a pattern,
@@ -187,17 +189,25 @@ def contained_slices(pool: ExprPool, state_expr: int, slices: tuple[SliceClass, 
     return tuple(found)
 
 
-def _contained_in_intersection(pool: ExprPool, e: int, slices: tuple[SliceClass, ...]) -> tuple[bool, ...]:
+def _contained_in_intersection(pool: ExprPool, e: int, slices: tuple[SliceClass, ...],
+                               memo: dict[int, tuple[bool, ...]] | None = None) -> tuple[bool, ...]:
     """``A ∩ ¬F1 ∩ ...`` with every ``Fi`` finite (a JSON key that is none of the declared
     names): a slice contained in ``A`` through an unbounded ``X{m,∞} T`` continues in infinitely
-    many ways, only finitely many of which are in the ``Fi``, so it is contained in ``e`` too."""
+    many ways, only finitely many of which are in the ``Fi``, so it is contained in ``e`` too.
+    ``A``'s answer is kept in ``memo`` (see :func:`contained_slices`): every state along the names
+    of every key of a grammar has the same ``A``, the rest of a JSON string."""
     parts = pool.args[e]
     positives = [p for p in parts if pool.kind[p] != K_NOT]
     negatives = [pool.args[p][0] for p in parts if pool.kind[p] == K_NOT]
     if not positives or not all(pool.is_finite(f) for f in negatives):
         return (False,) * len(slices)
     if len(positives) == 1:
-        return contained_slices(pool, positives[0], slices, unbounded_only=True)
+        if memo is None:
+            return contained_slices(pool, positives[0], slices, unbounded_only=True)
+        found = memo.get(positives[0])
+        if found is None:
+            found = memo[positives[0]] = contained_slices(pool, positives[0], slices, unbounded_only=True)
+        return found
     return _contained_in_heads(pool, e, positives, negatives, slices)
 
 
@@ -299,6 +309,7 @@ class SliceChecker:
         self._contained: dict[int, tuple[bool, ...]] = {}
         self._classes_ids: dict[int, int] = {}  # id(classes) -> its number in _CLASSES_IDS
         self._by_expr: dict[tuple[int, bool], tuple[bool, ...]] = {}  # per expression: at most 2 × pool size
+        self._unbounded: tuple[dict[int, tuple[bool, ...]], ...] = ({}, {})  # contained_slices' memo, by the same flag
         self._unions: dict[tuple[bool, ...], np.ndarray] = {}  # OR of the contained slices' masks
         self._splits: dict[int, tuple[np.ndarray | None, tuple[TokenTrie, ...]]] = {}
         self._whole: tuple[None, tuple[TokenTrie]] | None = None  # the one split with no slice contained
@@ -355,15 +366,21 @@ class SliceChecker:
         return found
 
     def _decide_exprs(self, exprs: tuple[int, ...], classes: tuple[SliceClass, ...]) -> tuple[bool, ...]:
+        """The OR of the answers for ``exprs``, the last first: an object's other keys come
+        after its names, and once every slice is contained the rest are not asked."""
         found = (False,) * len(classes)
         by_expr = self._by_expr
-        for expr in exprs:
-            key = (expr, classes is self._actual)  # an expression is in many states (a key's pattern)
+        flag = classes is self._actual
+        memo = self._unbounded[flag]
+        for expr in reversed(exprs):
+            key = (expr, flag)  # an expression is in many states (a key's pattern)
             here = by_expr.get(key)
             if here is None:
-                here = by_expr[key] = contained_slices(self.pool, expr, classes)
+                here = by_expr[key] = contained_slices(self.pool, expr, classes, memo=memo)
             if any(here):
                 found = tuple(a or b for a, b in zip(found, here))
+                if all(found):
+                    break
         return found
 
     def split(self, state: int, full_trie: TokenTrie) -> tuple[np.ndarray | None, tuple[TokenTrie, ...]]:

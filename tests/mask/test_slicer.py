@@ -244,3 +244,23 @@ def test_containment_in_a_bounded_string_under_a_pattern():
         content = pool.intersect([pool.repeat(parse_regex(char, pool), 3, high), pattern])
         state = pool.concat(content, parse_regex('"', pool))
         assert contained_slices(pool, state, SLICES) == expected, high
+
+
+def test_key_states_take_the_answer_of_their_string_once():
+    """The states along an object's names (the names' tails beside ``string ∩ ¬names``) are
+    decided as the OR of their expressions' answers, the other key's from its string's answer,
+    kept per string (``SliceChecker._unbounded``): the same answers as deciding each alone."""
+    from leapgram.mask.slicer import SliceChecker
+    from leapgram.regex.expr import EMPTY
+
+    pool = ExprPool()
+    string = parse_regex(r'"[^"\\]*"', pool)
+    names = [pool.literal(b'"' + name + b'"') for name in (b"kind", b"key", b"metadata")]
+    key = pool.intersect([string, pool.complement(pool.alt(names))])
+    checker = SliceChecker(pool, lambda state: (), lambda: None)
+    for prefix in (b'"', b'"k', b'"ke', b'"m', b'"meta', b'"x'):
+        tails = [t for t in (pool.derivative_bytes(name, prefix) for name in names) if t != EMPTY]
+        exprs = (*tails, pool.derivative_bytes(key, prefix))
+        expected = tuple(map(any, zip(*(contained_slices(pool, e, SLICES) for e in exprs))))
+        assert checker._decide_exprs(exprs, SLICES) == expected == (True,) * 3
+    assert len(checker._unbounded[False]) == 1  # the string after the quote, decided once
