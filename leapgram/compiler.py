@@ -277,7 +277,7 @@ class CompiledGrammar:
         if last is not None and last[0] == signature:
             return last[1]
         parts = (automaton, getattr(engine, "tables", None), *spare)
-        arrays = sum(_array_bytes(part) for part in parts if part is not None)
+        arrays = sum(_array_bytes(part) for part in parts if part is not None) - getattr(automaton, "unwritten_bytes", 0)
         found = (arrays + signature[0] * _STATE_BYTES + pool * _EXPRESSION_BYTES
                  + signature[2] * _MASK_ENTRY_BYTES)
         self._bytes_seen = (signature, found)

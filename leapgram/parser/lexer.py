@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
-from ..regex.dfa import DEAD, UNKNOWN, LazyRows, class_index, grown_table, publish_row
+from ..regex.dfa import DEAD, UNKNOWN, LazyRows, class_index, publish_row
 from ..regex.expr import (
     ALL_BYTES,
     BY_FIRST_MIN,
@@ -52,9 +52,10 @@ _UNSEEN, _SEEN_ONCE = object(), object()  # row_template in a pool without a fam
 MAX_SHARED_ROWS = 8192  # rows kept per pool family (Lexer._share_row): 0.6 KB each
 SHARED_ROWS = ("lexer rows",)  # their key in the family's memo
 ACC_ARRAYS = ("accepting", "acc_start", "acc_len", "acc_id")  # LexerBlock.acc's order (acc_ignore_only apart)
-BLOCK_SPARE = 32  # a lexer made from a block has room for this many more states (its fresh states come next)
+BLOCK_SPARE = 512  # a lexer made from a block has room for this many more states: see Lexer._ready_rows
 MAX_FAMILY_BLOCKS = 64  # lexer blocks kept per pool family, one per set of family lexemes (family_block)
 _BLOCKS_LOCK = threading.Lock()  # inserts into a family's blocks (the memo itself is shared by every thread)
+READY_ROWS = 64  # rows marked unknown at a time as states are numbered: see Lexer._ready_rows
 
 
 class Lexer(LazyRows):
@@ -72,6 +73,7 @@ class Lexer(LazyRows):
         self._start_of: dict[frozenset[int], int] = {}
         self.trans = np.full((16, 256), UNKNOWN, dtype=np.int32)
         self._capacity = min(16, limits.max_dfa_states)  # states _new_state may add before it grows trans
+        self._ready = 16  # rows of trans written (UNKNOWN past the states): see _ready_rows
         self._nullable = ir.pool.nullable  # appended to in place, never replaced
         self.accepting = np.zeros(16, dtype=np.int8)
         self.acc_start = np.zeros(16, dtype=np.int32)
@@ -113,12 +115,12 @@ class Lexer(LazyRows):
             return
         n = block.size
         capacity = min(n + BLOCK_SPARE, self.limits.max_dfa_states)
-        trans = np.empty((capacity, 256), dtype=np.int32)
+        trans = np.empty((capacity, 256), dtype=np.int32)  # rows past n written as states are numbered
         trans[DEAD] = DEAD
         trans[1:n + 1] = block.trans
-        trans[n + 1:] = UNKNOWN
         self.trans = trans
         self._capacity = capacity
+        self._ready = n + 1
         lexes = [lex_of[root] for root in block.roots]
         for name, head in zip(ACC_ARRAYS, block.acc):  # all 0 for DEAD and past the block
             setattr(self, name, head[:capacity].copy())
@@ -238,6 +240,7 @@ class Lexer(LazyRows):
             return
         if base + count > self._capacity:
             self._grow(min(max(2 * base, base + count + 32), self.limits.max_dfa_states))
+        self._ready = max(self._ready, base + count)  # every entry of their rows is written below
         self._items.extend([key[1] for key in keys])
         self._fresh.extend([key[0] for key in keys])
         self._ids.update(zip(keys, range(base, base + count)))
@@ -322,6 +325,8 @@ class Lexer(LazyRows):
             if state >= self.limits.max_dfa_states:
                 raise BudgetExceededError("max_dfa_states", self.limits.max_dfa_states, "lexer DFA too large")
             self._grow(min(state * 2, self.limits.max_dfa_states))
+        if state >= self._ready:
+            self._ready_rows(state + 1)
         nullable = self._nullable
         if len(items) == 1:  # most states
             ended = [items[0][0]] if nullable[items[0][1]] else ()
@@ -364,14 +369,40 @@ class Lexer(LazyRows):
         list_id = self._acc_ids.setdefault(accepted, len(self._acc_ids))
         return accepted, start, list_id, 1 if all(lex in ignore for lex in accepted) else 0
 
+    def _ready_rows(self, rows: int) -> None:
+        """Rows ``< rows`` of ``trans`` written: those past the states so far marked unknown, with
+        up to :data:`READY_ROWS` more at once (one row's write costs what 6 rows' do in one).
+
+        ``trans`` holds ``_capacity`` rows but only its first ``_ready`` are written; no row of
+        a state is read before the state is numbered, and a state's row is marked unknown then
+        (here), not when the table grows. So growing copies the states' rows only, and a
+        grammar's start block gets :data:`BLOCK_SPARE` more rows allocated, which cost no time
+        until states reach them (nor memory, where their pages were never written). Over 518
+        tool-call cases, the tables grew 681 times inside masks before and none now
+        (docs/design/performance-by-source.md, "Round 21")."""
+        end = min(self._capacity, max(rows, self._ready + READY_ROWS))
+        self.trans[self._ready:end] = UNKNOWN
+        self._ready = end
+
+    @property
+    def unwritten_bytes(self) -> int:
+        """Bytes of ``trans`` allocated but not written yet (the rows past ``_ready``, see
+        :meth:`_ready_rows`): pages no row reached take no memory, so
+        :func:`leapgram.compiler.memory_of` leaves them out."""
+        return (self.trans.shape[0] - self._ready) * self.trans.shape[1] * self.trans.itemsize
+
     def _grow(self, capacity: int) -> None:
-        old = self.trans.shape[0]
-        self.trans, self.accepting = grown_table(self.trans, self.accepting, capacity)
+        """Room for ``capacity`` states: the states' rows copied (see :meth:`_ready_rows`)."""
+        used = len(self._items)
+        trans = np.empty((capacity, 256), dtype=np.int32)
+        trans[:used] = self.trans[:used]
+        self.trans = trans
+        self._ready = used
         self._capacity = capacity
-        for name in ("acc_start", "acc_len", "acc_id", "acc_ignore_only"):
+        for name in ("accepting", "acc_start", "acc_len", "acc_id", "acc_ignore_only"):
             array = getattr(self, name)
             grown = np.zeros(capacity, dtype=array.dtype)
-            grown[:old] = array
+            grown[:array.shape[0]] = array
             setattr(self, name, grown)
 
     def fill_row(self, state: int) -> None:
@@ -632,6 +663,8 @@ class Lexer(LazyRows):
         :meth:`_new_state` does for each."""
         base = len(self._items)
         count = len(new_items)
+        if base + count > self._ready:
+            self._ready_rows(base + count)
         self._items.extend(new_items)
         self._fresh.extend([False] * count)
         self._accepted.extend([()] * count)
