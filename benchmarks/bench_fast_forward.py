@@ -137,8 +137,8 @@ def grammar_maker(mode: str, separators: tuple[str, str], whitespace: str = "fle
 
 def skeleton_grammar(instance: Any, separators: tuple[str, str]) -> lg.Grammar:
     """The ``skeleton`` proxy grammar of one instance (see the module docstring)."""
-    from tests.helpers.cfg_grammars import NUMBER, STRING
     from leapgram.grammar import GrammarBuilder
+    from tests.helpers.cfg_grammars import NUMBER, STRING
 
     b = GrammarBuilder()
     string, number = b.regex(STRING, name="STRING"), b.regex(NUMBER, name="NUMBER")

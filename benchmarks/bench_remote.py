@@ -371,9 +371,8 @@ def main(argv=None) -> int:
 # ----- grammar-guide's side (runs under --gg-python; imports no leapgram) -----------------------------
 
 def gg_worker() -> int:
-    import urllib.request
-
     import urllib.error
+    import urllib.request
 
     import grammar_guide as gg
     import guidance

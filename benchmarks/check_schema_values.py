@@ -8,13 +8,19 @@ outcomes, refusals, accepted/rejected counts per label and the slowest values.
 Usage: python benchmarks/check_schema_values.py [path/to/jsonschemabench]
 """
 
-import json, os, collections, time, sys
-from leapgram.regex.expr import ExprPool
-from leapgram.regex.dfa import LazyDfa
-from leapgram.errors import UnsupportedError, GrammarError, BudgetExceededError
+import collections
+import json
+import os
+import sys
+import time
+
+from leapgram.errors import BudgetExceededError, GrammarError, UnsupportedError
 from leapgram.frontends.json_schema.context import SchemaContext
-from leapgram.frontends.json_schema.strings import string_expr
 from leapgram.frontends.json_schema.numbers import number_expr
+from leapgram.frontends.json_schema.strings import string_expr
+from leapgram.regex.dfa import LazyDfa
+from leapgram.regex.expr import ExprPool
+
 D = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', '..', 'shared', 'jsonschemabench')
 SK={'pattern','minLength','maxLength','format'}; NK={'minimum','maximum','exclusiveMinimum','exclusiveMaximum','multipleOf'}
 def walk(schema, value, out, depth=0):

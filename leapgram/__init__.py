@@ -11,7 +11,6 @@ Import cost: numpy and numba only. Frameworks (torch, transformers, vLLM) live i
 from __future__ import annotations
 
 import warnings as _warnings
-
 from typing import TYPE_CHECKING
 
 from ._gc import collections_deferred as _collections_deferred

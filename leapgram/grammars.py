@@ -7,9 +7,9 @@ import json
 import pickle
 from typing import Any
 
+from .errors import GrammarError
 from .frontends.regex import regex_to_ir
 from .grammar.ir import GrammarIR
-from .errors import GrammarError
 from .limits import DEFAULT_LIMITS, Limits
 
 

@@ -3,17 +3,15 @@ tests/mask/test_fast_forward.py)."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from leapgram import Grammar, Matcher
-
 from tests.helpers.cfg_grammars import GRAMMARS
-from tests.helpers.masks import REGEXES, walk_to
 from tests.helpers.compiling import compile_for
+from tests.helpers.masks import REGEXES, walk_to
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 grammars = st.one_of(st.tuples(st.just("regex"), st.sampled_from(REGEXES)),

@@ -19,8 +19,8 @@ fills what is missing and calls again from ``node``.
 from __future__ import annotations
 
 import numpy as np
-from . import njit
 
+from . import njit
 from .earley import BOUND_COUNT, CHILD_COUNT, LEO_COUNT, NONE, OK, boundary_kernel
 from .tables import ABSENT, table_get_kernel
 from .trie_walk import copy_duplicate_bits_kernel

@@ -10,8 +10,8 @@ plain-Python twin the tests compare with :mod:`leapgram.parser.earley`.
 from __future__ import annotations
 
 import numpy as np
-from . import njit
 
+from . import njit
 from .tables import ABSENT, table_get_kernel, table_put_kernel, table_slot_kernel
 
 END = 2**31 - 1

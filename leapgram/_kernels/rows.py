@@ -9,6 +9,7 @@ from word to word, so Llama-3's 4,008 words take about 0.5 µs, and the twin is 
 from __future__ import annotations
 
 import numpy as np
+
 from . import njit
 
 _MULTIPLIER = np.uint64(0xBF58476D1CE4E5B9)  # splitmix64's first multiplier

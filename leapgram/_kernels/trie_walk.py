@@ -10,6 +10,7 @@ DFA row and calls again with the same ``state_stack``, so the walk resumes where
 from __future__ import annotations
 
 import numpy as np
+
 from . import njit
 
 

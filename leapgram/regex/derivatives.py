@@ -7,7 +7,19 @@ one refinement (see docs/design/regex-derivatives.md).
 
 from __future__ import annotations
 
-from .construction import ALL_BYTES, EMPTY, EPSILON, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, Constructors
+from .construction import (
+    ALL_BYTES,
+    EMPTY,
+    EPSILON,
+    INF,
+    K_AND,
+    K_BYTES,
+    K_CONCAT,
+    K_NOT,
+    K_OR,
+    K_REPEAT,
+    Constructors,
+)
 
 BY_FIRST_MIN = 8  # alternations with more children index them by first byte (Derivatives._starting_with)
 

@@ -10,7 +10,21 @@ from __future__ import annotations
 import threading
 
 from ..limits import DEFAULT_LIMITS, Limits
-from .construction import ALL_BYTES, EMPTY, EPSILON, INF, K_AND, K_BYTES, K_CONCAT, K_EMPTY, K_EPS, K_NOT, K_OR, K_REPEAT, bits_of
+from .construction import (
+    ALL_BYTES,
+    EMPTY,
+    EPSILON,
+    INF,
+    K_AND,
+    K_BYTES,
+    K_CONCAT,
+    K_EMPTY,
+    K_EPS,
+    K_NOT,
+    K_OR,
+    K_REPEAT,
+    bits_of,
+)
 from .derivatives import BY_FIRST_MIN, refine_partition
 from .emptiness import Emptiness, SharedBudget
 from .widening import Widening

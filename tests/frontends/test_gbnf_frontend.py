@@ -7,13 +7,12 @@ from functools import cache
 
 import numpy as np
 import pytest
-from tests.helpers.gbnf_grammars import ALPHABETS, ARITHMETIC_LARK, CHESS_RE, GRAMMARS, JSON_LARK, LIST_RE
 
 from leapgram import Grammar, GrammarError, Matcher, Vocabulary
 from leapgram.frontends.gbnf import gbnf_to_ir, greedy_conflicts
-
-from tests.helpers.masks import brute_force_allowed, mask_set, walk_to
 from tests.helpers.compiling import compile_for
+from tests.helpers.gbnf_grammars import ALPHABETS, ARITHMETIC_LARK, CHESS_RE, GRAMMARS, JSON_LARK, LIST_RE
+from tests.helpers.masks import brute_force_allowed, mask_set, walk_to
 
 lark = pytest.importorskip("lark")
 

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import tokenizer_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import leapgram
-from conftest import tokenizer_path
 from leapgram import Grammar, Matcher, UnsupportedError, Vocabulary
 from leapgram.frontends.lark import lark_to_ir
 from leapgram.frontends.lark_common import COMMON_TERMINALS

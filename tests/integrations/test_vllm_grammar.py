@@ -18,8 +18,8 @@ from leapgram.compiler import memory_of
 from leapgram.integrations.vllm import (
     GrammarCache,
     LeapgramGrammar,
-    ValidatedGrammars,
     MaskPrefetcher,
+    ValidatedGrammars,
     _compiler_for,
     _prefetch_mode,
     cache_budget,

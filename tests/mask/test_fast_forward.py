@@ -7,14 +7,14 @@ import re
 
 import numpy as np
 import pytest
+from conftest import SMALL_TOKENS, tokenizer_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers.cfg_grammars import GRAMMARS
-from conftest import SMALL_TOKENS, tokenizer_path
 from leapgram import Grammar, Matcher, Vocabulary, allowed_tokens
-from tests.helpers.masks import REGEXES, brute_force_allowed, mask_set, walk_to
+from tests.helpers.cfg_grammars import GRAMMARS
 from tests.helpers.compiling import compile_for
+from tests.helpers.masks import REGEXES, brute_force_allowed, mask_set, walk_to
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 FORCING_REGEXES = [*REGEXES, r'\{"(orderId|orderName)": [0-9]+\}', r"(true|false|null)(, (true|null))*", r"é[ab]x"]

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from leapgram._kernels.tables import ABSENT, EMPTY_KEY, table_get_kernel, table_put_kernel, table_rehash_kernel
+from leapgram._kernels.tables import (
+    ABSENT,
+    EMPTY_KEY,
+    table_get_kernel,
+    table_put_kernel,
+    table_rehash_kernel,
+)
 
 
 def empty(size: int) -> tuple[np.ndarray, np.ndarray]:

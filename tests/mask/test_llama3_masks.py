@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 from leapgram import Grammar, Matcher, Vocabulary, allowed_tokens
-
-from tests.helpers.masks import REGEXES, check_against_brute_force, walk_to
 from tests.helpers.compiling import compile_for
+from tests.helpers.masks import REGEXES, check_against_brute_force, walk_to
 
 REAL_REGEXES = REGEXES + [r"\d{4}-\d{2}-\d{2}", r"[A-Za-z ]{1,12}", r"(true|false|null)", r"\s*\{\s*\"id\"\s*:\s*-?\d+\s*\}"]
 

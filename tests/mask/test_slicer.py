@@ -10,9 +10,8 @@ from leapgram.compiler import sliced_vocabulary, token_trie
 from leapgram.mask.slicer import DEFAULT_SLICES, JSON_STRING_CHAR, contained_slices, slice_class
 from leapgram.regex import ExprPool, parse_regex
 from leapgram.regex.expr import INF, K_OR
-
-from tests.helpers.masks import walk_to
 from tests.helpers.compiling import compile_for
+from tests.helpers.masks import walk_to
 
 SLICES = tuple(slice_class(char, count) for char, count in DEFAULT_SLICES)
 STRINGY = [

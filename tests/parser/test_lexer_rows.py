@@ -15,7 +15,6 @@ from leapgram.limits import Limits
 from leapgram.parser import Lexer
 from leapgram.regex.dfa import DEAD
 from leapgram.regex.expr import EMPTY
-
 from tests.helpers.cfg_grammars import GRAMMARS
 
 SCHEMA = {  # declared keys next to the pattern of other keys, enums, numbers, whitespace

@@ -9,12 +9,12 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.helpers.regex_ast import MAX_LENGTH, mutations, patterns
 
 from leapgram.errors import BudgetExceededError
 from leapgram.limits import Limits
 from leapgram.regex import DEAD, EMPTY, EPSILON, UNKNOWN, ExprPool, LazyDfa, parse_regex
 from leapgram.regex.expr import ALL_BYTES, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, bits_of
+from tests.helpers.regex_ast import MAX_LENGTH, mutations, patterns
 
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -12,11 +12,11 @@ import re
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
-from tests.helpers.regex_ast import pattern_and_strings
 
 from leapgram.errors import UnsupportedError
 from leapgram.regex import DEAD, ExprPool, LazyDfa, fullmatch, parse_regex
 from leapgram.regex.utf8 import normalize, ranges_to_expr
+from tests.helpers.regex_ast import pattern_and_strings
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(max_examples=2_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])

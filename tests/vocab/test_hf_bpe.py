@@ -6,8 +6,8 @@ import json
 import sys
 
 import pytest
-
 from conftest import REPO, tokenizer_path
+
 from leapgram import Vocabulary
 from leapgram.vocab.hf_bpe import ByteLevelBPE
 

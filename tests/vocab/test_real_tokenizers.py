@@ -14,8 +14,8 @@ import random
 from pathlib import Path
 
 import pytest
-
 from conftest import tokenizer_path
+
 from leapgram.vocab.vocabulary import Vocabulary
 
 tokenizers = pytest.importorskip(

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from conftest import SMALL_TOKENS, tokenizer_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import SMALL_TOKENS, tokenizer_path
 from leapgram import Vocabulary, heal_prompt
 from leapgram.vocab.partial import encode_in_context, kept_tokens
 

@@ -69,7 +69,7 @@ def _ipv6() -> str:
     h16 = "[0-9A-Fa-f]{1,4}"
     ls32 = rf"({h16}:{h16}|{IPV4})"
     forms = [rf"({h16}:){{6}}{ls32}", rf"::({h16}:){{5}}{ls32}"]
-    for before in range(0, 7):
+    for before in range(7):
         after = 4 - before
         head = f"({h16}(:{h16}){{0,{before}}})?::" if before else f"({h16})?::"
         if after >= 1:

@@ -12,7 +12,19 @@ import functools
 import re
 
 from ...errors import GrammarError
-from ...regex.expr import ALL_BYTES, EMPTY, EPSILON, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT, ExprPool
+from ...regex.expr import (
+    ALL_BYTES,
+    EMPTY,
+    EPSILON,
+    INF,
+    K_AND,
+    K_BYTES,
+    K_CONCAT,
+    K_NOT,
+    K_OR,
+    K_REPEAT,
+    ExprPool,
+)
 from ...regex.syntax import parse_regex
 from ...regex.utf8 import MAX_CODE_POINT, normalize, ranges_to_expr
 from .context import SchemaContext

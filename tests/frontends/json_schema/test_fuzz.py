@@ -9,7 +9,14 @@ import random
 from collections import Counter
 
 import pytest
-from schema_fuzz import _stricter_reason, compile_schema, fuzz_schema, in_declared_order, mutate_schema, random_schema
+from schema_fuzz import (
+    _stricter_reason,
+    compile_schema,
+    fuzz_schema,
+    in_declared_order,
+    mutate_schema,
+    random_schema,
+)
 
 pytest.importorskip("hypothesis_jsonschema")
 pytest.importorskip("jsonschema")

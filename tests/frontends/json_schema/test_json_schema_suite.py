@@ -20,7 +20,6 @@ import pytest
 
 import leapgram
 from leapgram import Grammar, GrammarError, UnsupportedError, Vocabulary
-
 from tests.helpers.json_schema_suite import DIALECTS, SUITE, suite_schema
 
 # Documented choices that reject instances the specification calls valid:
