@@ -53,7 +53,10 @@ MAX_SHARED_ROWS = 8192  # rows kept per pool family (Lexer._share_row): 0.6 KB e
 SHARED_ROWS = ("lexer rows",)  # their key in the family's memo
 ACC_ARRAYS = ("accepting", "acc_start", "acc_len", "acc_id")  # LexerBlock.acc's order (acc_ignore_only apart)
 BLOCK_SPARE = 512  # a lexer made from a block has room for this many more states: see Lexer._ready_rows
+PUNCTUATION_ROOM = 8  # room after a block for the literals laid out with it (JSON's "{" and "[": 4 states)
+SET_UP_LITERALS = ("literals set up with the block",)  # their key in a family's memo (set_up_literals)
 MAX_FAMILY_BLOCKS = 64  # lexer blocks kept per pool family, one per set of family lexemes (family_block)
+MAX_PUNCTUATION_ROWS = 128  # punctuation layouts kept per pool family (punctuation_rows): 4 rows and 4 acc arrays each
 _BLOCKS_LOCK = threading.Lock()  # inserts into a family's blocks (the memo itself is shared by every thread)
 READY_ROWS = 64  # rows marked unknown at a time as states are numbered: see Lexer._ready_rows
 
@@ -93,15 +96,61 @@ class Lexer(LazyRows):
         self._shapes: dict[tuple[int, int], CountedShape | None] = {}  # _counted_of: (X, T) -> its shape
         self._new_state(False, ())
         self.trans[DEAD, :] = DEAD
-        self._start_with_block()
+        self._start_with_block(self._punctuation())
 
-    def _start_with_block(self) -> None:
+    def _punctuation(self) -> list[tuple[int, tuple[int, tuple[int, ...], tuple[int, ...]]]]:
+        """``(lexeme, (expr, tails, path))`` of the grammar's literal lexemes whose expressions
+        the pool family's frontend names in its memo under ``SET_UP_LITERALS`` (JSON's ``{``
+        and ``[``: an object's or array's first mask starts at the fresh state of one of them
+        alone), to lay out with the block (:meth:`_lay_out_punctuation`); ``tails`` and
+        ``path`` as :meth:`_literal_tails` says, kept in the family's memo. None in a grammar
+        with ignored lexemes (their fresh states hold more than the literal)."""
+        family = self.pool.family
+        if family is None or self._ignore:
+            return []
+        chains = family.memo.get(SET_UP_LITERALS)
+        if not chains:
+            return []
+        return [(lex, chains[expr]) for lex, expr in enumerate(self._lexeme_exprs) if expr in chains]
+
+    def _lay_out_punctuation(self, punctuation: list[tuple[int, tuple[int, tuple[int, ...], tuple[int, ...]]]]) -> None:
+        """Number the states of the literals ``punctuation`` (:meth:`_punctuation`), whose rows
+        and ``acc_*`` entries :meth:`_start_with_block` wrote right after the block, and write
+        their lexemes to ``acc_pool``, as :meth:`lay_out_literals` does for the other literals
+        after the first mask: per literal the fresh state of its lexeme alone, then the state
+        after each byte. A literal's items, ``_ids`` entries and slot are made once per lexeme
+        id and first state (:func:`_literal_states`)."""
+        state = len(self._items)
+        used = self._acc_used
+        first_id = len(self._acc_ids)
+        acc_ids, slots = self._acc_ids, self._acc_slots
+        for k, (lex, chain) in enumerate(punctuation):
+            items, fresh, ids, accepted, slot = _literal_states(lex, chain, state, used + k, first_id + k)
+            self._items.extend(items)
+            self._fresh.extend(fresh)
+            self._ids.update(ids)
+            self._accepted.extend(accepted)
+            acc_ids[slot[0]] = slot[2]  # as _acc_slot would
+            slots[slot[0]] = slot
+            state += len(items)
+        ended = len(punctuation)
+        if used + ended > self.acc_pool.shape[0]:
+            self.acc_pool = np.concatenate([self.acc_pool, np.zeros(self.acc_pool.shape[0] + ended, np.int32)])
+        self.acc_pool[used:used + ended] = [lex for lex, _ in punctuation]
+        self._acc_used = used + ended
+
+    def _start_with_block(self, punctuation: list[tuple[int, tuple[int, tuple[int, ...], tuple[int, ...]]]]
+                          | None = None) -> None:
         """States ``1..n`` (after ``DEAD``): the single-lexeme states of the grammar's lexemes
         that are expressions of the pool family (JSON whitespace, strings, numbers, punctuation)
         and every state they reach, with their rows, copied from the family's
         :func:`family_block` for this set of lexemes. Their rows are the same in every schema;
         a grammar numbers them and copies them at compile (one array copy, a few list
-        extensions) instead of building them, template by template, during its first masks."""
+        extensions) instead of building them, template by template, during its first masks.
+        The literals ``punctuation`` (:meth:`_punctuation`: JSON's ``{``, ``,``...) follow, their
+        rows and ``acc_*`` entries copied with the block's from the family's
+        :func:`punctuation_rows` (see :meth:`_lay_out_punctuation`); ``BLOCK_SPARE`` states
+        after them."""
         family = self.pool.family
         if family is None:
             return
@@ -114,15 +163,21 @@ class Lexer(LazyRows):
         if block is None or 4 * (block.size + 1) > self.limits.max_dfa_states:
             return
         n = block.size
-        capacity = min(n + BLOCK_SPARE, self.limits.max_dfa_states)
-        trans = np.empty((capacity, 256), dtype=np.int32)  # rows past n written as states are numbered
+        count = sum([1 + len(chain[1]) for _, chain in punctuation]) if punctuation else 0
+        if count > PUNCTUATION_ROOM or 2 * (n + 1 + count) > self.limits.max_dfa_states:  # rows as reached
+            count = 0
+        layout = punctuation_rows(self.pool, block, punctuation) if count else None
+        capacity = min(n + count + BLOCK_SPARE, self.limits.max_dfa_states)
+        trans = np.empty((capacity, 256), dtype=np.int32)  # rows past these written as states are numbered
         trans[DEAD] = DEAD
         trans[1:n + 1] = block.trans
+        if layout is not None:
+            trans[n + 1:n + 1 + count] = layout.trans
         self.trans = trans
         self._capacity = capacity
-        self._ready = n + 1
+        self._ready = n + 1 + count
         lexes = [lex_of[root] for root in block.roots]
-        for name, head in zip(ACC_ARRAYS, block.acc):  # all 0 for DEAD and past the block
+        for name, head in zip(ACC_ARRAYS, block.acc if layout is None else layout.acc):  # 0 for DEAD and past
             setattr(self, name, head[:capacity].copy())
         ignored = [lex in self._ignore for lex in lexes]
         self.acc_ignore_only = np.zeros(capacity, dtype=np.int8)
@@ -143,6 +198,8 @@ class Lexer(LazyRows):
             self.acc_pool[:used] = np.array(lexes, dtype=np.int32)[block.end_root]
         self._acc_ids.update({(lexes[r],): k for k, r in enumerate(block.end_roots, 1)})  # ids after () (0)
         self._acc_used = used
+        if layout is not None:
+            self._lay_out_punctuation(punctuation)
 
     def lay_out_literals(self) -> None:
         """Number the states of the grammar's literal lexemes that are not family expressions
@@ -209,25 +266,7 @@ class Lexer(LazyRows):
         """``(tails, path)`` when ``expr`` is a literal (one byte after another: ``K_CONCAT``
         of one-byte classes, as the pool builds keys): its expressions after each of its bytes
         (the derivatives, ``EPSILON`` last) and those bytes; else ``None``."""
-        kind, args = self.pool.kind, self.pool.args
-        byte_of = self._byte_of
-        tails: list[int] = []
-        path: list[int] = []
-        while True:
-            literal = kind[expr] == K_CONCAT
-            head = args[expr][0] if literal else expr
-            byte = byte_of.get(head)
-            if byte is None:
-                bits = args[head][0] if kind[head] == K_BYTES else 0
-                byte = byte_of[head] = bits.bit_length() - 1 if bits and not bits & (bits - 1) else -1
-            if byte < 0:
-                return None
-            path.append(byte)
-            if not literal:  # its last byte
-                tails.append(EPSILON)
-                return tails, path
-            expr = args[expr][1]
-            tails.append(expr)
+        return literal_tails(self.pool, expr, self._byte_of)
 
     def _lay_out_literals(self, keys: list[tuple[bool, Items]], steps: list[int], ends: list[tuple[int, int]]) -> None:
         """Make the states of :meth:`_literal_chains` (numbered from ``len(_items)``) with their
@@ -613,6 +652,8 @@ class Lexer(LazyRows):
                 byte = first.bit_length() - 1
                 if kind[expr] == K_CONCAT and kind[args[expr][0]] == K_BYTES:  # _derivative, inlined: its tail
                     d = args[expr][1]
+                elif kind[expr] == K_BYTES:  # its last byte (in the class: first is the class): ε
+                    d = EPSILON
                 else:
                     d = pool.derivative(expr, byte)
                 if d == EMPTY or (has_bool[d] and pool.is_empty(d)):
@@ -1036,7 +1077,7 @@ class LexerBlock:
     where the lexeme can end, ``end_root`` its index in ``roots``. What a lexer's ``acc_*``
     entries of these states need beyond the lexemes' ids is here too, whatever ids the
     grammar gives the roots' lexemes: ``acc`` (``accepting``, ``acc_start``, ``acc_len`` and
-    ``acc_id`` of states ``0..size + BLOCK_SPARE - 1``), ``end_roots`` (the roots that end
+    ``acc_id`` of states ``0..size + PUNCTUATION_ROOM + BLOCK_SPARE - 1``), ``end_roots`` (the roots that end
     somewhere, ascending: the list of the ``r``-th of them has id ``r + 1``) and
     ``segment_ends`` (per segment, the indices of its states where the lexeme ends)."""
 
@@ -1099,7 +1140,7 @@ def _family_block(pool: ExprPool, roots: tuple[int, ...]) -> LexerBlock | None:
     end_root = np.array([root_index[s - 1] for s in ends.tolist()], dtype=np.intp)
     trans = np.concatenate(tables)
     end_roots = tuple(sorted(set(end_root.tolist())))
-    acc = tuple(np.zeros(len(exprs) + BLOCK_SPARE, dtype=dtype) for dtype in (np.int8, np.int32, np.int32, np.int32))
+    acc = tuple(np.zeros(len(exprs) + PUNCTUATION_ROOM + BLOCK_SPARE, dtype=dtype) for dtype in (np.int8, np.int32, np.int32, np.int32))
     accepting, acc_start, acc_len, acc_id = acc
     accepting[ends] = 1
     acc_start[ends] = np.arange(ends.shape[0], dtype=np.int32)
@@ -1111,6 +1152,120 @@ def _family_block(pool: ExprPool, roots: tuple[int, ...]) -> LexerBlock | None:
         array.flags.writeable = False
     return LexerBlock(tuple(kept), tuple(segments), tuple(exprs), trans, ends, end_root, acc, end_roots,
                       tuple(segment_ends))
+
+
+def literal_tails(pool: ExprPool, expr: int, byte_of: dict[int, int]) -> tuple[list[int], list[int]] | None:
+    """``(tails, path)`` when ``expr`` is a literal of ``pool`` (:meth:`Lexer._literal_tails`);
+    ``byte_of`` caches a class of bytes' byte (-1: not one byte)."""
+    kind, args = pool.kind, pool.args
+    tails: list[int] = []
+    path: list[int] = []
+    while True:
+        literal = kind[expr] == K_CONCAT
+        head = args[expr][0] if literal else expr
+        byte = byte_of.get(head)
+        if byte is None:
+            bits = args[head][0] if kind[head] == K_BYTES else 0
+            byte = byte_of[head] = bits.bit_length() - 1 if bits and not bits & (bits - 1) else -1
+        if byte < 0:
+            return None
+        path.append(byte)
+        if not literal:  # its last byte
+            tails.append(EPSILON)
+            return tails, path
+        expr = args[expr][1]
+        tails.append(expr)
+
+
+def set_up_literals(pool: ExprPool, exprs: list[int]) -> None:
+    """Name the literals ``exprs`` of ``pool`` (a family's base pool, outside the family: the
+    same ids in every copy) that every lexer of the family lays out with its block
+    (:meth:`Lexer._punctuation`), with their ``(expr, tails, path)``; a literal whose
+    states are reached at once in a grammar's first mask (JSON's ``{``)."""
+    chains = {}
+    for expr in exprs:
+        found = literal_tails(pool, expr, {})
+        if found is not None and pool.family.size <= expr < pool.family.base_size:
+            chains[expr] = (expr, tuple(found[0]), tuple(found[1]))
+    pool.family.memo[SET_UP_LITERALS] = chains
+
+
+@dataclass(frozen=True)
+class PunctuationRows:
+    """The rows (``trans``) of the states :meth:`Lexer._lay_out_punctuation` numbers after a
+    family block, and the ``acc_*`` arrays of the block and of them together (``acc``, as
+    :attr:`LexerBlock.acc`), whatever the ids of the literals' lexemes
+    (:func:`punctuation_rows`)."""
+
+    trans: np.ndarray
+    acc: tuple[np.ndarray, ...]
+
+
+def punctuation_rows(pool: ExprPool, block: LexerBlock,
+                     punctuation: list[tuple[int, tuple[int, tuple[int, ...], tuple[int, ...]]]]) -> PunctuationRows:
+    """The :class:`PunctuationRows` of the literals ``punctuation`` (``(lexeme, (expr, tails,
+    path))`` each, in lexeme order: :meth:`Lexer._punctuation`; the lexemes' ids do not matter)
+    laid out after ``block``: per literal the fresh state of its lexeme alone, then the state
+    after each byte, each row ``DEAD`` but for the next byte; their lexemes' entries of
+    ``acc_pool`` after the block's, their list ids after the block's. Kept in ``pool``'s family
+    memo, at most ``MAX_PUNCTUATION_ROWS`` (one per block and set of JSON tokens a grammar
+    spells: 36 over 100 schemas of the dev set)."""
+    key = (block.roots, *[chain[0] for _, chain in punctuation])
+    family = pool.family
+    kept = family.memo.get(("punctuation rows",))
+    if kept is None:
+        with _BLOCKS_LOCK:
+            kept = family.memo.setdefault(("punctuation rows",), {})
+    found = kept.get(key)
+    if found is None:
+        found = _punctuation_rows(block, [chain for _, chain in punctuation])
+        if len(kept) < MAX_PUNCTUATION_ROWS:
+            with _BLOCKS_LOCK:
+                found = kept.setdefault(key, found)
+    return found
+
+
+def _punctuation_rows(block: LexerBlock, chains: list[tuple[int, tuple[int, ...], tuple[int, ...]]]) -> PunctuationRows:
+    first = block.size + 1
+    used = block.ends.shape[0]  # the acc_pool entries and list ids of the block's lexemes come first
+    first_id = 1 + len(block.end_roots)
+    count = sum(1 + len(tails) for _, tails, _ in chains)
+    trans = np.full((count, 256), DEAD, dtype=np.int32)
+    acc = tuple(array.copy() for array in block.acc)
+    accepting, acc_start, acc_len, acc_id = acc
+    state = first
+    for k, (_, _, path) in enumerate(chains):
+        for byte in path:
+            trans[state - first, byte] = state + 1
+            state += 1
+        accepting[state] = 1
+        acc_start[state] = used + k
+        acc_len[state] = 1
+        acc_id[state] = first_id + k
+        state += 1
+    for array in (trans, *acc):
+        array.flags.writeable = False
+    return PunctuationRows(trans, acc)
+
+
+@functools.lru_cache(maxsize=4096)
+def _literal_states(lex: int, chain: tuple[int, tuple[int, ...], tuple[int, ...]], first: int, start: int, list_id: int
+                    ) -> tuple[list[Items], list[bool], dict[tuple[bool, Items], int], list[tuple[int, ...]],
+                               tuple[tuple[int, ...], int, int, int]]:
+    """For :meth:`Lexer._lay_out_punctuation`: the states of literal lexeme ``lex`` (its
+    ``(expr, tails, path)``: :meth:`Lexer._punctuation`) numbered from ``first``, the fresh
+    state of the lexeme alone and then the state after each byte: their items, fresh flags,
+    ``_ids`` entries, ``_accepted`` entries (``(lex,)`` at the end) and the slot of ``(lex,)``
+    (``Lexer._acc_slots``) at ``start`` in ``acc_pool``, with list id ``list_id``. Not
+    modified by the lexers."""
+    expr, tails, _ = chain
+    items: list[Items] = [((lex, expr),)]
+    items.extend([((lex, tail),) for tail in tails])
+    fresh = [True] + [False] * len(tails)
+    accepted: list[tuple[int, ...]] = [()] * len(tails)
+    accepted.append((lex,))
+    ids = {key: state for state, key in enumerate(zip(fresh, items), first)}
+    return items, fresh, ids, accepted, ((lex,), start, list_id, 0)
 
 
 @functools.lru_cache(maxsize=4096)

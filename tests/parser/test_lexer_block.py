@@ -85,7 +85,7 @@ def test_masks_with_and_without_the_block(monkeypatch):
     lexer = Lexer(Grammar.from_json_schema(SCHEMAS[1], limits=Limits(max_dfa_states=49_001)).ir,
                   Limits(max_dfa_states=49_001))
     assert lexer.num_states > 30  # the block is there
-    monkeypatch.setattr(Lexer, "_start_with_block", lambda self: None)
+    monkeypatch.setattr(Lexer, "_start_with_block", lambda self, punctuation=None: None)
     assert with_block == [walks(vocab, index, Limits(max_dfa_states=49_002)) for index in range(len(SCHEMAS))]
 
 
@@ -162,8 +162,26 @@ def test_block_states_whatever_the_lexeme_ids_and_which_is_ignored(monkeypatch):
         assert Lexer(ir, limits).num_states > 20  # the block is there
         fresh_sets = [frozenset(range(len(ir.lexemes)))] + [frozenset([lex]) for lex in range(len(ir.lexemes))]
         with_block.append(rows_by_items(ir, fresh_sets))
-    monkeypatch.setattr(Lexer, "_start_with_block", lambda self: None)
+    monkeypatch.setattr(Lexer, "_start_with_block", lambda self, punctuation=None: None)
     monkeypatch.setattr(lexer_module, "row_template", lambda pool, expr: None)
     for ir, expected in zip(cases, with_block):
         fresh_sets = [frozenset(range(len(ir.lexemes)))] + [frozenset([lex]) for lex in range(len(ir.lexemes))]
         assert rows_by_items(ir, fresh_sets) == expected
+
+
+def test_punctuation_laid_out_at_set_up(monkeypatch):
+    """JSON's ``{`` and ``[`` (base pool literals outside the family, SET_UP_TOKENS) have their
+    states and rows right after the block when the lexer is made: the fresh state of ``{`` alone
+    is known before the first mask, and the table has its spare states after them. Masks are the
+    same when they are left to the rows as reached."""
+    limits = Limits(max_dfa_states=49_007)
+    ir = Grammar.from_json_schema(SCHEMAS[1], limits=limits).ir
+    lexer = Lexer(ir, limits)
+    brace = next(lex for lex, lexeme in enumerate(ir.lexemes) if ir.pool.matches(lexeme.expr, b"{"))
+    start = lexer._ids[(True, ((brace, ir.lexemes[brace].expr),))]
+    assert lexer.trans[start, 0] != lexer_module.UNKNOWN
+    assert lexer.trans.shape[0] - lexer.num_states == lexer_module.BLOCK_SPARE - 1  # as without them (DEAD is state 0)
+    vocab = small_vocab()
+    laid_out = [walks(vocab, index, Limits(max_dfa_states=49_008)) for index in range(len(SCHEMAS))]
+    monkeypatch.setattr(Lexer, "_punctuation", lambda self: [])
+    assert laid_out == [walks(vocab, index, Limits(max_dfa_states=49_009)) for index in range(len(SCHEMAS))]

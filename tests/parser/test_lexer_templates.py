@@ -54,7 +54,7 @@ def test_rows_from_templates_equal_rows_built_one_by_one(monkeypatch):
         return done
 
     monkeypatch.setattr(Lexer, "_fill_from_template", counted)
-    monkeypatch.setattr(Lexer, "_start_with_block", lambda self: None)
+    monkeypatch.setattr(Lexer, "_start_with_block", lambda self, punctuation=None: None)
     with_templates = rows_by_items(ir, fresh_sets)
     assert sum(used) >= 3  # whitespace, strings, numbers
     monkeypatch.setattr(lexer_module, "row_template", lambda pool, expr: None)
@@ -67,7 +67,8 @@ def test_rows_from_the_family_block_equal_rows_built_one_by_one(monkeypatch):
     fresh_sets = [everything] + [frozenset([lex]) for lex in everything]
     assert Lexer(ir, Limits()).num_states > 30  # the block: whitespace, strings, numbers, punctuation
     with_block = rows_by_items(ir, fresh_sets)
-    monkeypatch.setattr(Lexer, "_start_with_block", lambda self: None)
+    monkeypatch.setattr(Lexer, "_start_with_block", lambda self, punctuation=None: None)
+    monkeypatch.setattr(Lexer, "_punctuation", lambda self: [])
     monkeypatch.setattr(lexer_module, "row_template", lambda pool, expr: None)
     assert with_block == rows_by_items(ir, fresh_sets)
 
