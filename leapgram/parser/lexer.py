@@ -70,7 +70,7 @@ class Lexer(LazyRows):
         self.limits = limits
         self._lock = ir.pool.lock
         self._items: list[Items] = []
-        self._fresh: list[bool] = []
+        self._fresh = bytearray()  # per state, 1 where no byte of the lexeme is read: out of the collector's scans
         self._accepted: list[tuple[int, ...]] = []
         self._ids: dict[tuple[bool, Items], int] = {}
         self._start_of: dict[frozenset[int], int] = {}
@@ -190,7 +190,7 @@ class Lexer(LazyRows):
             self._ids.update(ids)
             self._accepted.extend(accepted)
             state += len(items)
-        self._fresh.extend([False] * n)
+        self._fresh.extend(bytes(n))
         used = block.ends.shape[0]
         if used > self.acc_pool.shape[0]:
             self.acc_pool = np.zeros(2 * used, dtype=np.int32)
@@ -325,7 +325,7 @@ class Lexer(LazyRows):
 
     def is_fresh(self, state: int) -> bool:
         """Whether no byte of the current lexeme has been read in ``state``."""
-        return self._fresh[state]
+        return bool(self._fresh[state])
 
     def accepted(self, state: int) -> tuple[int, ...]:
         """Lexemes that can end in ``state``: the non-ignored ones if any, else the ignored."""
@@ -347,7 +347,7 @@ class Lexer(LazyRows):
             with self._lock:
                 items = self._items[state]
                 wide = tuple((lex, self.pool.widened(expr, span)) for lex, expr in items)
-                found = state if wide == items else self._state_of(self._fresh[state], wide)
+                found = state if wide == items else self._state_of(bool(self._fresh[state]), wide)
                 self._widened[key] = found
         return found
 
@@ -478,7 +478,7 @@ class Lexer(LazyRows):
     def _copy_shared_row(self, state: int, items: Items, shared: dict) -> bool:
         """The row of ``state`` made from the family's memo (see :meth:`_share_row`): its
         targets' items numbered in this lexer; ``False`` when it is not there."""
-        found = shared.get((self._fresh[state], items))
+        found = shared.get((bool(self._fresh[state]), items))
         if found is None:
             return False
         targets, index = found
@@ -519,7 +519,7 @@ class Lexer(LazyRows):
         position[distinct] = np.arange(len(distinct), dtype=np.int16)
         index = position[row]
         index.flags.writeable = False
-        shared.setdefault((self._fresh[state], items), (tuple(targets), index))
+        shared.setdefault((bool(self._fresh[state]), items), (tuple(targets), index))
 
     def _fill_row(self, state: int) -> None:
         items = self._items[state]
@@ -707,7 +707,7 @@ class Lexer(LazyRows):
         if base + count > self._ready:
             self._ready_rows(base + count)
         self._items.extend(new_items)
-        self._fresh.extend([False] * count)
+        self._fresh.extend(bytes(count))
         self._accepted.extend([()] * count)
         nullable = self._nullable
         for state, items in enumerate(new_items, base):
@@ -729,7 +729,7 @@ class Lexer(LazyRows):
         if len(self._items) + len(exprs) > self.limits.max_dfa_states:
             return False
         ids = self._ids
-        fresh = self._fresh[state]
+        fresh = bool(self._fresh[state])
         base = next_state = len(self._items)
         local = [DEAD]  # template state j is local[j + 1]
         new_items: list[Items] = []  # states numbered from base, in order
