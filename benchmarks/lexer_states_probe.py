@@ -241,6 +241,16 @@ class Probe:
         self.lexers.clear()
 
 
+def shuffled_cases(folder: Path, tokenizer: Path, sample: int, seed: int) -> list:
+    """``sample`` cases of ``folder``, shuffled with ``seed``, in that order."""
+    files = sorted(folder.glob("*.json"))
+    random.Random(seed).shuffle(files)
+    with tempfile.TemporaryDirectory() as links:
+        for k, path in enumerate(files[:sample]):
+            (Path(links) / f"{k:05d}_{path.name}").symlink_to(path.resolve())
+        return load_cases(Path(links), tokenizer, None)  # sorted by the prefix: the shuffled order
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder")
@@ -251,13 +261,8 @@ def main() -> int:
     args = parser.parse_args()
     from bench_schemas import LeapgramEngine
 
-    files = sorted(Path(args.folder).glob("*.json"))
-    random.Random(args.seed).shuffle(files)
     tokenizer = resolve_tokenizer(args.tokenizer)
-    with tempfile.TemporaryDirectory() as links:
-        for k, path in enumerate(files[:args.sample]):
-            (Path(links) / f"{k:05d}_{path.name}").symlink_to(path.resolve())
-        cases = load_cases(Path(links), tokenizer, None)  # sorted by the prefix: the shuffled order
+    cases = shuffled_cases(Path(args.folder), tokenizer, args.sample, args.seed)
     engine = LeapgramEngine(tokenizer)
     gc.freeze()
     probe = Probe()
