@@ -1,0 +1,438 @@
+"""Differential: record what the matcher does at every step of many schemas with one source tree,
+then compare two records; any difference between a base tree and a changed one is a finding.
+
+Every engine change must keep masks bit-identical (``docs/design/README.md``, "How to measure a
+change"). Three commands::
+
+    # both trees in two subprocesses (PYTHONPATH=TREE each), then compare; exit 1 on a difference
+    python benchmarks/differential.py run --base /work/wt/base22 --new . ../shared/jsonschemabench --sample 200
+    # the parts by hand
+    PYTHONPATH=/work/wt/base22 python benchmarks/differential.py record FOLDER --sample 400 --out base.jsonl
+    PYTHONPATH=. python benchmarks/differential.py record FOLDER --sample 400 --out new.jsonl
+    python benchmarks/differential.py compare base.jsonl new.jsonl
+
+``record`` imports ``leapgram`` from ``PYTHONPATH`` (the script itself may come from another
+tree), compiles each case of a JSONSchemaBench folder (or a folder of links to some of its files)
+with a ``GrammarCompiler`` cleared per case, and walks its valid instances token by token as
+``bench_schemas.py`` does (``json.dumps(data, ensure_ascii=False)``, ``tokenizers`` ids, then
+EOS); ``--invalid`` walks the invalid instances too, each until its rejection. At every step
+(before each token, and before EOS) it notes ``[mask, allowed, token allowed, consume_token,
+is_accepting, forced_bytes]``: an 8-byte BLAKE2 hash of the bitmask's bytes and its count of
+allowed tokens, whether the next token's bit is set, ``consume_token``'s result (EOS included:
+the last step), ``is_accepting()`` before the token, and the length and a 4-byte hash of
+``forced_bytes()`` (``""`` when empty). An instance stops at the first token ``consume_token``
+refuses. Per instance also ``error()`` (the matcher's message), ``is_terminated()``, and a crash
+(an exception out of the matcher: type and message); per case the compile error (exception type
+and message, first 500 characters) or ``timeout`` (``--timeout-s``, default 300). The first line
+of the file says what was recorded: tree, git commit (``+dirty`` with uncommitted changes to
+tracked files), tokenizer, property order, source, folder.
+
+``--grammar lark|gbnf|gbnf-optional-ws|gbnf-schema-style`` records instead the documents of
+``bench_cfg_masks.py`` (the first valid instance of each file, at most ``--max-bytes``, ``--sample``
+of them, 100 by default) under its JSON grammar, one compiled grammar for all documents (warm: the
+lexer and parser rows of one document serve the next), token ids from ``Vocabulary.encode``.
+
+Cases: sorted file names; ``--only A,B`` (file names, ``.json`` optional); ``--sample N`` evenly
+spaced over them (as ``bench_schemas.py``), or drawn at random with ``--seed S``; ``--shard K/N``
+keeps every N-th of those from the K-th (1-based), to split a run over processes.
+
+``compare A B`` prints, per differing case, the first difference (case, index of the test in its
+file, step, what: which field, with the allowed counts of a differing mask), then the counts of
+identical and different cases and of cases in one record only. Exit status 0 when identical, 1 on any
+difference (a case in one record only included), 2 when the records were made with different
+options. ``--ignore-messages`` compares exception types and not their messages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_schemas import DEFAULT_FOLDER, _encode, resolve_tokenizer
+
+FORMAT = 1
+STEP_FIELDS = ("mask", "allowed tokens", "token allowed", "consume_token", "is_accepting", "forced_bytes")
+OPTION_KEYS = ("format", "tokenizer", "vocab_size", "source", "property_order", "invalid")
+GRAMMARS = ("lark", "gbnf", "gbnf-optional-ws", "gbnf-schema-style")
+
+
+class CaseTimeout(BaseException):
+    """A case ran past ``--timeout-s`` (a ``BaseException``: the walk's handlers must not catch it)."""
+
+
+# ----- cases --------------------------------------------------------------------------------
+
+
+def select_files(folder: Path, only: str | None, sample: int | None, seed: int | None,
+                 shard: str | None) -> list[Path]:
+    """The case files of ``folder`` chosen by ``--only``, ``--sample``/``--seed`` and ``--shard``."""
+    files = sorted(folder.glob("*.json"))
+    if only:
+        names = {n.removesuffix(".json") for n in only.split(",") if n}
+        files = [f for f in files if f.stem in names]
+    if sample and sample < len(files):
+        if seed is None:
+            files = [files[i * len(files) // sample] for i in range(sample)]
+        else:
+            files = sorted(random.Random(seed).sample(files, sample))
+    if shard:
+        k, n = parse_shard(shard)
+        files = files[k - 1::n]
+    return files
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise SystemExit(f"--shard wants K/N (1 <= K <= N), not {text!r}") from None
+    if not 1 <= k <= n:
+        raise SystemExit(f"--shard wants K/N with 1 <= K <= N, not {text!r}")
+    return k, n
+
+
+def schema_cases(files: list[Path], tokenizer_json: Path, invalid: bool):
+    """``(name, schema document or None, [(test index, valid, token ids)], unreadable reason)`` per
+    file."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(tokenizer_json))
+    for path in files:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            tests = [(n, t) for n, t in enumerate(data.get("tests", [])) if invalid or t["valid"]]
+            yield path.stem, data["schema"], [(n, bool(t["valid"]), _encode(tokenizer, t["data"])) for n, t in tests], None
+        except (ValueError, KeyError, TypeError) as exc:
+            yield path.stem, None, [], f"{type(exc).__name__}: {exc}"
+
+
+# ----- recording ----------------------------------------------------------------------------
+
+
+def short_hash(data: bytes, size: int) -> str:
+    return hashlib.blake2b(data, digest_size=size).hexdigest()
+
+
+class Recorder:
+    """Walks instances with one leapgram (the one on ``sys.path``) and notes every step."""
+
+    def __init__(self, tokenizer_json: Path) -> None:
+        import leapgram
+        from leapgram.cli import load_vocabulary
+
+        self.lg = leapgram
+        self.tokenizer_json = tokenizer_json
+        self.vocab = load_vocabulary(str(tokenizer_json))
+        self.eos = int(self.vocab.eos_token_ids[0])
+        self.bitmask = leapgram.allocate_token_bitmask(1, self.vocab.size)
+
+    def step(self, matcher, token: int) -> list:
+        """``STEP_FIELDS`` at one position, consuming ``token`` last."""
+        matcher.fill_next_token_bitmask(self.bitmask, 0)
+        data = self.bitmask.tobytes()
+        allowed = bool(int(self.bitmask[0, token // 32]) >> (token % 32) & 1)
+        accepting = matcher.is_accepting()
+        forced = matcher.forced_bytes()
+        forced_note = f"{len(forced)}:{short_hash(forced, 4)}" if forced else ""
+        consumed = bool(matcher.consume_token(token))
+        return [short_hash(data, 8), int.from_bytes(data, "little").bit_count(), allowed, consumed, accepting,
+                forced_note]
+
+    def walk(self, compiled, test: int, valid: bool, tokens: list[int]) -> dict:
+        """One instance (``tests[test]`` of its file): its steps until a refused token or EOS, and
+        how it ended."""
+        record = {"test": test, "valid": valid, "tokens": len(tokens), "steps": []}
+        matcher = self.lg.Matcher(compiled)
+        try:
+            for token in [*tokens, self.eos]:
+                record["steps"].append(self.step(matcher, token))
+                if not record["steps"][-1][3]:
+                    break
+            record["terminated"] = matcher.is_terminated()
+            record["error"] = matcher.error()
+        except Exception as exc:  # noqa: BLE001 - a crash is a finding, recorded
+            record["crash"] = [type(exc).__name__, str(exc)[:500]]
+        return record
+
+
+def compile_error(exc: BaseException) -> list[str]:
+    return [type(exc).__name__, str(exc)[:500]]
+
+
+def record_schema_case(recorder: Recorder, compiler, any_order, case) -> dict:
+    """The record of one JSONSchemaBench case (compile, then every instance)."""
+    name, schema, instances, unreadable = case
+    out = {"case": name, "compile": None, "instances": []}
+    if unreadable is not None:
+        out["compile"] = ["unreadable", unreadable]
+        return out
+    compiler.clear_cache()
+    try:
+        grammar = (recorder.lg.Grammar.from_json_schema(schema, any_order=any_order) if any_order
+                   else recorder.lg.Grammar.from_json_schema(schema))
+        compiled = compiler.compile(grammar)
+    except Exception as exc:  # noqa: BLE001 - every failure is a record
+        out["compile"] = compile_error(exc)
+        return out
+    for test, valid, tokens in instances:
+        out["instances"].append(recorder.walk(compiled, test, valid, tokens))
+    return out
+
+
+def with_timeout(seconds: float, name: str, make, *args):
+    """``make(*args)``, or a ``timeout`` record when it runs past ``seconds`` (SIGALRM: between bytecodes)."""
+    def expire(signum, frame):
+        raise CaseTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return make(*args)
+    except CaseTimeout:
+        return {"case": name, "compile": None, "instances": [], "timeout": seconds}
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def tree_commit(root: Path) -> str:
+    """``git rev-parse HEAD`` of ``root``, ``+dirty`` with uncommitted changes to tracked files."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False).stdout.strip()
+
+    head = git("rev-parse", "HEAD") or "unknown"
+    return head + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def header(recorder: Recorder, args, source: str, folder: Path, cases: int) -> dict:
+    root = Path(recorder.lg.__file__).resolve().parents[1]
+    return {"format": FORMAT, "tree": str(root), "commit": tree_commit(root), "tokenizer": args.tokenizer,
+            "vocab_size": recorder.vocab.size, "source": source, "property_order": args.property_order,
+            "invalid": args.invalid, "folder": str(folder.resolve()), "cases": cases,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def schema_records(recorder: Recorder, args, folder: Path):
+    """The header, then one record per case of the folder."""
+    files = select_files(folder, args.only, args.sample, args.seed, args.shard)
+    yield header(recorder, args, "jsonschemabench", folder, len(files))
+    compiler = recorder.lg.GrammarCompiler(recorder.vocab)
+    any_order = {"declared": False, "any": True, "auto": "auto"}[args.property_order]
+    for case in schema_cases(files, recorder.tokenizer_json, args.invalid):
+        yield with_timeout(args.timeout_s, case[0], record_schema_case, recorder, compiler, any_order, case)
+
+
+def cfg_records(recorder: Recorder, args, folder: Path):
+    """The header, then one record per document of ``bench_cfg_masks.py`` under ``--grammar``."""
+    from bench_cfg_masks import leapgram_grammar_factory, load_documents
+
+    docs, _ = load_documents(folder, args.sample or 100, args.max_bytes)
+    if args.shard:
+        k, n = parse_shard(args.shard)
+        docs = docs[k - 1::n]
+    notes: list[str] = []
+    make = leapgram_grammar_factory(recorder.lg, False, notes, args.grammar)
+    yield {**header(recorder, args, f"cfg:{args.grammar}", folder, len(docs)), "grammar": notes}
+    compiled = recorder.lg.GrammarCompiler(recorder.vocab).compile(make())
+    for doc in docs:
+        yield with_timeout(args.timeout_s, doc.name, record_document, recorder, compiled, doc)
+
+
+def record_document(recorder: Recorder, compiled, doc) -> dict:
+    """The record of one ``bench_cfg_masks.py`` document: one valid instance."""
+    tokens = [int(t) for t in recorder.vocab.encode(doc.data)]
+    return {"case": doc.name, "compile": None, "instances": [recorder.walk(compiled, 0, True, tokens)]}
+
+
+def run_record(args) -> int:
+    folder = Path(args.folder) if args.folder else DEFAULT_FOLDER
+    if not folder.is_dir():
+        raise SystemExit(f"folder {folder} not found: pass FOLDER (JSONSchemaBench files, or links to some)")
+    recorder = Recorder(resolve_tokenizer(args.tokenizer))
+    records = cfg_records(recorder, args, folder) if args.grammar else schema_records(recorder, args, folder)
+    with open(args.out, "w", encoding="utf-8") if args.out else contextlib.nullcontext(sys.stdout) as out:
+        for n, record in enumerate(records):
+            out.write(json.dumps(record, separators=(",", ":")) + "\n")
+            if n and args.out and not args.quiet and n % 50 == 0:
+                print(f"  {n} cases recorded", file=sys.stderr, flush=True)
+    return 0
+
+
+# ----- comparing ----------------------------------------------------------------------------
+
+
+def load_record(path: Path) -> tuple[dict, dict[str, dict]]:
+    """The header and the case records (by name) of a ``record`` file."""
+    with open(path, encoding="utf-8") as lines:
+        head = json.loads(next(lines))
+        cases = {}
+        for line in lines:
+            case = json.loads(line)
+            cases[case["case"]] = case
+    return head, cases
+
+
+def first_difference(a: dict, b: dict, ignore_messages: bool) -> str | None:
+    """Where two records of one case first differ, in words; ``None`` when they agree."""
+    if a.get("timeout") or b.get("timeout"):
+        return None if a.get("timeout") == b.get("timeout") else f"timeout: {a.get('timeout')} vs {b.get('timeout')}"
+    if not same_error(a["compile"], b["compile"], ignore_messages):
+        return f"compile: {a['compile']} vs {b['compile']}"
+    if len(a["instances"]) != len(b["instances"]):
+        return f"instances: {len(a['instances'])} vs {len(b['instances'])}"
+    for x, y in zip(a["instances"], b["instances"]):
+        found = instance_difference(x, y, ignore_messages)
+        if found:
+            return f"test {x['test']} ({'valid' if x['valid'] else 'invalid'}, {x['tokens']} tokens): {found}"
+    return None
+
+
+def instance_difference(x: dict, y: dict, ignore_messages: bool) -> str | None:
+    for step, (s, t) in enumerate(zip(x["steps"], y["steps"])):
+        if s != t:
+            fields = [STEP_FIELDS[i] for i in range(len(s)) if s[i] != t[i]]
+            counts = f" ({s[1]} vs {t[1]} tokens allowed)" if "mask" in fields else ""
+            values = "" if "mask" in fields else f" ({[s[STEP_FIELDS.index(f)] for f in fields]} vs {[t[STEP_FIELDS.index(f)] for f in fields]})"
+            eos = " (the EOS step)" if step == x["tokens"] else ""
+            return f"step {step}{eos}: {', '.join(fields)}{counts}{values}"
+    if len(x["steps"]) != len(y["steps"]):
+        return f"steps: {len(x['steps'])} vs {len(y['steps'])}"
+    if not same_error(x.get("crash"), y.get("crash"), ignore_messages):
+        return f"crash: {x.get('crash')} vs {y.get('crash')}"
+    if x.get("terminated") != y.get("terminated"):
+        return f"is_terminated: {x.get('terminated')} vs {y.get('terminated')}"
+    if not ignore_messages and x.get("error") != y.get("error"):
+        return f"error(): {x.get('error')!r} vs {y.get('error')!r}"
+    return None
+
+
+def same_error(a: list | None, b: list | None, ignore_messages: bool) -> bool:
+    if a is None or b is None or not ignore_messages:
+        return a == b
+    return a[0] == b[0]
+
+
+def run_compare(args) -> int:
+    head_a, cases_a = load_record(Path(args.a))
+    head_b, cases_b = load_record(Path(args.b))
+    for label, head in (("A", head_a), ("B", head_b)):
+        print(f"{label}: {head['tree']} at {head['commit']}, {len(cases_a if label == 'A' else cases_b)} cases")
+    mismatched = [k for k in OPTION_KEYS if head_a.get(k) != head_b.get(k)]
+    if mismatched:
+        print("records made with different options: " + "; ".join(f"{k} {head_a.get(k)!r} vs {head_b.get(k)!r}" for k in mismatched))
+        return 2
+    identical, different = 0, []
+    for name, a in cases_a.items():
+        if name in cases_b:
+            found = first_difference(a, cases_b[name], args.ignore_messages)
+            if found:
+                different.append((name, found))
+            else:
+                identical += 1
+    only_a = [n for n in cases_a if n not in cases_b]
+    only_b = [n for n in cases_b if n not in cases_a]
+    for name, found in different[:args.show]:
+        print(f"DIFFERENT {name}: {found}")
+    for label, names in (("A", only_a), ("B", only_b)):
+        if names:
+            print(f"only in {label}: {', '.join(names[:args.show])}{' ...' if len(names) > args.show else ''}")
+    steps = sum(len(i["steps"]) for c in cases_a.values() for i in c["instances"])
+    print(f"cases: {identical} identical, {len(different)} different, {len(only_a)} only in A, "
+          f"{len(only_b)} only in B; {steps} steps in A")
+    return 1 if different or only_a or only_b else 0
+
+
+# ----- both trees ---------------------------------------------------------------------------
+
+
+def run_both(args, record_argv: list[str]) -> int:
+    """``record`` with each tree on ``PYTHONPATH`` (one after the other, or ``--parallel``), then
+    ``compare``; the records stay in ``--out-dir`` (a new temporary folder by default)."""
+    out_dir = Path(args.out_dir or tempfile.mkdtemp(prefix="leapgram-differential-"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    jobs = []
+    for label, tree in (("base", args.base), ("new", args.new)):
+        env = {**os.environ, "PYTHONPATH": str(Path(tree).resolve())}
+        argv = [sys.executable, str(Path(__file__).resolve()), "record", *record_argv, "--quiet", "--out", str(out_dir / f"{label}.jsonl")]
+        print(f"{label}: PYTHONPATH={env['PYTHONPATH']}", flush=True)
+        jobs.append(subprocess.Popen(argv, env=env))
+        if not args.parallel:
+            jobs[-1].wait()
+    for job in jobs:
+        if job.wait():
+            print(f"record failed (exit status {job.returncode}): {' '.join(job.args[1:])}")
+            return 3
+    print(f"records: {out_dir}/base.jsonl, {out_dir}/new.jsonl")
+    return run_compare(argparse.Namespace(a=out_dir / "base.jsonl", b=out_dir / "new.jsonl",
+                                          ignore_messages=args.ignore_messages, show=args.show))
+
+
+# ----- command line -------------------------------------------------------------------------
+
+
+def add_record_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("folder", nargs="?", help="JSONSchemaBench files (default ../shared/jsonschemabench)")
+    parser.add_argument("--tokenizer", default="llama3", help="name under ../shared/tokenizers (llama3, qwen3, ...) or a tokenizer.json")
+    parser.add_argument("--sample", type=int, help="N cases evenly spaced over the sorted files (random with --seed)")
+    parser.add_argument("--seed", type=int, help="draw the --sample at random with this seed")
+    parser.add_argument("--only", help="comma-separated case names")
+    parser.add_argument("--shard", help="K/N: every N-th case from the K-th (1-based)")
+    parser.add_argument("--property-order", choices=["declared", "any", "auto"], default="declared",
+                        help="Grammar.from_json_schema's any_order (declared: False)")
+    parser.add_argument("--invalid", action="store_true", help="also walk the invalid instances, each until rejection")
+    parser.add_argument("--grammar", choices=GRAMMARS, help="bench_cfg_masks.py's documents under its JSON grammar instead")
+    parser.add_argument("--max-bytes", type=int, default=4096, help="with --grammar: the longest document")
+    parser.add_argument("--timeout-s", type=float, default=300.0, help="per case")
+
+
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    record = commands.add_parser("record", help="record the steps of many cases with the leapgram on PYTHONPATH")
+    add_record_arguments(record)
+    record.add_argument("--out", help="JSON lines file (default: standard output)")
+    record.add_argument("--quiet", action="store_true", help="no progress lines")
+    compare = commands.add_parser("compare", help="compare two records; exit 1 on a difference")
+    compare.add_argument("a")
+    compare.add_argument("b")
+    both = commands.add_parser("run", help="record with --base and --new trees, then compare; other arguments go to record")
+    both.add_argument("--base", required=True, help="the base tree (its root: the folder holding leapgram/)")
+    both.add_argument("--new", required=True, help="the changed tree")
+    both.add_argument("--out-dir", help="where base.jsonl and new.jsonl go (default: a new temporary folder)")
+    both.add_argument("--parallel", action="store_true", help="record both trees at once")
+    for sub in (compare, both):
+        sub.add_argument("--ignore-messages", action="store_true", help="compare exception types, not messages")
+        sub.add_argument("--show", type=int, default=20, help="differing cases printed")
+    if argv and argv[0] == "run":  # the arguments it does not know go to record
+        args, rest = both.parse_known_args(argv[1:])
+        args.command = "run"
+        return args, rest
+    return parser.parse_args(argv), []
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, rest = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == "record":
+        return run_record(args)
+    if args.command == "compare":
+        return run_compare(args)
+    probe = argparse.ArgumentParser(prog="differential.py run")
+    add_record_arguments(probe)
+    probe.parse_args(rest)  # a bad argument fails here, not in both subprocesses
+    return run_both(args, rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
