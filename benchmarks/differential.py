@@ -265,6 +265,7 @@ def run_record(args) -> int:
     with open(args.out, "w", encoding="utf-8") if args.out else contextlib.nullcontext(sys.stdout) as out:
         for n, record in enumerate(records):
             out.write(json.dumps(record, separators=(",", ":")) + "\n")
+            out.flush()  # a process that dies in a case leaves the records before it whole
             if n and args.out and not args.quiet and n % 50 == 0:
                 print(f"  {n} cases recorded", file=sys.stderr, flush=True)
     return 0
@@ -372,11 +373,21 @@ def run_both(args, record_argv: list[str]) -> int:
             jobs[-1].wait()
     for job in jobs:
         if job.wait():
-            print(f"record failed (exit status {job.returncode}): {' '.join(job.args[1:])}")
+            out = Path(job.args[-1])
+            print(f"record failed (exit status {job.returncode}): {' '.join(job.args[1:])}; {out} "
+                  f"ends after {last_case(out)} (the next case in sorted order is the one that failed)")
             return 3
     print(f"records: {out_dir}/base.jsonl, {out_dir}/new.jsonl")
     return run_compare(argparse.Namespace(a=out_dir / "base.jsonl", b=out_dir / "new.jsonl",
                                           ignore_messages=args.ignore_messages, show=args.show))
+
+
+def last_case(path: Path) -> str:
+    """The name of the last case recorded in ``path`` (``"the header"`` or ``"nothing"`` before any)."""
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    if len(lines) < 2:
+        return "the header" if lines else "nothing"
+    return json.loads(lines[-1])["case"]
 
 
 # ----- command line -------------------------------------------------------------------------
