@@ -153,8 +153,8 @@ class CfgEngine:
         lexer = self.lexer
         kernel = _ADVANCE_KERNEL.call
         while True:
-            index, code, payload, chart, lex = kernel(data, lexer.trans, lexer.accepting, self.tables.grammar,
-                                                      arena.arrays, lexer.kernel_arrays, self.limits.max_earley_items,
+            index, code, payload, chart, lex = kernel(data, lexer.trans, lexer.accepting, self.tables.grammar_views,
+                                                      arena.views, lexer.kernel_arrays, self.limits.max_earley_items,
                                                       self.use_leo, chart, lex, start)
             if index < 0:
                 return None
@@ -240,10 +240,10 @@ class CfgEngine:
         if trie.num_nodes > 1 and lexer.trans.item(lex, trie.node_byte.item(1)) == UNKNOWN:
             fill_rows_down(trie, lexer, 1, lex)  # what the kernel's first call would ask for (a new state)
         node_info, node_end, dup_primary, dup_other = trie.node_info, trie.node_end, trie.dup_primary, trie.dup_other
-        grammar, max_row, use_leo = self.tables.grammar, self.limits.max_earley_items, self.use_leo
+        grammar, max_row, use_leo = self.tables.grammar_views, self.limits.max_earley_items, self.use_leo
         while True:
             start, code, payload = kernel(node_info, node_end, dup_primary, dup_other, lexer.trans, lexer.accepting,
-                                          grammar, arena.arrays, lexer.kernel_arrays, max_row, use_leo, stack,
+                                          grammar, arena.views, lexer.kernel_arrays, max_row, use_leo, stack,
                                           start, mask)
             if code == DONE:
                 if payload:  # a memo table past a quarter full (the kernel's test of ChartArena.tidy)

@@ -16,6 +16,7 @@ import numpy as np
 from .._kernels import earley as k
 from .._kernels.entry import DirectKernel
 from .._kernels.tables import ABSENT, EMPTY_KEY, table_get_kernel, table_rehash_kernel
+from .._kernels.views import arena_views, grammar_views
 from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
@@ -41,6 +42,7 @@ class ParserTables:
         self.nullable[list(ir.nullable_nonterminals())] = 1
         self.grammar = (self.dr_next, self.dr_lhs, self.dr_accept, self.nullable, self.first_ptr,
                         self.first_drs, np.int64(ir.start))
+        self.grammar_views = grammar_views(self.grammar)  # valid while self.grammar lives (see views.py)
 
     def _many_rule_arrays(self, ir: GrammarIR) -> None:
         rules = ir.rules
@@ -150,6 +152,7 @@ class ChartArena:
                        self.child_keys, self.child_vals, self.leo_keys, self.leo_vals, self.set_keys,
                        self.set_vals, self.set_ptr, self.set_items, self.set_fresh, self.scr_keys,
                        self.scr_gen, self.nt_gen, self.lex_gen, self.tmp, self.chain, self.fps)
+        self.views = arena_views(self.arrays)  # the walk kernels' (valid while self.arrays holds these)
 
         # tidy() grows a table once its count passes a quarter of its size: (count + 2) * 4 > size
         self._bound_room = self.bound_keys.shape[0] // 4 - 2

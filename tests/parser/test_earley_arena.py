@@ -149,3 +149,37 @@ def test_arena_starts_with_disjoint_arrays_of_the_usual_fill():
     for keys in (arena.bound_keys, arena.child_keys, arena.leo_keys, arena.set_keys):
         assert keys.shape[0] >= 256 and keys.dtype == np.int64
     assert (arena.leo_keys == -1).all() and not arena.leo_vals.any()
+
+
+def test_the_views_describe_the_arena_and_grammar_arrays_after_growth():
+    """``ChartArena.views`` and ``ParserTables.grammar_views`` give each array's address and
+    shapes (the tuples themselves while numba is disabled), also after the arena grew (400 scans
+    of a right-recursive list without Leo outgrow its first items, charts and tables)."""
+    from leapgram._kernels.views import ARENA_ARRAYS, arena_of, grammar_of
+
+    ir = right_recursive_list()
+    names = lexeme_ids(ir)
+    arena = arena_for(ir, use_leo=False)
+    first_items = arena.items
+    chart = arena.scan(0, (names["'['"],))
+    for _ in range(400):
+        chart = arena.scan(arena.scan(chart, (names["ITEM"],)), (names["','"],))
+        arena.boundary(chart, arena.fresh_of(chart))
+    assert arena.items is not first_items  # grown
+    for views, arrays in ((arena.views, arena.arrays), (arena.tables.grammar_views, arena.tables.grammar[:6])):
+        if isinstance(views, tuple):  # numba disabled
+            assert views[:len(arrays)] == arrays
+            continue
+        assert views.dtype == np.int64 and views.shape[0] >= len(arrays)
+        for row, array in zip(views.tolist(), arrays):
+            assert array.flags.c_contiguous and array.flags.writeable
+            assert row == [array.ctypes.data, array.shape[0], array.shape[-1]]
+    if not isinstance(arena.views, tuple):
+        assert arena.views.shape[0] == ARENA_ARRAYS == len(arena.arrays)
+        assert arena.tables.grammar_views[6, 0] == arena.tables.grammar[6]
+    # what the kernels make of the views (called from Python: arrays over the same memory)
+    for made, arrays in ((arena_of(arena.views), arena.arrays), (grammar_of(arena.tables.grammar_views)[:6],
+                                                                  arena.tables.grammar[:6])):
+        assert len(made) == len(arrays)
+        for a, b in zip(made, arrays):
+            assert a.dtype == b.dtype and a.shape == b.shape and a.ctypes.data == b.ctypes.data
