@@ -32,11 +32,12 @@ from numba.np import numpy_support
 
 from .entry import same_machine_code
 
-_MODULES = ("trie_walk", "tables", "earley", "cfg_walk", "rows", "views")
-# loaded first, in the order a JSON Schema's first request calls them (Matcher, first mask, first
-# token, later masks): with LEAPGRAM_PRELOAD_KERNELS=0 or a compile that does not wait, its
+_MODULES = ("trie_walk", "tables", "earley", "cfg_walk", "rows", "views", "rule_tables")
+# loaded first, in the order a JSON Schema's first request calls them (grammar, compile, Matcher, first
+# mask, first token, later masks): with LEAPGRAM_PRELOAD_KERNELS=0 or a compile that does not wait, its
 # first masks find them loaded sooner
-_FIRST_USED = (("views", "grammar_views_kernel"), ("views", "arena_views_kernel"), ("earley", "root_kernel"),
+_FIRST_USED = (("rule_tables", "productive_nullable_kernel"), ("rule_tables", "rule_tables_kernel"),
+               ("views", "grammar_views_kernel"), ("views", "arena_views_kernel"), ("earley", "root_kernel"),
                ("cfg_walk", "walk_cfg_kernel"), ("rows", "row_hash_kernel"), ("cfg_walk", "advance_cfg_kernel"),
                ("tables", "table_get_kernel"), ("rows", "rows_equal_kernel"), ("trie_walk", "walk_trie_kernel"))
 _LOADED = threading.Event()  # set once the thread is done (or when it does not start)

@@ -7,14 +7,53 @@ over pairs of derivatives.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Sequence
+from itertools import chain
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
+import numpy as np
+
+from .._kernels.entry import DirectKernel
+from .._kernels.rule_tables import productive_nullable_kernel
 from ..regex.construction import EMPTY
 
 if TYPE_CHECKING:
     from ..regex.expr import ExprPool
     from .ir import Rule
+
+
+_PRODUCTIVE_NULLABLE = DirectKernel(productive_nullable_kernel)  # int32, int8 and int64 arrays and ints, always
+
+
+def pack_rules(rules: Sequence[Rule]) -> np.ndarray | None:
+    """The rules in one int32 array, as the kernels of :mod:`leapgram._kernels.rule_tables` take
+    them: the left-hand sides, then the right-hand sides' lengths, then their symbols, in rule
+    order; converted by one ``struct.pack_into`` (twice as fast as ``np.array`` of a list of
+    ints). ``None`` when a symbol is no int32."""
+    rhss = list(map(itemgetter(1), rules))
+    values = [*map(itemgetter(0), rules), *map(len, rhss), *chain.from_iterable(rhss)]
+    packed = np.empty(len(values), dtype=np.int32)
+    try:
+        struct.pack_into(f"{len(values)}i", packed, 0, *values)
+    except struct.error:
+        return None
+    return packed
+
+
+def packed_productive_and_nullable(packed: np.ndarray, count: int,
+                                   num_nonterminals: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`productive_and_nullable` of the ``count`` rules ``packed`` (:func:`pack_rules`) over
+    ``num_nonterminals`` nonterminals, as two int8 arrays (1: in the set), by one kernel; ``None``
+    when a rule names a nonterminal past ``num_nonterminals``. In Python the two least fixed
+    points were 4% of a small JSON Schema's time to first mask (36 µs a grammar)."""
+    nullable = np.zeros(num_nonterminals, dtype=np.int8)
+    productive = np.zeros(num_nonterminals, dtype=np.int8)
+    scratch = np.empty(3 * count + 2 * num_nonterminals, dtype=np.int64)
+    if not _PRODUCTIVE_NULLABLE.call(packed, count, num_nonterminals, nullable, productive, scratch):
+        return None
+    return productive, nullable
 
 
 def productive_nonterminals(rules: Sequence[Rule]) -> set[int]:

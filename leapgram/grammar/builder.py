@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ..errors import GrammarError
 from ..limits import DEFAULT_LIMITS, Limits
 from ..regex.expr import EPSILON, INF, ExprPool
 from ..regex.syntax import parse_regex
-from .analysis import productive_and_nullable
+from .analysis import pack_rules, packed_productive_and_nullable, productive_and_nullable
 from .ir import GrammarIR, Lexeme, Rule, lexeme_symbol
 
 
@@ -199,11 +201,21 @@ class GrammarBuilder:
             if undefined:
                 names = ", ".join(self._nonterminals[n] for n in undefined)
                 raise GrammarError(f"rule used but never defined: {names}")
-        productive, nullable = productive_and_nullable(self._rules)
-        if start not in productive:
+        packed = pack_rules(self._rules)
+        found = None if packed is None else packed_productive_and_nullable(packed, len(self._rules), count)
+        if found is None or not 0 <= start < count:  # a rule past the nonterminals: the sets' own errors
+            productive, nullable = productive_and_nullable(self._rules)
+            derives = start in productive
+        else:
+            derives = bool(found[0][start])
+            nullable = np.flatnonzero(found[1]).tolist()
+        if not derives:
             raise GrammarError(f"start rule {self._nonterminals[start]} derives no string")
-        return GrammarIR(self.pool, tuple(self._lexemes), tuple(self._nonterminals), tuple(self._rules),
-                         start, tuple(self._ignore), frozenset(nullable))
+        ir = GrammarIR(self.pool, tuple(self._lexemes), tuple(self._nonterminals), tuple(self._rules),
+                       start, tuple(self._ignore), frozenset(nullable))
+        if packed is not None:
+            ir.keep_packed_rules(packed)
+        return ir
 
 
 def _escape(text: str) -> str:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..regex.expr import ExprPool
 
 
@@ -63,6 +65,23 @@ class GrammarIR:
     start: int = 0
     ignore: tuple[int, ...] = ()
     nullable: frozenset[int] | None = None  # set by the builder; see nullable_nonterminals()
+
+    def packed_rules(self) -> np.ndarray | None:
+        """The rules in one int32 array (:func:`leapgram.grammar.analysis.pack_rules`: what the
+        parser tables' kernel reads), made once per IR (the builder hands over its own); ``None``
+        when a symbol is no int32. Kept outside the fields: ``dataclasses.replace`` makes an IR
+        that packs its own rules."""
+        found = self.__dict__.get("_packed_rules", False)
+        if found is False:
+            from .analysis import pack_rules
+
+            found = pack_rules(self.rules)
+            self.keep_packed_rules(found)
+        return found
+
+    def keep_packed_rules(self, packed: np.ndarray | None) -> None:
+        """Remember ``packed``, :func:`leapgram.grammar.analysis.pack_rules` of this IR's rules."""
+        object.__setattr__(self, "_packed_rules", packed)
 
     def nullable_nonterminals(self) -> frozenset[int]:
         """The nonterminals that derive the empty sequence (the builder's, else computed)."""

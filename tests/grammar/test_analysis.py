@@ -1,13 +1,21 @@
 """Nullable and productive nonterminals (leapgram.grammar.analysis) against a plain fixpoint by
-passes, on hand-made and random rule lists."""
+passes, on hand-made and random rule lists; the kernel (packed_productive_and_nullable) against its
+Python twin (productive_and_nullable)."""
 
 from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
-from leapgram.grammar.analysis import nullable_nonterminals, productive_and_nullable, productive_nonterminals
+from leapgram.grammar.analysis import (
+    nullable_nonterminals,
+    pack_rules,
+    packed_productive_and_nullable,
+    productive_and_nullable,
+    productive_nonterminals,
+)
 
 
 def _by_passes(rules, lexemes_derive: bool, found=()) -> set[int]:
@@ -53,3 +61,32 @@ def test_random_rule_lists_match_the_fixpoint_by_passes(seed):
     nullable = _by_passes(rules, lexemes_derive=False)
     assert nullable_nonterminals(rules) == nullable
     assert productive_and_nullable(rules) == (_by_passes(rules, lexemes_derive=True), nullable)
+
+
+def _by_kernel(rules, nonterminals: int):
+    found = packed_productive_and_nullable(pack_rules(rules), len(rules), nonterminals)
+    if found is None:
+        return None
+    productive, nullable = found
+    assert productive.dtype == nullable.dtype == np.int8 and productive.shape == nullable.shape == (nonterminals,)
+    return set(np.flatnonzero(productive).tolist()), set(np.flatnonzero(nullable).tolist())
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_the_kernel_finds_what_its_python_twin_finds(seed):
+    rng = random.Random(seed)
+    nonterminals = rng.randrange(1, 16)
+    rules = _random_rules(rng, nonterminals, rng.randrange(60))
+    assert _by_kernel(rules, nonterminals) == productive_and_nullable(rules)
+
+
+def test_the_kernel_on_hand_made_rules():
+    rules = [(0, (2, -1)), (1, (2, 2)), (2, ())]
+    assert _by_kernel(rules, 3) == ({0, 1, 2}, {1, 2})
+    assert _by_kernel([], 2) == (set(), set())
+
+
+def test_the_kernel_refuses_a_nonterminal_past_the_count():
+    assert _by_kernel([(0, (5,))], 2) is None
+    assert _by_kernel([(3, ())], 2) is None
+    assert pack_rules([(0, (2**40,))]) is None  # no int32: the callers take the Python sets

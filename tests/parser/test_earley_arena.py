@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from leapgram._kernels.earley import END
 from leapgram.errors import BudgetExceededError
 from leapgram.grammar import GrammarBuilder
 from leapgram.limits import Limits
@@ -125,17 +126,74 @@ def test_total_item_budget_is_a_clear_error():
             chart = arena.scan(chart, (names["','"],))
 
 
+def numpy_rule_arrays(ir):
+    """The tables as numpy calls build them (the twin of ``rule_tables_kernel``; ParserTables
+    took this path for grammars of more than 256 rules until round 22)."""
+    rules, count = ir.rules, len(ir.rules)
+    lhs = np.array([r[0] for r in rules], dtype=np.int32)
+    lengths = np.array([len(r[1]) for r in rules], dtype=np.int64) + 1
+    ends = np.cumsum(lengths)
+    symbols = [s for _, rhs in rules for s in (*rhs, END)] + [END]
+    dr_lhs = np.append(np.repeat(lhs, lengths), np.int32(-1)).astype(np.int32)
+    dr_accept = np.zeros(len(symbols), dtype=np.int8)
+    dr_accept[ends - 1] = lhs == ir.start
+    first_ptr = np.zeros(len(ir.nonterminals) + 1, dtype=np.int32)
+    first_ptr[1:] = np.cumsum(np.bincount(lhs, minlength=len(ir.nonterminals)))
+    first_drs = (ends - lengths)[np.argsort(lhs, kind="stable")].astype(np.int32) if count else np.zeros(1, np.int32)
+    return {"dr_next": np.array(symbols, dtype=np.int32), "dr_lhs": dr_lhs, "dr_accept": dr_accept,
+            "first_ptr": first_ptr, "first_drs": first_drs}
+
+
+def assert_tables_are_numpys(ir):
+    tables = ParserTables(ir)
+    for field, want in numpy_rule_arrays(ir).items():
+        got = getattr(tables, field)
+        assert got.dtype == want.dtype and got.flags.c_contiguous and got.flags.writeable, field
+        assert got.tolist() == want.tolist(), field
+
+
 @pytest.mark.parametrize("name", sorted(IRS))
-def test_few_rule_tables_equal_the_numpy_ones(name):
-    """A small grammar's tables (built in lists) are those of the numpy path large ones take."""
-    ir = IRS[name]()
-    few = ParserTables(ir)
-    many = object.__new__(ParserTables)
-    many.num_nonterminals, many.num_lexemes = few.num_nonterminals, few.num_lexemes
-    many._many_rule_arrays(ir)
-    for field in ("dr_next", "dr_lhs", "dr_accept", "first_ptr", "first_drs"):
-        a, b = getattr(few, field), getattr(many, field)
-        assert a.dtype == b.dtype and a.flags.c_contiguous and a.tolist() == b.tolist(), field
+def test_rule_tables_equal_the_numpy_ones(name):
+    """The kernel's tables are those numpy calls build."""
+    assert_tables_are_numpys(IRS[name]())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(
+    st.just(n), st.integers(0, n - 1),
+    st.lists(st.tuples(st.integers(0, n - 1), st.lists(st.integers(-4, n - 1), max_size=6)), max_size=40))))
+def test_rule_tables_of_random_rules_equal_the_numpy_ones(case):
+    """Any rules, in any order, over up to 12 nonterminals (some without rules, some with
+    empty ones), none at all included: the same tables."""
+    from leapgram.grammar.ir import GrammarIR, Lexeme
+    from leapgram.regex.expr import ExprPool
+
+    n, start, rules = case
+    pool = ExprPool()
+    lexemes = tuple(Lexeme(f"L{j}", pool.literal(b"ab"[:1] * (j + 1))) for j in range(4))
+    ir = GrammarIR(pool, lexemes, tuple(f"N{i}" for i in range(n)), tuple((lhs, tuple(rhs)) for lhs, rhs in rules),
+                   start, (), frozenset())
+    assert_tables_are_numpys(ir)
+
+
+def test_tables_of_a_rule_past_the_nonterminals_are_a_grammar_error():
+    from leapgram.errors import GrammarError
+    from leapgram.grammar.ir import GrammarIR
+    from leapgram.regex.expr import ExprPool
+
+    with pytest.raises(GrammarError, match="nonterminal"):
+        ParserTables(GrammarIR(ExprPool(), (), ("start",), ((0, (3,)),), 0, (), frozenset()))
+
+
+def test_an_ir_replaced_packs_its_own_rules():
+    """The builder hands its packed rules to the IR outside the fields, so an IR that
+    ``dataclasses.replace`` makes with other rules packs those."""
+    import dataclasses
+
+    ir = IRS["json"]()
+    assert ir.packed_rules() is ir.packed_rules()
+    other = dataclasses.replace(ir, rules=ir.rules[::-1])
+    assert ParserTables(other).dr_next.tolist() == numpy_rule_arrays(other)["dr_next"].tolist()
 
 
 def test_arena_starts_with_disjoint_arrays_of_the_usual_fill():
