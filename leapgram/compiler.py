@@ -73,7 +73,7 @@ class VocabularyRows:
     the EOS row (read-only) with its memoryview, the ids that are not plain text, and the
     vocabulary's trie, row store and (once made) slices, found here with one look-up."""
 
-    __slots__ = ("eos_row", "eos_view", "not_text", "rows", "sliced", "trie")
+    __slots__ = ("eos_bits", "eos_row", "eos_view", "not_text", "rows", "sliced", "trie")
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.trie = token_trie(vocab)
@@ -85,6 +85,7 @@ class VocabularyRows:
         self.eos_row = eos_words.view(np.int32)
         self.eos_row.flags.writeable = False
         self.eos_view = memoryview(self.eos_row)
+        self.eos_bits = tuple((eos >> 5, np.uint32(1 << (eos & 31))) for eos in sorted(set(vocab.eos_token_ids)))
         self.not_text = frozenset(vocab.eos_token_ids) | vocab.special_token_ids
 
 
@@ -177,6 +178,7 @@ class CompiledGrammar:
         else:
             self._engine = CfgEngine(grammar.ir, self._trie, limits, slicer_source, use_leo=use_leo)
         self._eos_row = shared.eos_row  # the row after EOS and in the error state (read-only)
+        self._eos_bits = shared.eos_bits  # (word, bit) of each EOS id: set one by one in accepting rows
         self._eos_entry = MaskRow(shared.eos_view, False)
         self._rows = shared.rows
         self._masks: dict[object, MaskRow] = {}  # insertion order; evicted by second chance (_state_row)
@@ -249,8 +251,9 @@ class CompiledGrammar:
         if self._special_tokens:
             self._special_tokens.fill(self._engine, state, mask)
         accepting = self._engine.is_accepting(state)
-        if accepting:
-            mask |= self._eos_row.view(np.uint32)
+        if accepting:  # EOS's bits set alone: an OR of the whole EOS row read and wrote every word
+            for word, bit in self._eos_bits:
+                mask[word] |= bit
         entry = MaskRow(self._rows.intern(mask.view(np.int32)), accepting)
         masks = self._masks
         with self._lock:
