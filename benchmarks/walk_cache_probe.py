@@ -92,6 +92,7 @@ def walk_record_kernel(node_info, node_end, dup_primary, dup_other, trans, accep
                         return i, status, found
                 last_key = top
                 last_found = found
+                # record: from here to the end marker, the lines walk_cfg_kernel has not (kernel_drift)
                 r = record[0]
                 if r >= 0 and lexer[4][np.uint64(lex)] == 0:
                     question = (top & ~low) | lexer[3][np.uint64(lex)]
@@ -108,6 +109,7 @@ def walk_record_kernel(node_info, node_end, dup_primary, dup_other, trans, accep
                             record[3 * r + 2] = lex
                             record[3 * r + 3] = found
                             record[0] = r + 1
+                # end record
             if found == NONE:
                 i = node_end[np.uint64(i)]
                 continue
@@ -126,6 +128,35 @@ def walk_record_kernel(node_info, node_end, dup_primary, dup_other, trans, accep
         i += 1
     copy_duplicate_bits_kernel(mask, dup_primary, dup_other)
     return n, DONE, tables_filling(arena)
+
+
+def kernel_drift() -> str | None:
+    """``None`` while :func:`walk_record_kernel` is the engine's ``walk_cfg_kernel`` plus its
+    ``record`` argument and the lines between its ``# record`` markers (compared as syntax trees:
+    comments, docstrings and layout aside); else what to do. Checked by ``tests/test_bench.py``
+    and at the start of :func:`main`, so a change to the engine's kernel is not lost on the copy."""
+    import ast
+    import inspect
+    import textwrap
+
+    from leapgram._kernels.cfg_walk import walk_cfg_kernel
+
+    def tree(kernel, cut: bool) -> str:
+        lines = inspect.getsource(getattr(kernel, "py_func", kernel)).splitlines()
+        if cut:
+            begin = next(k for k, line in enumerate(lines) if line.strip().startswith("# record:"))
+            end = next(k for k, line in enumerate(lines) if line.strip() == "# end record")
+            lines = lines[:begin] + lines[end + 1:]
+        function = ast.parse(textwrap.dedent("\n".join(lines))).body[0]
+        function.name, function.decorator_list = "kernel", []
+        function.args.args = [arg for arg in function.args.args if arg.arg != "record"]
+        function.body = function.body[1:]  # the docstring
+        return ast.dump(function)
+
+    if tree(walk_record_kernel, True) == tree(walk_cfg_kernel, False):
+        return None
+    return ("walk_cfg_kernel (leapgram/_kernels/cfg_walk.py) changed: carry the change over to "
+            "walk_record_kernel in benchmarks/walk_cache_probe.py (outside its # record lines)")
 
 
 @njit(cache=True, inline="always")
@@ -711,6 +742,9 @@ def main() -> int:
     parser.add_argument("--ids-at-compile", action="store_true",
                         help="the canonical lexeme ids made after each compile (in TTFM, as a front end would)")
     args = parser.parse_args()
+    drift = kernel_drift()
+    if drift:
+        print(f"warning: {drift}", file=sys.stderr)
     if args.lean:
         global _clock
         _clock = _no_clock

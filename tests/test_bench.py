@@ -330,3 +330,9 @@ def test_bench_vllm_balanced_order_puts_every_backend_in_every_place_equally():
     for backend in backends:
         places = sorted(order.index(backend) for order in orders)
         assert places == [0, 0, 1, 1, 2, 2]
+
+
+def test_walk_cache_probe_kernel_is_the_engine_kernel_plus_its_record():
+    from walk_cache_probe import kernel_drift  # the probe's copy of walk_cfg_kernel: changes go to both
+
+    assert kernel_drift() is None
