@@ -14,6 +14,7 @@ from .construction import EMPTY, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_R
 from .derivatives import Derivatives
 
 WITNESS_BYTES = 256  # the longest string ``Emptiness._witness`` builds before it leaves the question to the search
+UNBOUNDED = 1 << 62  # Emptiness._subset_search without that bound
 
 
 class Emptiness(Derivatives):
@@ -276,29 +277,44 @@ class Emptiness(Derivatives):
     def is_subset(self, a: int, b: int) -> bool:
         """Whether every string of ``a`` is in ``b``: a search over pairs of derivatives that
         fails at a string ``a`` accepts and ``b`` rejects. Within ``Limits.max_emptiness_steps``."""
-        budget = self.limits.max_emptiness_steps
+        found, _ = self._subset_search(a, b, self.limits.max_emptiness_steps)
+        if found is None:
+            raise BudgetExceededError("max_emptiness_steps", self.limits.max_emptiness_steps,
+                                      "deciding whether one regex contains another")
+        return found
+
+    def _subset_search(self, a: int, b: int, pops: int = UNBOUNDED, pairs: int = UNBOUNDED
+                      ) -> tuple[bool | None, set[tuple[int, int]]]:
+        """``(a ⊆ b, the pairs of derivatives seen)``, by a depth-first search over pairs
+        ``(a', b')`` that fails at a string ``a`` accepts and ``b`` rejects. The answer is ``None``
+        when the search runs out: at its ``pops + 1``-th pair taken (after that pair's own test),
+        or at a pair's successor met while ``pairs`` pairs are seen. Two bounds, as its two users
+        count: :meth:`is_subset` the pairs taken (and raises), ``Widening._within_char_star``
+        the pairs seen (and answers ``False``; with ``True`` every pair seen is a subset too)."""
+        nullable, has_bool, derivative = self.nullable, self.has_bool, self.derivative
         seen = {(a, b)}
         frontier = [(a, b)]
         while frontier:
             x, y = frontier.pop()
-            if self.nullable[x] and not self.nullable[y]:
-                return False
-            budget -= 1
-            if budget < 0:
-                raise BudgetExceededError("max_emptiness_steps", self.limits.max_emptiness_steps,
-                                          "deciding whether one regex contains another")
+            if nullable[x] and not nullable[y]:
+                return False, seen
+            pops -= 1
+            if pops < 0:
+                return None, seen
             for part in self._joint_classes(x, y):
                 byte = (part & -part).bit_length() - 1
-                dx = self.derivative(x, byte)
-                if self.is_empty(dx):
+                dx = derivative(x, byte)
+                if dx == EMPTY or (has_bool[dx] and self.is_empty(dx)):  # is_empty, its first tests inline
                     continue
-                dy = self.derivative(y, byte)
+                dy = derivative(y, byte)
                 if dy == EMPTY:
-                    return False
+                    return False, seen
+                if len(seen) >= pairs:
+                    return None, seen
                 if (dx, dy) not in seen:
                     seen.add((dx, dy))
                     frontier.append((dx, dy))
-        return True
+        return True, seen
 
     def _joint_classes(self, x: int, y: int) -> list[int]:
         out = []

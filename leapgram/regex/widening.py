@@ -130,32 +130,14 @@ class Widening(Constructors):
 
     def _within_char_star(self, a: int, star: int) -> bool:
         """``a ⊆ star`` (both without intersection or complement), ``False`` where not known
-        within ``MAX_PARTNER_STATES`` pairs of derivatives; a ``True`` answer also proves every
-        pair the search passed."""
+        within ``MAX_PARTNER_STATES`` pairs of derivatives (``Emptiness._subset_search``); a
+        ``True`` answer also proves every pair the search passed. Remembered."""
         partners = self._partners
         found = partners.get(("within", a, star))
         if found is not None:
             return found
-        seen = {(a, star)}
-        frontier = [(a, star)]
-        found = True
-        while frontier and found:
-            x, y = frontier.pop()
-            if self.nullable[x] and not self.nullable[y]:
-                found = False
-                break
-            for part in self._joint_classes(x, y):
-                byte = (part & -part).bit_length() - 1
-                dx = self.derivative(x, byte)
-                if dx == EMPTY:
-                    continue
-                dy = self.derivative(y, byte)
-                if dy == EMPTY or len(seen) >= MAX_PARTNER_STATES:
-                    found = False
-                    break
-                if (dx, dy) not in seen:
-                    seen.add((dx, dy))
-                    frontier.append((dx, dy))
+        found, seen = self._subset_search(a, star, pairs=MAX_PARTNER_STATES)
+        found = bool(found)
         if found:
             for x, y in seen:
                 partners[("within", x, y)] = True
