@@ -16,6 +16,7 @@ from .expr import EMPTY, ExprPool
 
 DEAD = 0
 UNKNOWN = -1
+DFA_READY_ROWS = 64  # rows LazyDfa marks unknown at a time as states are numbered (as the lexer's READY_ROWS)
 
 
 class LazyRows:
@@ -49,7 +50,8 @@ class LazyDfa(LazyRows):
         self._lock = pool.lock
         self._state_expr: list[int] = []
         self._expr_state: dict[int, int] = {}
-        self.trans = np.full((16, 256), UNKNOWN, dtype=np.int32)
+        self.trans = np.empty((16, 256), dtype=np.int32)  # rows written as states are numbered: _ready_rows
+        self._ready = 0  # rows of trans written (UNKNOWN past the states)
         self.accepting = np.zeros(16, dtype=np.bool_)
         self._new_state(EMPTY)
         self.trans[DEAD, :] = DEAD
@@ -81,15 +83,40 @@ class LazyDfa(LazyRows):
         state = len(self._state_expr)
         if state >= self.limits.max_dfa_states:
             raise BudgetExceededError("max_dfa_states", self.limits.max_dfa_states, "lexer DFA too large")
-        if state >= self.trans.shape[0]:
-            self._grow(state * 2)
+        if state >= self._ready:  # (the rows of the states so far are written: one test for most states)
+            if state >= self.trans.shape[0]:
+                self._grow(state * 2)
+            self._ready_rows(state + 1)
         self._state_expr.append(expr)
         self._expr_state[expr] = state
         self.accepting[state] = self.pool.nullable[expr]
         return state
 
+    def _ready_rows(self, rows: int) -> None:
+        """Rows ``< rows`` of ``trans`` written: those past the states so far marked unknown, with
+        up to :data:`DFA_READY_ROWS` more at once. No row of a state is read before the state is
+        numbered, so growing copies the states' rows only, and rows no state reaches are never
+        written (nor, where their pages were never touched, in memory): the lexer's way
+        (``Lexer._ready_rows``)."""
+        end = min(self.trans.shape[0], max(rows, self._ready + DFA_READY_ROWS))
+        self.trans[self._ready:end] = UNKNOWN
+        self._ready = end
+
+    @property
+    def unwritten_bytes(self) -> int:
+        """Bytes of ``trans`` allocated but not written yet (see :meth:`_ready_rows`), which
+        :func:`leapgram.compiler.memory_of` leaves out."""
+        return (self.trans.shape[0] - self._ready) * self.trans.shape[1] * self.trans.itemsize
+
     def _grow(self, capacity: int) -> None:
-        self.trans, self.accepting = grown_table(self.trans, self.accepting, capacity)
+        """Room for ``capacity`` states: the states' rows and flags copied (see :meth:`_ready_rows`)."""
+        used = len(self._state_expr)
+        trans = np.empty((capacity, 256), dtype=np.int32)
+        trans[:used] = self.trans[:used]
+        accepting = np.zeros(capacity, dtype=self.accepting.dtype)
+        accepting[:used] = self.accepting[:used]
+        self.trans, self.accepting = trans, accepting
+        self._ready = used
 
     def fill_row(self, state: int) -> None:
         """Compute every transition out of ``state``."""
@@ -112,16 +139,6 @@ class LazyDfa(LazyRows):
 
     def is_accepting(self, state: int) -> bool:
         return bool(self.accepting[state])
-
-
-def grown_table(trans: np.ndarray, flags: np.ndarray, capacity: int) -> tuple[np.ndarray, np.ndarray]:
-    """A transition table and per-state flags of ``capacity`` states, old rows copied, new unknown."""
-    new_trans = np.empty((capacity, 256), dtype=np.int32)
-    new_trans[: trans.shape[0]] = trans
-    new_trans[trans.shape[0]:] = UNKNOWN  # each entry written once
-    new_flags = np.zeros(capacity, dtype=flags.dtype)
-    new_flags[: flags.shape[0]] = flags
-    return new_trans, new_flags
 
 
 def publish_row(trans: np.ndarray, state: int, parts: tuple[int, ...], targets: list[int]) -> None:

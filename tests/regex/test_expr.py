@@ -473,6 +473,34 @@ def check_rows_are_derivatives(dfa: LazyDfa) -> None:
                 assert dfa.expr_of(target) == d
 
 
+@pytest.mark.parametrize("ready", [64, 1, 3])
+def test_dfa_growth_writes_each_state_row_once_and_copies_only_states_rows(monkeypatch, ready):
+    """A state's row is marked unknown when it is numbered (``LazyDfa._ready_rows``); growing
+    copies the states' rows only. The rows, the states and the accepting flags do not depend on it."""
+    import leapgram.regex.dfa as dfa_module
+
+    def build():
+        pool = ExprPool()
+        dfa = LazyDfa(pool, parse_regex("[a-c]{0,40}x|(ab|cd)*y", pool))
+        for text in (b"abcabcabcabcabcabcabcabcabcab", b"abcdabcdabab", b"ccccccccccccccccccccccccccccccccccccx"):
+            dfa.run(dfa.initial, text)
+        explore(dfa, 300)
+        return dfa
+
+    reference = build()
+    monkeypatch.setattr(dfa_module, "DFA_READY_ROWS", ready)
+    dfa = build()
+    states = dfa.num_states
+    assert states > 64 and states == reference.num_states
+    assert states <= dfa._ready <= dfa.trans.shape[0]
+    assert (dfa.trans[states:dfa._ready] == UNKNOWN).all()
+    assert ((dfa.trans[:states] >= UNKNOWN) & (dfa.trans[:states] < states)).all()  # unknown, dead or a state
+    assert (dfa.trans[:states] == reference.trans[:states]).all()
+    assert (dfa.accepting[:states] == reference.accepting[:states]).all()
+    assert dfa.unwritten_bytes == (dfa.trans.shape[0] - dfa._ready) * 1024
+    check_rows_are_derivatives(dfa)
+
+
 @FAST
 @given(two_regexes_and_strings())
 def test_dfa_transitions_are_derivatives(case):
