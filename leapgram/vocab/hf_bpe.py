@@ -8,6 +8,7 @@ SmolLM2). What it supports, step by step: docs/design/vocabulary.md; anything el
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
 from functools import lru_cache
 from typing import Any
@@ -55,7 +56,7 @@ class ByteLevelBPE:
         symbols = list(word)
         ranks = self._ranks
         while len(symbols) > 1:
-            pairs = [ranks.get((a, b), _NO_RANK) for a, b in zip(symbols, symbols[1:])]
+            pairs = [ranks.get((a, b), _NO_RANK) for a, b in itertools.pairwise(symbols)]
             best = min(pairs)
             if best == _NO_RANK:
                 break

@@ -59,8 +59,8 @@ def _bad_value_at(value: Any, pointer: str = "") -> tuple[str, str] | None:
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError:
-                return where, f"a lone surrogate in {item!r}: a schema's keys and strings must be valid Unicode " \
-                              "(UTF-8 output cannot contain one)"
+                return where, (f"a lone surrogate in {item!r}: a schema's keys and strings must be valid Unicode "
+                               "(UTF-8 output cannot contain one)")
         elif isinstance(item, (dict, list, tuple)):
             if id(item) in seen:
                 continue

@@ -198,7 +198,7 @@ class ArrayKeywords:
             found = made.get(mask)
             if found is None:
                 found = made[mask] = builder.fresh_nonterminal("unique")
-                count = bin(mask).count("1")
+                count = mask.bit_count()
                 if low <= count <= high:
                     builder.rule(found, [])
                 if count < high:

@@ -198,10 +198,10 @@ class Combinators:
             declared = own.get("properties", {})
             patterns = own.get("patternProperties", {})
             props = dict(out["properties"])
-            for name in props:
+            for name, sub in props.items():  # values replaced, keys unchanged: the iteration stays valid
                 if name in declared or self._matches_pattern(patterns, name, pointer):
                     continue
-                props[name] = False if extra is False or props[name] is False else {"allOf": [props[name], extra]}
+                props[name] = False if extra is False or sub is False else {"allOf": [sub, extra]}
             out["properties"] = props
 
     def _constrain_patterns(self, out: dict, own: dict, extra: Any, pointer: str) -> None:

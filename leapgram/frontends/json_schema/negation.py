@@ -123,7 +123,7 @@ class Negation:
         if key == "properties" and isinstance(value, dict):
             return [{"type": "object", "required": [name], "properties": {name: {"not": sub}}}
                     for name, sub in value.items() if sub is not True and sub != {}]
-        if key == "items" and (isinstance(value, dict) or isinstance(value, bool)) and "prefixItems" not in schema:
+        if key == "items" and isinstance(value, (dict, bool)) and "prefixItems" not in schema:
             return [] if value is True or value == {} else [{"type": "array", "contains": {"not": value}}]
         if (key == "prefixItems" or key == "items" and "additionalItems" not in schema) and isinstance(value, list):
             # an item j present and outside prefix schema j (either spelling of the prefix)

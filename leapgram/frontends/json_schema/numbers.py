@@ -261,7 +261,7 @@ class NumberBuilder:
 
     def multiples(self, step: Decimal, lower: Bound | None, upper: Bound | None) -> int | None:
         """Numbers that are a multiple of ``step``; ``None`` when not expressible."""
-        sign, digits, exponent = step.normalize().as_tuple()
+        _, digits, exponent = step.normalize().as_tuple()
         unit = int("".join(map(str, digits)))
         if unit == 1:
             return self.multiples_of_power(exponent)
@@ -320,12 +320,12 @@ class NumberBuilder:
             edges[i]["end"] = tail(i)
         for k in range(modulus):
             loop = pool.star(edges[k].pop(k, EMPTY))
-            for i in edges:
-                through = edges[i].pop(k, None)
+            for i, row in edges.items():
+                through = row.pop(k, None)
                 if through is None or i == k:
                     continue
                 for j, out in edges[k].items():
-                    edges[i][j] = pool.alt([edges[i].get(j, EMPTY), pool.concat_all([through, loop, out])])
+                    row[j] = pool.alt([row.get(j, EMPTY), pool.concat_all([through, loop, out])])
             del edges[k]
         whole = pool.alt([pool.concat(self.lit("0"), tail(0)), edges["start"].get("end", EMPTY)])
         self.pin_remainders(whole, modulus)

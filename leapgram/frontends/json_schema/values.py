@@ -109,7 +109,7 @@ def json_key(value: Any) -> Any:
     if isinstance(value, bool):
         return ("b", value)
     if isinstance(value, (int, float)):
-        return ("#", value) if value == value else ("nan", object())
+        return ("#", value) if value == value else ("nan", object())  # noqa: PLR0124 (NaN: math.isnan fails on big ints)
     if isinstance(value, list):
         return ("a", tuple(json_key(v) for v in value))
     if isinstance(value, dict):
