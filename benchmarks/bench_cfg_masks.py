@@ -341,7 +341,7 @@ def leapgram_situation(matcher: Any) -> dict[str, Any]:
         engine = matcher.compiled._engine
         arena, chart, lex = matcher._states[-1]
         lexer, ir = engine.lexer, engine.lexer.ir
-        items = lexer.items(lex) if lex > 0 else ()
+        items = lexer.plain_items(lex) if lex > 0 else ()
         situation = {
             "lexer_state": int(lex), "lexer_fresh": bool(lex > 0 and lexer.is_fresh(lex)),
             "lexer_items": [ir.lexemes[i].name for i, _ in items],

@@ -39,7 +39,7 @@ def state_kind(lexer, state: int) -> str:
     one schema lexeme (keys, enum values, patterns)."""
     if lexer.is_fresh(state):
         return "fresh"
-    items = lexer.items(state)
+    items = lexer.plain_items(state)
     if len(items) > 1:
         return "several lexemes"
     family = lexer.pool.family
@@ -73,20 +73,20 @@ class Probe:
     def key(self, lexer, state: int) -> int:
         family = lexer.pool.family
         size = family.base_size if family is not None else 0
-        self.base_only = family is not None and all(e < size for _, e in lexer.items(state))
+        self.base_only = family is not None and all(e < size for _, e in lexer.plain_items(state))
         literals = self.literals_of(lexer)
-        self.base_or_literal = family is not None and all(e < size or e in literals for _, e in lexer.items(state))
+        self.base_or_literal = family is not None and all(e < size or e in literals for _, e in lexer.plain_items(state))
         labels = lexer.__dict__.get("_probe_labels")
         if labels is None:
             ir, canonical = lexer.ir, self.canonical
             labels = lexer._probe_labels = [
                 canonical.intern(("lexeme", canonical.expr(ir.pool, x.expr), i in ir.ignore))
                 for i, x in enumerate(ir.lexemes)]
-        items = sorted((labels[x], self.canonical.expr(lexer.pool, e)) for x, e in lexer.items(state))
+        items = sorted((labels[x], self.canonical.expr(lexer.pool, e)) for x, e in lexer.plain_items(state))
         key = self.canonical.intern(("state", lexer.is_fresh(state), *items))
         if self.describe is not None and key not in self.described:
             self.described[key] = ("fresh " if lexer.is_fresh(state) else "") + " | ".join(
-                lexer.pool.describe(e, 24) for _, e in lexer.items(state))
+                lexer.pool.describe(e, 24) for _, e in lexer.plain_items(state))
         return key
 
     def literals_of(self, lexer) -> set[int]:

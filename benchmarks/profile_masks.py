@@ -73,7 +73,7 @@ def state_kind(compiled, state) -> str:
         return "cached"
     if lexer.is_fresh(key[2]):
         return "fresh state"
-    items = lexer.items(key[2])
+    items = lexer.plain_items(key[2])
     if len(items) > 1:
         return "several lexemes"
     pool = lexer.pool
@@ -187,7 +187,7 @@ class Canonical:
 
     def state(self, compiled, lex: int) -> int:
         lexer, lexemes = compiled._engine.lexer, self.lexemes(compiled)
-        items = sorted((lexemes[x], self.expr(lexer.pool, e)) for x, e in lexer.items(lex))
+        items = sorted((lexemes[x], self.expr(lexer.pool, e)) for x, e in lexer.plain_items(lex))
         return self.intern(("state", lexer.is_fresh(lex), *items))
 
 

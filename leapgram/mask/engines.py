@@ -13,7 +13,6 @@ cache), ``fill_mask(state, mask)`` (OR the allowed tokens, EOS excluded, into ui
 from __future__ import annotations
 
 import sys
-from operator import itemgetter
 
 import numpy as np
 
@@ -34,7 +33,6 @@ CfgState = tuple[ChartArena, int, int]
 _WALK_KERNEL = DirectKernel(walk_cfg_kernel)  # the mask walks over TokenTrie arrays: always the same types
 # CfgEngine.advance: ``bytes``, the lexer's and the arena's arrays, integers: always the same types
 _ADVANCE_KERNEL = DirectKernel(advance_cfg_kernel)
-_SECOND = itemgetter(1)  # a lexer item's expression
 
 
 class RegexEngine:
@@ -120,8 +118,7 @@ class CfgEngine:
         self._words = bitmask_words(trie.vocab_size)
         self.slicer = None
         if slicer_source is not None:
-            lexer = self.lexer  # captured alone: a closure over self would make a reference cycle
-            self.slicer = SliceChecker(ir.pool, lambda s: tuple(map(_SECOND, lexer.items(s))), slicer_source)
+            self.slicer = SliceChecker(ir.pool, self.lexer.slice_exprs, slicer_source)  # (no reference to self: no cycle)
 
     @property
     def initial(self) -> CfgState:

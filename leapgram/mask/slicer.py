@@ -202,13 +202,21 @@ def _contained_in_intersection(pool: ExprPool, e: int, slices: tuple[SliceClass,
     if not positives or not all(pool.is_finite(f) for f in negatives):
         return (False,) * len(slices)
     if len(positives) == 1:
-        if memo is None:
-            return contained_slices(pool, positives[0], slices, unbounded_only=True)
-        found = memo.get(positives[0])
-        if found is None:
-            found = memo[positives[0]] = contained_slices(pool, positives[0], slices, unbounded_only=True)
-        return found
+        return contained_minus_finite(pool, positives[0], slices, memo)
     return _contained_in_heads(pool, e, positives, negatives, slices)
+
+
+def contained_minus_finite(pool: ExprPool, a: int, slices: tuple[SliceClass, ...],
+                           memo: dict[int, tuple[bool, ...]] | None = None) -> tuple[bool, ...]:
+    """For each slice, whether it is contained in the prefixes of ``A ∩ ¬F`` for every finite
+    ``F`` (see :func:`_contained_in_intersection`), from ``A`` alone: a lexer item ``A`` with a
+    shadow (``Lexer.slice_exprs``) asks this. ``memo`` as :func:`contained_slices` says."""
+    if memo is None:
+        return contained_slices(pool, a, slices, unbounded_only=True)
+    found = memo.get(a)
+    if found is None:
+        found = memo[a] = contained_slices(pool, a, slices, unbounded_only=True)
+    return found
 
 
 def _contained_in_heads(pool: ExprPool, e: int, positives: list[int], negatives: list[int],
@@ -292,9 +300,9 @@ def _is_char_subset(pool: ExprPool, char: Ranges, inner: int, alt: int, tail: in
 class SliceChecker:
     """Per compiled grammar: which slices are contained at which lexer state (cached per state).
 
-    ``exprs_of(state)`` gives the expressions still alive in a lexer state; a slice is contained
-    when it is contained in the prefixes of any of them (every byte of its tokens then keeps that
-    lexeme alive). The sliced vocabulary is built (once per vocabulary, by ``get_sliced``) only
+    ``exprs_of(state)`` gives the expressions still alive in a lexer state (``~A`` for ``A`` minus
+    some finite language, see ``Lexer.slice_exprs``); a slice is contained when it is contained
+    in the prefixes of any of them (every byte of its tokens then keeps that lexeme alive). The sliced vocabulary is built (once per vocabulary, by ``get_sliced``) only
     when some state first contains a slice, so grammars that never allow one never pay for it.
     """
 
@@ -339,7 +347,7 @@ class SliceChecker:
         first_bytes = self.pool.first_bytes
         starts = 0
         for expr in self.exprs_of(state):
-            starts |= first_bytes(expr)
+            starts |= first_bytes(expr if expr >= 0 else ~expr)
         classes = self._actual or self.slices
         for slice_ in classes:
             if not slice_.first_bytes & ~starts:
@@ -354,7 +362,7 @@ class SliceChecker:
         that ran out of budget answers "not contained", which is always safe."""
         exprs = self.exprs_of(state)
         family = self.pool.family
-        if not exprs or family is None or max(exprs) >= family.size:
+        if not exprs or family is None or max(max(exprs), ~min(exprs)) >= family.size:  # (~A for A)
             return self._decide_exprs(exprs, classes)
         classes_id = self._classes_ids.get(id(classes))  # classes is self.slices or self._actual
         if classes_id is None:
@@ -376,7 +384,8 @@ class SliceChecker:
             key = (expr, flag)  # an expression is in many states (a key's pattern)
             here = by_expr.get(key)
             if here is None:
-                here = by_expr[key] = contained_slices(self.pool, expr, classes, memo=memo)
+                here = by_expr[key] = contained_slices(self.pool, expr, classes, memo=memo) if expr >= 0 \
+                    else contained_minus_finite(self.pool, ~expr, classes, memo)
             if any(here):
                 found = tuple(a or b for a, b in zip(found, here))
                 if all(found):

@@ -94,6 +94,11 @@ class Lexer(LazyRows):
         self._literals_laid_out = False  # lay_out_literals
         self._counted: dict[int, tuple[CountedShape, int, int, int]] = {}  # _fill_counted: expr -> its S(r, a, b)
         self._shapes: dict[tuple[int, int], CountedShape | None] = {}  # _counted_of: (X, T) -> its shape
+        self._splits: dict[int, int | Items] = {}  # lexeme -> its start item's expression, or items (_start_item)
+        self._intersections = frozenset(lex for lex, expr in enumerate(self._lexeme_exprs) if ir.pool.kind[expr] == K_AND)
+        self._shadow_steps: dict[int, int] = {}  # _shadow_step: names << 8 | byte -> the names after it
+        self._shadow_tails: dict[int, dict[int, list[int]]] = {}  # _tails_by_byte, per names
+        self._shapes_of: dict[int, int] = {}  # _verdict: an item's P' -> 0 (ε), 1 (infinite), 2 (other)
         self._new_state(False, ())
         self.trans[DEAD, :] = DEAD
         self._start_with_block(self._punctuation())
@@ -318,10 +323,122 @@ class Lexer(LazyRows):
         if found is None:
             with self._lock:
                 allowed = sorted(lexemes | self._ignore) if self._ignore else sorted(lexemes)
-                items = tuple(zip(allowed, map(self._lexeme_exprs.__getitem__, allowed)))
+                if self._intersections.isdisjoint(allowed):  # most sets
+                    items = tuple(zip(allowed, map(self._lexeme_exprs.__getitem__, allowed)))
+                else:
+                    items = self._start_items(allowed)
                 found = self._state_of(True, items) if items else DEAD
                 self._start_of[lexemes] = found
         return found
+
+    def _start_items(self, allowed: list[int]) -> Items:
+        """The items of the fresh state of the lexemes ``allowed`` (sorted): ``(lexeme, its
+        expression)``, but for a lexeme ``P ∩ ¬Q`` with a finite ``Q`` (:meth:`_shadow_split`: a
+        key that is none of an object's declared names), which gets ``(lexeme, P)`` and right
+        after it the shadow ``(~lexeme, Q)``."""
+        exprs = self._lexeme_exprs
+        items = []
+        splits = self._splits
+        for lex in allowed:
+            found = splits.get(lex)
+            if found is None:
+                found = splits[lex] = self._start_item(lex, exprs[lex])
+            if found.__class__ is tuple:
+                items.extend(found)
+            else:
+                items.append((lex, found))
+        return tuple(items)
+
+    def _start_item(self, lex: int, expr: int) -> int | Items:
+        """``expr``, or the items of lexeme ``lex`` with a shadow (see :meth:`_shadow_split`)."""
+        split = self._shadow_split(expr)
+        if split is None:
+            return expr
+        items = self._veto([(lex, split[0]), (~lex, split[1])])
+        return tuple(items) if len(items) == 2 else expr  # (no shadow needed: the plain expression)
+
+    def _shadow_split(self, expr: int) -> tuple[int, int] | None:
+        """``(P, Q)`` when ``expr`` is ``P ∩ ¬Q`` with ``P`` free of intersection and complement
+        and ``Q`` finite (the keys other than an object's declared names ``Q``), else ``None``.
+
+        Such a lexeme's states keep ``P`` as its item and ``Q`` as a *shadow* item beside it
+        (its lexeme id complemented, ``~lex``), which is no lexeme of its own: it only vetoes
+        the lexeme's end on a string of ``Q`` and kills the lexeme when every string left is in
+        ``Q``. A byte then costs ``P`` its template row and ``Q`` a literal step, where the
+        expression ``P' ∩ ¬Q'`` cost an intersection, a complement and an emptiness answer per
+        node of the names' trie (docs/design/earley-walk.md, "Large schemas, round 22")."""
+        pool = self.pool
+        if pool.kind[expr] != K_AND or len(pool.args[expr]) != 2:
+            return None
+        a, b = pool.args[expr]
+        if pool.kind[a] == K_NOT:
+            a, b = b, a
+        if pool.kind[b] != K_NOT or pool.kind[a] == K_NOT or pool.has_bool[a]:
+            return None
+        q = pool.args[b][0]
+        return (a, q) if pool.is_finite(q) else None
+
+    def _veto(self, items: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """``items`` with each shadow ``(~lex, Q')`` (see :meth:`_shadow_split`) decided against
+        its lexeme's item ``(lex, P')`` right before it: dropped with it when that item is gone;
+        the item dropped too when ``P' ⊆ Q'`` (``P' ∩ ¬Q'`` is empty); the shadow dropped alone
+        when it can veto nothing more (``Q'`` empty, or ``P'`` is ``ε`` not in ``Q'``)."""
+        out: list[tuple[int, int]] = []
+        for item in items:
+            lex, q = item
+            if lex >= 0:
+                out.append(item)
+            elif out and out[-1][0] == ~lex and q != EMPTY:
+                verdict = self._verdict(out[-1][1], q)
+                if verdict > 0:
+                    out.append(item)
+                elif verdict < 0:
+                    out.pop()
+        return out
+
+    def _verdict(self, p: int, q: int) -> int:
+        """For an item ``P'`` (``p``) with the shadow ``Q'`` (``q``, not empty): 1 when ``P' ∩ ¬Q'``
+        is not empty and the shadow may still veto, 0 when it is ``P'`` (the shadow goes), -1
+        when it is empty (both go). ``P'`` is ε (its lexeme's item is never ∅) or, most often,
+        infinite: then it has strings longer than all of the finite ``Q'``."""
+        shape = self._shapes_of.get(p)
+        if shape is None:
+            pool = self.pool
+            shape = self._shapes_of[p] = 0 if pool.first_bytes(p) == 0 else 2 if pool.is_finite(p) else 1
+        if shape == 1:
+            return 1
+        if shape == 0:
+            return -1 if self._nullable[q] else 0
+        pool = self.pool
+        return -1 if pool.is_empty(pool.intersect([p, pool.complement(q)])) else 1
+
+    def plain_items(self, state: int) -> Items:
+        """The items of ``state`` with each shadow folded into its lexeme's item as the
+        expression ``P' ∩ ¬Q'`` (made in the pool: for tests and tools, not for the hot path)."""
+        out: list[tuple[int, int]] = []
+        pool = self.pool
+        for lex, expr in self._items[state]:
+            if lex < 0:
+                out[-1] = (~lex, pool.intersect([out[-1][1], pool.complement(expr)]))
+            else:
+                out.append((lex, expr))
+        return tuple(out)
+
+    def slice_exprs(self, state: int) -> tuple[int, ...]:
+        """The expressions of ``state``'s lexemes for the slicer: a lexeme with a shadow (see
+        :meth:`_shadow_split`) as ``~P'``, its item's expression complemented (``P' ∩ ¬Q'`` with
+        a finite ``Q'``, which :func:`leapgram.mask.slicer.contained_slices` decides from ``P'``),
+        shadows left out."""
+        items = self._items[state]
+        if len(items) == 1 or min(items)[0] >= 0:
+            return tuple([expr for _, expr in items])
+        out: list[int] = []
+        for lex, expr in items:
+            if lex < 0:
+                out[-1] = ~out[-1]
+            else:
+                out.append(expr)
+        return tuple(out)
 
     def is_fresh(self, state: int) -> bool:
         """Whether no byte of the current lexeme has been read in ``state``."""
@@ -346,7 +463,9 @@ class Lexer(LazyRows):
         if found is None:
             with self._lock:
                 items = self._items[state]
-                wide = tuple((lex, self.pool.widened(expr, span)) for lex, expr in items)
+                shadowed = {~lex for lex, _ in items if lex < 0}  # these items and their shadows kept as they are
+                wide = tuple((lex, expr if lex < 0 or lex in shadowed else self.pool.widened(expr, span))
+                             for lex, expr in items)
                 found = state if wide == items else self._state_of(bool(self._fresh[state]), wide)
                 self._widened[key] = found
         return found
@@ -371,6 +490,8 @@ class Lexer(LazyRows):
             ended = [items[0][0]] if nullable[items[0][1]] else ()
         else:
             ended = [lex for lex, expr in items if nullable[expr]]
+            if ended and min(ended) < 0:  # a shadow with ε vetoes its lexeme's end (see _shadow_split)
+                ended = [lex for lex in ended if lex >= 0 and ~lex not in ended]
         self._items.append(items)
         self._fresh.append(fresh)
         self._ids[(fresh, items)] = state
@@ -467,7 +588,7 @@ class Lexer(LazyRows):
         is an expression of the family's base pool (``PoolFamily.base_size``: the family's and
         JSON's punctuation, the same ids in every copy), else ``None``."""
         family = self.pool.family
-        if family is None or any(expr >= family.base_size for _, expr in items):
+        if family is None or any(expr >= family.base_size or lex < 0 for lex, expr in items):
             return None
         rows = family.memo.get(SHARED_ROWS)
         if rows is None:
@@ -543,21 +664,35 @@ class Lexer(LazyRows):
         and shared by every state ``w`` appears in, and only the single-byte items' bytes are
         computed here (each item once, for its byte). (Composing the rows of several wide
         items was measured slower: their single rows are rarely shared, and the bytes they share
-        cost a derivative each instead of one per byte class.)"""
+        cost a derivative each instead of one per byte class.)
+
+        A wide item with a shadow (see :meth:`_shadow_split`) goes with it: the state of the
+        two alone, ``{P', Q'}``, has its row computed once (the shadow's bytes stepped there,
+        as single-byte items are here) and shared by every set of names beside them."""
         wide = -1
+        unit = 1  # items in the wide item's own state: 2 with its shadow
         by_byte: dict[int, list[int]] = {}  # the single-byte items by their byte, in item order
         for index, first in enumerate(starts):
-            if first & (first - 1) == 0:
+            lex = items[index][0]
+            if lex < 0 and index == wide + 1 and wide >= 0 and len(items) > 2:  # the wide item's shadow
+                unit = 2
+            elif first & (first - 1) == 0:
                 if first:
                     by_byte.setdefault(first.bit_length() - 1, []).append(index)
+            elif lex < 0:  # a shadow: a literal step by each of its bytes
+                for byte in bits_of(first):
+                    by_byte.setdefault(byte, []).append(index)
             elif wide >= 0:
                 return False
             else:
                 wide = index
         if wide >= 0:
-            alone = self._state_of(False, (items[wide],))
+            alone = self._state_of(False, items[wide:wide + unit])
             if self.trans[alone, 0] == UNKNOWN:
-                self._fill_single(alone, *items[wide])
+                if unit == 1:
+                    self._fill_single(alone, *items[wide])
+                else:
+                    self._fill_row(alone)
             row = self.trans[alone].copy()
             wide_first = starts[wide]
         else:
@@ -568,7 +703,7 @@ class Lexer(LazyRows):
             if wide_first >> byte & 1:  # the wide item's derivative is in its own row: no new one
                 insort(members, wide)
                 alone_target = int(row[byte])
-                known = (wide, self._items[alone_target][0] if alone_target != DEAD else None)
+                known = (wide, self._items[alone_target] if alone_target != DEAD else ())
             row[byte] = self._target_of(items, members, byte, known)
         trans = self.trans  # read after the targets: a new state may grow (replace) the table
         trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
@@ -948,35 +1083,88 @@ class Lexer(LazyRows):
         return d
 
     def _target_of(self, items: Items, indices: list[int], byte: int,
-                   known: tuple[int, tuple[int, int] | None] | None = None) -> int:
+                   known: tuple[int, Items] | None = None) -> int:
         """The state of the items at ``indices`` (in item order) after ``byte``. An item whose
         derivative is known to be empty is dropped; the others are kept without a search, and
         the state is dead only when all of them are empty: with hundreds of lexemes (an
         ``anyOf`` of patterns) one search that finds a string stands for all of them. A state
         may then hold lexemes that match nothing; their rows and the masks are the same.
-        ``known``: ``(index, item after the byte)`` for an item whose derivative is known to
-        match something (``None``: known empty), taken as it is."""
+        ``known``: ``(index, items after the byte)`` for an item (with its shadow, if it has one)
+        whose derivative is known to match something (``()``: known empty), taken as it is."""
         pool = self.pool
         has_bool = pool.has_bool
         alive = []
         certain = False  # some item is non-empty without a search (no intersection or complement)
+        vetoed = False
         for index in indices:
             if known is not None and index == known[0]:
-                if known[1] is not None:
-                    alive.append(known[1])
+                if known[1]:
+                    alive.extend(known[1])
                     certain = True
                 continue
             lex, expr = items[index]
+            if lex < 0:  # a shadow (see _shadow_split), right after its lexeme's item if that is alive
+                d = self._shadow_step(expr, byte)
+                if d != EMPTY and alive and alive[-1][0] == ~lex:
+                    verdict = self._verdict(alive[-1][1], d)
+                    if verdict > 0:
+                        alive.append((lex, d))
+                    elif verdict < 0:
+                        alive.pop()
+                        vetoed = True
+                continue
             d = self._derivative(expr, byte)
             if d == EMPTY or (has_bool[d] and pool.is_known_empty(d)):
                 continue
             certain = certain or not has_bool[d]
             alive.append((lex, d))
+        if vetoed:
+            certain = any(not has_bool[d] for lex, d in alive if lex >= 0)
         if not alive or (not certain and pool.are_all_empty([d for _, d in alive])):
             return DEAD
         alive = tuple(alive)
         found = self._ids.get((False, alive))
         return self._new_state(False, alive) if found is None else found
+
+    def _shadow_step(self, names: int, byte: int) -> int:
+        """The derivative of a shadow's names (see :meth:`_shadow_split`) by ``byte``, kept per
+        lexer: the same node of the names' trie is in the states of every set of names the
+        parser allows (each position of an object's declared names)."""
+        key = names << 8 | byte
+        found = self._shadow_steps.get(key)
+        if found is None:
+            tails = self._shadow_tails.get(names)
+            if tails is None:
+                tails = self._shadow_tails[names] = self._tails_by_byte(names)
+            found = self._shadow_steps[key] = self.pool.alt(tails[byte]) if byte in tails else EMPTY
+        return found
+
+    def _tails_by_byte(self, names: int) -> dict[int, list[int]]:
+        """The derivatives of the alternatives of ``names`` by each byte they start with, in
+        one pass: a literal's tail, else its derivative."""
+        pool = self.pool
+        kind, args = pool.kind, pool.args
+        tails: dict[int, list[int]] = {}
+        for name in args[names] if kind[names] == K_OR else (names,):
+            if kind[name] == K_CONCAT and kind[args[name][0]] == K_BYTES:
+                head, tail = args[name]
+                bits = args[head][0]
+                if bits & (bits - 1) == 0:  # a literal's next byte (most often)
+                    found = tails.get(bits.bit_length() - 1)
+                    if found is None:
+                        tails[bits.bit_length() - 1] = [tail]
+                    else:
+                        found.append(tail)
+                    continue
+                for byte in bits_of(bits):
+                    tails.setdefault(byte, []).append(tail)
+            elif kind[name] == K_BYTES:
+                for byte in bits_of(args[name][0]):
+                    tails.setdefault(byte, []).append(EPSILON)
+            else:
+                for byte in bits_of(pool.first_bytes(name)):
+                    tails.setdefault(byte, []).append(pool.derivative(name, byte))
+        return tails
 
     def _derivative(self, expr: int, byte: int) -> int:
         """The derivative of ``expr`` by ``byte`` (a literal's next byte gives its tail directly:

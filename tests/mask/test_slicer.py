@@ -263,3 +263,25 @@ def test_key_states_take_the_answer_of_their_string_once():
         expected = tuple(map(any, zip(*(contained_slices(pool, e, SLICES) for e in exprs))))
         assert checker._decide_exprs(exprs, SLICES) == expected == (True,) * 3
     assert len(checker._unbounded[False]) == 1  # the string after the quote, decided once
+
+
+def test_key_states_with_a_shadow_take_the_answer_of_their_expression(llama3_vocab):
+    """A key other than the declared names is kept as its string with the names as a shadow
+    (``Lexer._shadow_split``); the slicer reads it as ``~P'`` (``Lexer.slice_exprs``) and
+    decides it from ``P'``: the answers equal those for the expressions ``P' ∩ ¬Q'``."""
+    from leapgram.mask.slicer import SliceChecker
+
+    schema = {"type": "object", "properties": {"bookmark": {"type": "integer"}, "name": {"type": "string"}}}
+    text = '{"bookmark": 1, "name": "x", "bookmarkThumbWidth": 2, "nam": [true], "other key": 3}'
+    matcher = Matcher(compile_for(Grammar.from_json_schema(schema), llama3_vocab))
+    for token in llama3_vocab.encode(text.encode()):
+        matcher.compute_mask()
+        assert matcher.consume_token(token)
+    lexer = matcher.compiled._engine.lexer
+    slicer = matcher.compiled._engine.slicer
+    plain = SliceChecker(lexer.pool, lambda state: tuple(e for _, e in lexer.plain_items(state)), lambda: None)
+    shadowed = [s for s in range(1, lexer.num_states) if any(lex < 0 for lex, _ in lexer.items(s))]
+    assert len(shadowed) >= 5
+    for state in shadowed:
+        assert slicer._decide_exprs(lexer.slice_exprs(state), SLICES) == \
+            plain._decide_exprs(plain.exprs_of(state), SLICES), lexer.plain_items(state)

@@ -40,7 +40,7 @@ def live(lexer: Lexer, items) -> tuple:
 def expected_target(lexer: Lexer, state: int, byte: int) -> tuple | None:
     """The live items after ``byte`` by the definition, or ``None`` for the dead state."""
     pool = lexer.pool
-    alive = live(lexer, [(lex, pool.derivative(expr, byte)) for lex, expr in lexer.items(state)])
+    alive = live(lexer, [(lex, pool.derivative(expr, byte)) for lex, expr in lexer.plain_items(state)])
     return tuple((lex, d) for lex, d in alive if d != EMPTY) or None
 
 
@@ -62,7 +62,7 @@ def test_rows_match_their_definition(name):
             if want is None:
                 assert target == DEAD, (name, state, byte)
                 continue
-            assert target != DEAD and live(lexer, lexer.items(target)) == want, (name, state, byte)
+            assert target != DEAD and live(lexer, lexer.plain_items(target)) == want, (name, state, byte)
             assert not lexer.is_fresh(target)
             if target not in seen:
                 seen.add(target)
@@ -70,10 +70,38 @@ def test_rows_match_their_definition(name):
     assert checked > 10
 
 
+def _key_rows(name: str, count: int, texts: tuple[bytes, ...], allowed=None) -> dict:
+    """The rows (as plain live items, expressions by structure: each call makes its own pool) after each of ``texts`` from the fresh state of the
+    ``count`` key lexemes of ``IRS[name]`` (of those named in ``allowed``, if given)."""
+    ir = IRS[name]()
+    lexer = Lexer(ir, Limits())
+    keys = [lex for lex, lexeme in enumerate(ir.lexemes) if lexeme.name.startswith("key:")]
+    assert len(keys) == count
+    start = lexer.start_state(frozenset(keys if allowed is None else [keys[k] for k in allowed]))
+    out = {}
+    for text in texts:
+        state = start
+        for byte in text:
+            lexer.fill_row(state)
+            state = int(lexer.trans[state, byte])
+            if state == DEAD:
+                break
+        if state != DEAD:
+            lexer.fill_row(state)
+            out[text] = [(tuple(sorted((lex, lexer.pool.describe(e)) for lex, e in live(lexer, lexer.plain_items(int(t))))),
+                          lexer.accepted(int(t))) if t != DEAD else None for t in lexer.trans[state]]
+    return out
+
+
+TEXTS = (b'"', b'"n', b'"na', b'"nam', b'"name', b'"name"', b'"names"', b'"x', b'"x-', b'"ki', b'"kind"', b'"co\xc3',
+         b'"coun', b'"count"')
+
+
 def test_rows_of_a_key_that_is_none_of_the_names_come_from_the_string_row(monkeypatch):
-    """The extra-key lexeme ``"(S & ~names)"`` takes the row of ``S`` alone and derives only by
-    the bytes a name can continue with (``Lexer._fill_minus_some``); the rows equal those built
-    one derivative per byte class (the path turned off)."""
+    """An extra-key lexeme ``"(S & ~names & ~pattern)"`` takes the row of ``S`` alone and
+    derives only by the bytes a name or the pattern can continue with
+    (``Lexer._fill_minus_some``); the rows equal those built one derivative per byte class (the
+    path turned off)."""
     calls = []
     original = Lexer._fill_minus_some
 
@@ -82,32 +110,32 @@ def test_rows_of_a_key_that_is_none_of_the_names_come_from_the_string_row(monkey
         calls.append(done)
         return done
 
-    def rows(shortcut: bool) -> dict:
-        ir = IRS["schema_any_key"]()
-        lexer = Lexer(ir, Limits())
-        if not shortcut:
-            monkeypatch.setattr(lexer, "_fill_minus_some", lambda state, lex, expr: False)
-        keys = frozenset(lex for lex, lexeme in enumerate(ir.lexemes) if lexeme.name.startswith("key:"))
-        assert len(keys) == 4  # at a key: the three names and any other key
-        start = lexer.start_state(keys)
-        out = {}
-        for text in (b'"', b'"n', b'"na', b'"nam', b'"name', b'"x', b'"ki', b'"kind"', b'"co\xc3'):
-            state = start
-            for byte in text:
-                lexer.fill_row(state)
-                state = int(lexer.trans[state, byte])
-                if state == DEAD:
-                    break
-            if state != DEAD:
-                lexer.fill_row(state)
-                out[text] = [tuple(sorted(live(lexer, lexer.items(int(t))))) if t != DEAD else None
-                             for t in lexer.trans[state]]
-        return out
-
     monkeypatch.setattr(Lexer, "_fill_minus_some", counted)
-    with_shortcut = rows(True)
+    with_shortcut = _key_rows("schema", 5, TEXTS)  # the three names, the pattern's keys, any other key
     assert any(calls), "the shortcut was never taken"
-    assert with_shortcut == rows(False)
+    monkeypatch.setattr(Lexer, "_fill_minus_some", lambda self, state, lex, expr: False)
+    assert with_shortcut == _key_rows("schema", 5, TEXTS)
+
+
+@pytest.mark.parametrize("allowed", [None, (3,), (0, 3), (1, 3), (2, 3)])  # (3: any other key)
+def test_keys_other_than_the_names_with_a_shadow_have_the_rows_of_their_expression(monkeypatch, allowed):
+    """An extra-key lexeme ``S & ~names`` kept as ``S`` with the names as a shadow
+    (``Lexer._shadow_split``): the rows, their live items and the lexemes that end in each target
+    equal those of the lexeme's expression (the shadow turned off), whichever names the parser
+    still allows beside it."""
+    calls = []
+    original = Lexer._shadow_split
+
+    def counted(self, expr):
+        found = original(self, expr)
+        calls.append(found)
+        return found
+
+    monkeypatch.setattr(Lexer, "_shadow_split", counted)
+    shadowed = _key_rows("schema_any_key", 4, TEXTS, allowed)  # the three names and any other key
+    assert any(calls), "no shadow was made"
+    monkeypatch.setattr(Lexer, "_shadow_split", lambda self, expr: None)
+    assert shadowed == _key_rows("schema_any_key", 4, TEXTS, allowed)
 
 
 @pytest.mark.parametrize("limit", [10, 20, 40])
