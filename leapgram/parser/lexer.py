@@ -669,6 +669,9 @@ class Lexer(LazyRows):
         A wide item with a shadow (see :meth:`_shadow_split`) goes with it: the state of the
         two alone, ``{P', Q'}``, has its row computed once (the shadow's bytes stepped there,
         as single-byte items are here) and shared by every set of names beside them."""
+        if len(items) == 2 and items[1][0] == ~items[0][0] and starts[0] & (starts[0] - 1):
+            self._fill_shadowed(state, items, starts)  # a wide item and its shadow alone (most key rows)
+            return True
         wide = -1
         unit = 1  # items in the wide item's own state: 2 with its shadow
         by_byte: dict[int, list[int]] = {}  # the single-byte items by their byte, in item order
@@ -709,6 +712,35 @@ class Lexer(LazyRows):
         trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
         trans[state, 0] = row[0]
         return True
+
+    def _fill_shadowed(self, state: int, items: Items, starts: list[int]) -> None:
+        """The row of a state ``{P', Q'}``, an item and its shadow (see :meth:`_shadow_split`),
+        from the row of ``P'`` alone: only the bytes both start with step the shadow (what
+        :meth:`_target_of` does for them, without its generic loop)."""
+        (lex, p), (shadow, q) = items
+        alone = self._state_of(False, items[:1])
+        if self.trans[alone, 0] == UNKNOWN:
+            self._fill_single(alone, lex, p)
+        row = self.trans[alone].copy()
+        ids = self._ids
+        for byte in bits_of(starts[0] & starts[1]):
+            target = int(row[byte])
+            if target == DEAD:
+                continue
+            d = self._shadow_step(q, byte)
+            if d == EMPTY:
+                continue  # the string alone goes on
+            after = self._items[target][0]
+            verdict = self._verdict(after[1], d)
+            if verdict > 0:
+                key = (after, (shadow, d))
+                found = ids.get((False, key))
+                row[byte] = self._new_state(False, key) if found is None else found
+            elif verdict < 0:
+                row[byte] = DEAD
+        trans = self.trans  # read after the targets: a new state may grow (replace) the table
+        trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
+        trans[state, 0] = row[0]
 
     def _fill_single(self, state: int, lex: int, expr: int) -> None:
         """The row of a state with one lexeme in progress; when one byte at most can continue it
