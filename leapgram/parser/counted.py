@@ -141,3 +141,142 @@ def split_counted(pool: ExprPool, expr: int) -> tuple[tuple[int, ...], int, int,
 def shifted(low: int, high: int) -> tuple[int, int]:
     """The counts after one more ``X``."""
     return max(low - 1, 0), high if high == INF else high - 1
+
+
+# Product rows: a pattern and a length, ``(P ∩ r X{a,b}) T`` (docs/design/lexer-templates.md,
+# "Counted lexemes under a pattern").
+MAX_PATTERN_STATES = 256  # states of the pattern's row template (band-manifest's email: 214)
+MAX_PRODUCT_NODES = 4096  # (pattern state, residual) pairs of a ProductGraph
+MAX_LAYERS = 600  # layers of ProductGraph.member before they repeat; past it, rows by derivatives
+
+
+@dataclass
+class ProductGraph:
+    """The pairs ``(pattern state, residual of X)`` that bytes reach from one state of
+    ``P ∩ r X{a,b}`` (the counts aside), with each pair's row and which counts can still end.
+
+    ``pattern`` is ``P``'s row template (``exprs``, ``table``: :func:`leapgram.parser.lexer.row_template`'s
+    layout), ``pairs[n]`` the ``(j, i)`` of node ``n`` (``pattern[0][j]``, ``char.exprs[i]``;
+    ``nodes`` the inverse),
+    ``rows[n]`` its row: ``(targets, index)``, ``targets[index[c]]`` the node byte ``c`` leads
+    to (``-1``: dead). A byte leads from ``(j, i)`` to ``(P's target,
+    X's target)``, from ``X``'s first row where ``i`` is ``ε`` (a new character). ``member[n]``
+    holds bit ``m`` when a string from node ``n`` can end (``P`` nullable, at ``ε``) after
+    entering ``ε`` ``m`` times; the bits repeat with ``period`` from ``prefix`` on. ``shape``
+    builds the counted side, ``r X{a,b}``."""
+
+    pattern: tuple[tuple[int, ...], np.ndarray]
+    char: CountedChar
+    pairs: list[tuple[int, int]]
+    nodes: dict[tuple[int, int], int]
+    rows: list[tuple[tuple[int, ...], np.ndarray]]
+    member: list[int]
+    prefix: int
+    period: int
+    shape: CountedShape  # X{a,b} without a tail: the counted side's expressions
+
+    def alive(self, node: int, low: int, high: int) -> bool:
+        """Whether node ``n``'s state with ``low..high`` characters after its residual (``S(r,
+        low, high)`` of :mod:`counted`) matches some string: an end after ``m`` entries into
+        ``ε`` with ``m`` in ``low..high`` (``ε`` itself), or ``low+1..high+1`` (a residual: its
+        character ends at the first entry)."""
+        if self.pairs[node][1] != self.char.eps:
+            low, high = low + 1, high if high == INF else high + 1
+        bits = self.member[node]
+        stored = self.prefix + self.period
+        if high != INF and high < stored:
+            return low <= high and (bits >> low) & ((1 << (high - low + 1)) - 1) != 0
+        if low < stored and bits >> low:
+            return True
+        start = max(low, stored)
+        cycle = (bits >> self.prefix) & ((1 << self.period) - 1)
+        if high != INF and high - start + 1 < self.period:
+            return any(cycle >> ((m - self.prefix) % self.period) & 1 for m in range(start, high + 1))
+        return cycle != 0
+
+
+def product_graph(pool: ExprPool, pattern: tuple[tuple[int, ...], np.ndarray], char: CountedChar,
+                  root: tuple[int, int]) -> ProductGraph | None:
+    """The :class:`ProductGraph` from the pair ``root``, or ``None`` past ``MAX_PRODUCT_NODES``
+    pairs or ``MAX_LAYERS`` layers."""
+    exprs, table = pattern
+    eps, width = char.eps, len(char.exprs) + 1
+    x_rows = char.table.astype(np.int64)
+    x_rows[eps] = char.table[0]  # ε: a new character, X's first row
+    span = (len(exprs) + 1) * width  # the keys of one frontier row: its combined targets, 0 dead
+    nodes = {root: 0}
+    pairs = [root]
+    rows: list[tuple[tuple[int, ...], np.ndarray]] = []
+    preds: list[list[tuple[int, bool]]] = [[]]  # (node, whether the edge enters ε)
+    frontier = [0]
+    while frontier:  # a level at a time: one np.unique for the rows of the level
+        js, is_ = zip(*(pairs[n] for n in frontier))
+        p_rows, x_part = table[list(js)].astype(np.int64), x_rows[list(is_)]
+        combined = np.where((p_rows > 0) & (x_part > 0), p_rows * width + x_part, 0)
+        combined += np.arange(len(frontier), dtype=np.int64)[:, None] * span
+        keys, inverse = np.unique(combined, return_inverse=True)
+        inverse = inverse.reshape(len(frontier), 256)
+        bounds = np.searchsorted(keys, np.arange(len(frontier) + 1, dtype=np.int64) * span).tolist()
+        keys = keys.tolist()
+        level = []
+        for k, node in enumerate(frontier):
+            targets = []
+            for key in keys[bounds[k]:bounds[k + 1]]:
+                key -= k * span
+                if key == 0:
+                    targets.append(-1)
+                    continue
+                pair = (key // width - 1, key % width - 1)
+                target = nodes.get(pair)
+                if target is None:
+                    if len(pairs) >= MAX_PRODUCT_NODES:
+                        return None
+                    target = nodes[pair] = len(pairs)
+                    pairs.append(pair)
+                    preds.append([])
+                    level.append(target)
+                preds[target].append((node, pair[1] == eps))
+                targets.append(target)
+            rows.append((tuple(targets), (inverse[k] - bounds[k]).astype(np.int16)))
+        frontier = level
+    found = _layers(pool, exprs, pairs, preds, eps)
+    if found is None:
+        return None
+    member, prefix, period = found
+    return ProductGraph(pattern, char, pairs, nodes, rows, member, prefix, period, CountedShape(char, EPSILON))
+
+
+def _layers(pool: ExprPool, exprs: tuple[int, ...], pairs: list[tuple[int, int]],
+            preds: list[list[tuple[int, bool]]], eps: int) -> tuple[list[int], int, int] | None:
+    """``(member, prefix, period)`` of :class:`ProductGraph`: layer ``m`` is the nodes that can
+    end after ``m`` entries into ``ε``, each the backward closure over edges that do not enter
+    ``ε`` of the predecessors, by an edge that does, of the layer before."""
+    nullable = pool.nullable
+
+    def closure(seeds: set[int]) -> frozenset[int]:
+        out = set(seeds)
+        stack = list(seeds)
+        while stack:
+            for pred, enters in preds[stack.pop()]:
+                if not enters and pred not in out:
+                    out.add(pred)
+                    stack.append(pred)
+        return frozenset(out)
+
+    layer = closure({n for n, (j, i) in enumerate(pairs) if i == eps and nullable[exprs[j]]})
+    layers = [layer]
+    seen = {layer: 0}
+    while True:
+        layer = closure({pred for n in layer for pred, enters in preds[n] if enters})
+        if layer in seen:
+            prefix = seen[layer]
+            break
+        if len(layers) >= MAX_LAYERS:
+            return None
+        seen[layer] = len(layers)
+        layers.append(layer)
+    member = [0] * len(pairs)
+    for m, nodes in enumerate(layers):
+        for n in nodes:
+            member[n] |= 1 << m
+    return member, prefix, len(layers) - prefix

@@ -26,6 +26,7 @@ from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
 from ..regex.dfa import DEAD, UNKNOWN, LazyRows, class_index, publish_row
+from ..regex.emptiness import WITNESS_BYTES
 from ..regex.expr import (
     ALL_BYTES,
     BY_FIRST_MIN,
@@ -37,11 +38,12 @@ from ..regex.expr import (
     K_CONCAT,
     K_NOT,
     K_OR,
+    K_REPEAT,
     ExprPool,
     bits_of,
     refine_partition,
 )
-from .counted import CountedShape, counted_char, split_counted
+from .counted import MAX_PATTERN_STATES, CountedChar, CountedShape, ProductGraph, counted_char, product_graph, split_counted
 
 Items = tuple[tuple[int, int], ...]
 MINUS_BYTES = 24  # see Lexer._fill_minus_some: past this many bytes, one derivative per byte class
@@ -59,6 +61,8 @@ MAX_FAMILY_BLOCKS = 64  # lexer blocks kept per pool family, one per set of fami
 MAX_PUNCTUATION_ROWS = 128  # punctuation layouts kept per pool family (punctuation_rows): 4 rows and 4 acc arrays each
 _BLOCKS_LOCK = threading.Lock()  # inserts into a family's blocks (the memo itself is shared by every thread)
 READY_ROWS = 64  # rows marked unknown at a time as states are numbered: see Lexer._ready_rows
+_PLAIN_STARRED, _PLAIN_REPEAT = 2, 3  # Lexer._plain_pattern
+MAX_PATTERN_FAILURES = 2  # pattern templates over MAX_PATTERN_STATES tried per grammar: see Lexer._product_graph
 
 
 class Lexer(LazyRows):
@@ -99,6 +103,8 @@ class Lexer(LazyRows):
         self._shadow_steps: dict[int, int] = {}  # _shadow_step: names << 8 | byte -> the names after it
         self._shadow_tails: dict[int, dict[int, list[int]]] = {}  # _tails_by_byte, per names
         self._shapes_of: dict[int, int] = {}  # _verdict: an item's P' -> 0 (ε), 1 (infinite), 2 (other)
+        self._products: dict[int, tuple[ProductGraph, int, int, int, int]] = {}  # _fill_product: expr -> its state
+        self._plain_patterns: dict[int, int] = {}  # _plain_and: a pattern state -> _plain_pattern
         self._new_state(False, ())
         self.trans[DEAD, :] = DEAD
         self._start_with_block(self._punctuation())
@@ -572,7 +578,8 @@ class Lexer(LazyRows):
             if self.trans[state, 0] != UNKNOWN:
                 return
             items = self._items[state]
-            if len(items) == 1 and not self.pool.has_bool[items[0][1]]:  # no search to budget (most rows)
+            if len(items) == 1 and (not self.pool.has_bool[items[0][1]] or items[0][1] in self._products):
+                # no search to budget (most rows; a counted lexeme under a pattern reads its counts)
                 self._fill_row(state)
                 return
             shared = self._shared_rows(items)
@@ -750,6 +757,10 @@ class Lexer(LazyRows):
         if counted is not None:  # a state of a counted lexeme that _fill_counted made
             self._fill_counted(state, lex, expr, counted)
             return
+        product = self._products.get(expr)
+        if product is not None:  # a state of a counted lexeme under a pattern that _fill_product made
+            self._fill_product(state, lex, product)
+            return
         pool = self.pool
         first = pool.first_bytes(expr)
         if first == 0:  # the lexeme is complete (most often ε): a dead row, no template needed
@@ -774,6 +785,8 @@ class Lexer(LazyRows):
             state, expr = more
         if self._fill_counted(state, lex, expr):
             return
+        if pool.has_bool[expr] and self._fill_product(state, lex, self._product_entry(expr)):
+            return
         if pool.kind[expr] == K_AND and self._fill_minus_some(state, lex, expr):
             return
         parts = pool.byte_classes(expr)
@@ -783,7 +796,7 @@ class Lexer(LazyRows):
         targets = []
         for part in parts:  # a target per byte class
             d = derivative(expr, (part & -part).bit_length() - 1)
-            if d == EMPTY or (has_bool[d] and pool.is_empty(d)):
+            if d == EMPTY or (has_bool[d] and self._is_empty(d)):
                 targets.append(DEAD)
                 continue
             items = ((lex, d),)
@@ -823,7 +836,7 @@ class Lexer(LazyRows):
                     d = EPSILON
                 else:
                     d = pool.derivative(expr, byte)
-                if d == EMPTY or (has_bool[d] and pool.is_empty(d)):
+                if d == EMPTY or (has_bool[d] and self._is_empty(d)):
                     row_bytes.append(byte)
                     targets.append(DEAD)
                     break
@@ -951,17 +964,23 @@ class Lexer(LazyRows):
         local = self._counted_targets(lex, shape, char.targets[row_index], low_after, high_after)
         row = np.array(local, dtype=np.int32)[char.table[row_index]]
         if index == char.eps and low == 0:  # T may start: its bytes c lead to d(T, c) (none starts X)
-            tail = shape.tail
-            first = pool.first_bytes(tail)
-            for part in pool.byte_classes(tail) if first else ():
-                part &= first
-                if part:  # d(X{0,b} T, c) = alt([∅, d(T, c)]) = d(T, c): T has no intersection or complement
-                    d = pool.derivative(tail, (part & -part).bit_length() - 1)
-                    row[bits_of(part)] = DEAD if d == EMPTY else self._state_of(False, ((lex, d),))
+            self._tail_entries(row, lex, shape.tail)
         trans = self.trans  # read after the targets: a new state may grow (replace) the table
         trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
         trans[state, 0] = row[0]
         return True
+
+    def _tail_entries(self, row: np.ndarray, lex: int, tail: int) -> None:
+        """``row`` on the bytes ``tail`` starts with: ``d(tail, c)``, where a counted lexeme can
+        end (``d(X{0,b} T, c) = alt([∅, d(T, c)]) = d(T, c)``: no byte starts both, and ``T`` has
+        no intersection or complement)."""
+        pool = self.pool
+        first = pool.first_bytes(tail)
+        for part in pool.byte_classes(tail) if first else ():
+            part &= first
+            if part:
+                d = pool.derivative(tail, (part & -part).bit_length() - 1)
+                row[bits_of(part)] = DEAD if d == EMPTY else self._state_of(False, ((lex, d),))
 
     def _counted_targets(self, lex: int, shape: CountedShape, targets: tuple[int, ...], low: int, high: int) -> list[int]:
         """``local[t]``: the state of ``S(exprs[t - 1], low, high)`` for each template entry ``t`` of
@@ -971,18 +990,32 @@ class Lexer(LazyRows):
         pool = self.pool
         char = shape.char
         base = shape.base(pool, low, high)
-        ids = self._ids
         counted = self._counted
         local = [DEAD] * (len(char.exprs) + 1)
+        shared = pool.family.size if pool.family is not None else 0  # (X* T of a family: its row template)
+        exprs = []
+        for target in targets:
+            i = target - 1
+            e = shape.state_expr(pool, i, base)
+            if e not in counted and (i != char.eps or high != 0) and e >= shared:  # (X{0,0} T is T)
+                counted[e] = (shape, i, low, high)
+            exprs.append(e)
+        for target, found in zip(targets, self._number_singles(lex, exprs)):
+            local[target] = found
+        return local
+
+    def _number_singles(self, lex: int, exprs: list[int]) -> list[int]:
+        """The states of one item ``(lex, e)`` for each ``e`` of ``exprs`` (``DEAD`` for ∅), the
+        new ones numbered together within ``Limits.max_dfa_states``."""
+        ids = self._ids
+        out = []
         start = next_state = len(self._items)
         new_items: list[Items] = []
-        shared = pool.family.size if pool.family is not None else 0  # (X* T of a family: its row template)
         try:
-            for target in targets:
-                i = target - 1
-                e = shape.state_expr(pool, i, base)
-                if e not in counted and (i != char.eps or high != 0) and e >= shared:  # (X{0,0} T is T)
-                    counted[e] = (shape, i, low, high)
+            for e in exprs:
+                if e == EMPTY:
+                    out.append(DEAD)
+                    continue
                 items = ((lex, e),)
                 key = (False, items)
                 found = ids.get(key)
@@ -992,7 +1025,7 @@ class Lexer(LazyRows):
                     found = ids[key] = next_state
                     next_state += 1
                     new_items.append(items)
-                local[target] = found
+                out.append(found)
             if next_state > self._capacity:
                 self._grow(min(max(2 * start, next_state), self.limits.max_dfa_states))
         except BaseException:  # out of budget (states, expressions) or memory: no state was made
@@ -1001,7 +1034,7 @@ class Lexer(LazyRows):
             raise
         if new_items:
             self._add_single_states(new_items, lex)
-        return local
+        return out
 
     def _counted_entry(self, expr: int) -> tuple[CountedShape, int, int, int] | None:
         """``(shape, index of r, a, b)`` when ``expr`` is ``S(r, a, b)`` of a shape whose rows
@@ -1046,6 +1079,199 @@ class Lexer(LazyRows):
             shape = CountedShape(found, tail)
         self._shapes[key] = shape
         return shape
+
+    def _fill_product(self, state: int, lex: int, found: tuple[ProductGraph, int, int, int, int] | None) -> bool:
+        """The row of a state ``(P ∩ r X{a,b}) T`` (a JSON string under a ``pattern`` or
+        ``format`` and a length: one item, ``P`` a state of the pattern's row template, ``found``
+        from :meth:`_product_entry`) from the rows of ``P`` and ``r``: each target is the pair of
+        their targets with the counts of :meth:`_fill_counted`, and dead when no string can end
+        within its counts (:meth:`ProductGraph.alive`), without a derivative or an emptiness
+        search. ``False`` when ``found`` is ``None``."""
+        if found is None:
+            return False
+        graph, node, low, high, tail = found
+        j, i = graph.pairs[node]
+        eps = graph.char.eps
+        if i == eps:  # a new character: X's first row, one count used
+            low, high = max(low - 1, 0), high if high == INF else high - 1
+        targets, index = graph.rows[node]
+        local = self._product_targets(lex, graph, targets, low, high, tail)
+        row = np.array(local, dtype=np.int32)[index]
+        if i == eps and found[2] == 0 and self.pool.nullable[graph.pattern[0][j]]:  # P ∩ X{0,b} ends: T may start
+            self._tail_entries(row, lex, tail)
+        trans = self.trans  # read after the targets: a new state may grow (replace) the table
+        trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
+        trans[state, 0] = row[0]
+        return True
+
+    def _product_targets(self, lex: int, graph: ProductGraph, targets: tuple[int, ...], low: int, high: int,
+                         tail: int) -> list[int]:
+        """The states of ``targets`` (nodes of ``graph``, ``-1`` dead) with ``low..high``
+        characters after their residuals, each ``(P' ∩ r' X{low,high}) T`` as the derivative
+        builds it; the new ones numbered together (:meth:`_number_singles`)."""
+        pool = self.pool
+        shape = graph.shape
+        base = shape.base(pool, low, high)
+        patterns, pairs, alive = graph.pattern[0], graph.pairs, graph.alive
+        nullable = pool.nullable
+        plain_tail = tail != EPSILON and not pool._is_star(tail)  # concat(A ∩ B, T) applies no law: interned
+        products = self._products
+        exprs = []
+        for node in targets:
+            if node < 0 or not alive(node, low, high):  # (the derivative's emptiness search, answered)
+                exprs.append(EMPTY)
+                continue
+            j, i = pairs[node]
+            counted = shape.state_expr(pool, i, base)
+            both = self._plain_and(patterns[j], counted)
+            if both is None:  # a law of intersect applies: as a derivative, by the constructors
+                exprs.append(pool.concat(pool.intersect([patterns[j], counted]), tail))
+                continue
+            d = pool._intern(K_CONCAT, (both, tail), nullable[both] and nullable[tail], True) if plain_tail \
+                else pool.concat(both, tail)
+            if d not in products:
+                products[d] = (graph, node, low, high, tail)
+            exprs.append(d)
+        return self._number_singles(lex, exprs)
+
+    def _is_empty(self, expr: int) -> bool:
+        """``pool.is_empty(expr)``, read from the counts of its :class:`ProductGraph` when
+        ``expr`` is a state of a counted lexeme under a pattern (:meth:`_product_entry`; the
+        string's first state, after its opening quote), instead of a search over its
+        derivatives; the answer is kept as the search's would be."""
+        pool = self.pool
+        known = pool._empty.get(expr)
+        if known is not None:
+            return known
+        found = self._products.get(expr)
+        if found is None:  # a string's first state: the search's first step finds a string at once
+            if pool._is_known_nonempty(expr) or pool._witness(expr, WITNESS_BYTES) is not None:  # most often,
+                pool._empty[expr] = False  # without the graph (made when its rows are)
+                return False
+            found = self._product_entry(expr)
+        if found is None:
+            return pool.is_empty(expr)
+        graph, node, low, high, _ = found
+        empty = pool._empty[expr] = not graph.alive(node, low, high)
+        return empty
+
+    def _all_empty(self, exprs: list[int]) -> bool:
+        """``pool.are_all_empty(exprs)``, the states of counted lexemes under a pattern among
+        them answered by :meth:`_is_empty`."""
+        rest = []
+        for expr in exprs:
+            if self.pool._empty.get(expr) is False:
+                return False
+            if self._products.get(expr) is None and self._product_entry(expr) is None:
+                rest.append(expr)
+            elif not self._is_empty(expr):
+                return False
+        return self.pool.are_all_empty(rest)
+
+    def _plain_and(self, pattern: int, counted: int) -> int | None:
+        """``pattern ∩ counted`` when :meth:`ExprPool.intersect` would apply no law to it (no
+        ε, byte class, star, two repeats, universe or starred superset): the interned
+        intersection; ``None`` otherwise."""
+        pool = self.pool
+        kind = pool.kind
+        flag = self._plain_patterns.get(pattern)
+        if flag is None:
+            flag = self._plain_patterns[pattern] = self._plain_pattern(pattern)
+        if not flag or counted <= EPSILON or counted == pattern or kind[counted] == K_BYTES:
+            return None
+        if kind[counted] == K_REPEAT and (flag == _PLAIN_REPEAT or pool._is_star(counted)):
+            return None
+        if flag == _PLAIN_STARRED:  # R* T: dropped when counted is h1 … hk T (_drop_starred_supersets);
+            tail, e = pool.args[pattern][1], counted  # counted ends with X{a,b}: only if T is one of
+            while kind[e] == K_CONCAT and e != tail:  # its suffixes
+                e = pool.args[e][1]
+            if e == tail:
+                return None
+        children = (pattern, counted) if pattern < counted else (counted, pattern)
+        return pool._intern(K_AND, children, pool.nullable[pattern] and pool.nullable[counted], True)
+
+    def _plain_pattern(self, pattern: int) -> int:
+        """What :meth:`_plain_and` needs to know of a pattern state: 0 when ``intersect`` may apply a
+        law whatever the other side (ε, ∅, a byte class, the universe, a star),
+        ``_PLAIN_STARRED`` for ``R* T``, ``_PLAIN_REPEAT`` for a repeat, else 1."""
+        pool = self.pool
+        kind = pool.kind[pattern]
+        if pattern <= EPSILON or pattern == pool.universal() or kind == K_BYTES or pool._is_star(pattern):
+            return 0
+        if kind == K_CONCAT and pool._is_star(pool.args[pattern][0]):
+            return _PLAIN_STARRED
+        return _PLAIN_REPEAT if kind == K_REPEAT else 1
+
+    def _product_entry(self, expr: int) -> tuple[ProductGraph, int, int, int, int] | None:
+        """``(graph, node, a, b, T)`` when ``expr`` is ``(P ∩ r X{a,b}) T`` (or without ``T``)
+        with ``P`` of at most ``MAX_PATTERN_STATES`` states without intersection or complement,
+        ``X`` a character whose rows shift (:meth:`_counted_of`), no byte starting both ``X``
+        and ``T``, and ``T`` without intersection or complement; else ``None``."""
+        pool = self.pool
+        kind, args = pool.kind, pool.args
+        both, tail = expr, EPSILON
+        if kind[expr] == K_CONCAT:
+            both, tail = args[expr]
+        if kind[both] != K_AND or len(args[both]) != 2 or pool.has_bool[tail]:
+            return None
+        for pattern, counted in (args[both], args[both][::-1]):
+            if pool.has_bool[pattern]:
+                continue
+            split = split_counted(pool, counted)
+            if split is None or split[4] != EPSILON:
+                continue
+            heads, char, low, high, _ = split
+            shape = self._counted_of(char, EPSILON)
+            if shape is None or shape.char.first & pool.first_bytes(tail):
+                continue
+            index = shape.char.spine_index.get(heads)
+            if index is None or (index == shape.char.eps and high == 0) \
+                    or shape.state_expr(pool, index, shape.base(pool, low, high)) != counted:
+                continue
+            found = self._product_graph(pattern, shape.char, index)
+            if found is not None:
+                found = self._products[expr] = (*found, low, high, tail)
+                return found
+        return None
+
+    def _product_graph(self, pattern: int, char: CountedChar, residual: int) -> tuple[ProductGraph, int] | None:
+        """``(graph, node)`` of the pair ``(pattern, residual)``: a :class:`ProductGraph` made
+        from the row template of a pattern state that reaches ``pattern`` (a state reached by
+        :meth:`fill_entry` is one of them) when one holds the pair, else from ``pattern``'s own;
+        ``None``: too large. Kept in the pool's memo (the pattern is the grammar's own): each
+        template's states, and its graphs, at most ``MAX_PATTERN_STATES`` of each; a template
+        too large marks the states it saw, and after ``MAX_PATTERN_FAILURES`` of them in a
+        grammar no other is tried (each costs up to 256 states' derivatives, ~1-10 ms, where
+        derivatives alone make only the states reached)."""
+        memo = self.pool.memo
+        found = memo.get(("counted pattern", pattern))
+        if found is None:
+            failed = memo.get(("counted pattern failures",), 0)
+            if failed >= MAX_PATTERN_FAILURES:
+                return None
+            explored: list[int] = []
+            template = _row_template(self.pool, pattern, 1 << 62, MAX_PATTERN_STATES, explored)
+            if template is None:  # its states too: a state reached later is most often one of them
+                memo[("counted pattern failures",)] = failed + 1
+                for e in explored:
+                    memo[("counted pattern", e)] = (None, 0, [])
+                return None
+            found = (template[:2], 0, [])
+            for j, e in enumerate(template[0]):
+                memo.setdefault(("counted pattern", e), (found[0], j, found[2]))
+        template, j, graphs = found
+        if template is None:
+            return None
+        for graph in graphs:
+            if graph.char is char and (j, residual) in graph.nodes:
+                return graph, graph.nodes[(j, residual)]
+        if len(graphs) >= MAX_PATTERN_STATES:
+            return None
+        graph = product_graph(self.pool, template, char, (j, residual))
+        if graph is None:
+            return None
+        graphs.append(graph)
+        return graph, 0
 
     def _fill_minus_some(self, state: int, lex: int, expr: int) -> bool:
         """The row of ``P ∩ ¬Q1 ∩ ¬Q2 ...`` (one item; a key that is none of an object's declared
@@ -1152,7 +1378,7 @@ class Lexer(LazyRows):
             alive.append((lex, d))
         if vetoed:
             certain = any(not has_bool[d] for lex, d in alive if lex >= 0)
-        if not alive or (not certain and pool.are_all_empty([d for _, d in alive])):
+        if not alive or (not certain and self._all_empty([d for _, d in alive])):
             return DEAD
         alive = tuple(alive)
         found = self._ids.get((False, alive))
@@ -1503,12 +1729,13 @@ def _segment_states(exprs: tuple[int, ...], ends: tuple[int, ...], lex: int,
     return items, {(False, item): state for state, item in enumerate(items, first)}, accepted
 
 
-def _row_template(pool: ExprPool, expr: int, size: int,
-                  max_states: int = MAX_TEMPLATE_STATES) -> tuple[tuple[int, ...], np.ndarray, bool] | None:
+def _row_template(pool: ExprPool, expr: int, size: int, max_states: int = MAX_TEMPLATE_STATES,
+                  explored: list[int] | None = None) -> tuple[tuple[int, ...], np.ndarray, bool] | None:
     if pool.has_bool[expr]:
         return None
     index = {expr: 0}
-    exprs = [expr]
+    exprs = [] if explored is None else explored  # explored: the caller's list of the states seen, also on None
+    exprs.append(expr)
     rows = []
     root_reached = False
     for e in exprs:  # grows while walked

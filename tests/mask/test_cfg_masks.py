@@ -221,9 +221,10 @@ def test_a_finished_matcher_gives_its_charts_to_the_next(small_vocab):
 def test_row_emptiness_budget_is_an_error_state_naming_the_limit(small_vocab):
     """Lexemes whose derivatives are intersections: a row's searches share one budget, and when
     it runs out the matcher enters its error state (no crash, no hang) naming the limit; with
-    the default budget the same masks equal brute force."""
-    schema = {"anyOf": [{"type": "string", "pattern": p, "minLength": 3, "maxLength": 9}
-                        for p in ("a.*b", "b.*c", "c.*a", "ab", "ca")]}
+    the default budget the same masks equal brute force. (Two patterns: a pattern with a length
+    reads emptiness from the counts, no search: tests/parser/test_lexer_counted_product.py.)"""
+    schema = {"anyOf": [{"type": "string", "allOf": [{"pattern": p}, {"pattern": q}]}
+                        for p, q in (("a.*b", "b.*c"), ("c.*a", "ab"), ("ca", "a.*c"))]}
     grammar = Grammar.from_json_schema(schema)
     tight = Matcher(compile_for(grammar, small_vocab, limits=Limits(max_row_emptiness_steps=1)))
     tight.compute_mask()

@@ -24,19 +24,21 @@ def reachable_rows(ir) -> dict:
     return rows_by_items(ir, [everything] + [frozenset([lex]) for lex in everything])
 
 
-def compare(ir, monkeypatch) -> int:
-    """Assert the rows with and without counted rows are equal; the number of counted rows."""
+def compare(ir, monkeypatch, counted: str = "_fill_counted", off: tuple = ("_fill_counted", lambda self, *args: False)
+            ) -> int:
+    """Assert the rows with and without counted rows (``Lexer.<counted>``; ``off``: the method
+    and stand-in that turn them off) are equal; the number of counted rows."""
     used = []
-    original = Lexer._fill_counted
+    original = getattr(Lexer, counted)
 
     def counting(self, *args):
         done = original(self, *args)
         used.append(done)
         return done
 
-    monkeypatch.setattr(Lexer, "_fill_counted", counting)
+    monkeypatch.setattr(Lexer, counted, counting)
     shifted = reachable_rows(ir)
-    monkeypatch.setattr(Lexer, "_fill_counted", lambda self, *args: False)
+    monkeypatch.setattr(Lexer, *off)
     derived = reachable_rows(ir)
     assert shifted.keys() == derived.keys()
     for key, value in shifted.items():
@@ -98,9 +100,10 @@ def test_split_counted_reads_the_spine():
     assert char2 == char and (low, high) == (1, 8) and len(heads) == 1
 
 
-def test_masks_along_strings_equal(monkeypatch):
-    tokens = [bytes([b]) for b in range(256)] + [b'ab', b'\xc3\xa9', b'\\u00e9', b'\\"', b'abcdefgh', b'"}',
-                                                 b'\xe2\x82', b'\xac"', b"<eos>"]
+def masks_along(schema: dict, texts: list[str], extra: list[bytes]) -> list:
+    """The masks, ``consume_token`` results and acceptance along ``texts`` (tokenized longest
+    match first) under ``schema``, with a vocabulary of every byte, ``extra`` and EOS."""
+    tokens = [bytes([b]) for b in range(256)] + extra + [b"<eos>"]
     vocab = lg.Vocabulary(tokens, eos_token_ids=[len(tokens) - 1], special_token_ids=[len(tokens) - 1])
     ids = {token: index for index, token in enumerate(tokens[:-1])}
 
@@ -112,27 +115,30 @@ def test_masks_along_strings_equal(monkeypatch):
             data = data[size:]
         return out
 
+    compiled = lg.GrammarCompiler(vocab, cache_size=0).compile(lg.Grammar.from_json_schema(json.dumps(schema)))
+    out = []
+    for text in texts:
+        matcher = lg.Matcher(compiled)
+        for token in encode(text.encode()):
+            out.append(matcher.compute_mask().tobytes())
+            ok = matcher.consume_token(token)
+            out.append(ok)
+            if not ok:
+                break
+        out.append(matcher.is_accepting())
+    return out
+
+
+EXTRA_TOKENS = [b'ab', b'\xc3\xa9', b'\\u00e9', b'\\"', b'abcdefgh', b'"}', b'\xe2\x82', b'\xac"']
+
+
+def test_masks_along_strings_equal(monkeypatch):
     schema = {"type": "object", "properties": {"s": {"type": "string", "minLength": 2, "maxLength": 6}},
               "required": ["s"]}
     texts = ['{"s": "ab\\"é"}', '{"s": "abcdefgh"}', '{"s": "é€\\u00e9"}', '{"s": "a"}', '{"s": "\\\\ab€"}']
-
-    def masks() -> list:
-        compiled = lg.GrammarCompiler(vocab, cache_size=0).compile(lg.Grammar.from_json_schema(json.dumps(schema)))
-        out = []
-        for text in texts:
-            matcher = lg.Matcher(compiled)
-            for token in encode(text.encode()):
-                out.append(matcher.compute_mask().tobytes())
-                ok = matcher.consume_token(token)
-                out.append(ok)
-                if not ok:
-                    break
-            out.append(matcher.is_accepting())
-        return out
-
-    shifted = masks()
+    shifted = masks_along(schema, texts, EXTRA_TOKENS)
     monkeypatch.setattr(Lexer, "_fill_counted", lambda self, *args: False)
-    assert shifted == masks()
+    assert shifted == masks_along(schema, texts, EXTRA_TOKENS)
 
 
 def test_a_small_state_budget_is_a_clean_error():
