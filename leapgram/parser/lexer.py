@@ -1223,6 +1223,8 @@ class Lexer(LazyRows):
             if split is None or split[4] != EPSILON:
                 continue
             heads, char, low, high, _ = split
+            if low == 0 and high == INF:  # no count to keep (a pattern with no length): derivatives,
+                continue  # which make only the states reached, where a graph is built whole in one mask
             shape = self._counted_of(char, EPSILON)
             if shape is None or shape.char.first & pool.first_bytes(tail):
                 continue
