@@ -13,6 +13,7 @@ cache, 0.44-0.77 s at load 5-5.5. Measured costs are in ``docs/design/warm-up.md
 
 from __future__ import annotations
 
+import itertools
 import time
 
 # Grammars that together reach every kernel: a regex (trie walk), a JSON Schema (Earley charts,
@@ -27,9 +28,10 @@ _LARK_TEXT = b"ab, 12,c"
 
 
 def warm_up(vocab=None) -> dict[str, float]:
-    """Load every kernel leapgram runs (with a 256-byte vocabulary), then, given ``vocab``,
-    build what is kept per vocabulary (its trie, slices and the JSON Schema base pool) by
-    compiling a small schema over it and walking an instance.
+    """Load every kernel leapgram runs, then, given ``vocab``, build what is kept per vocabulary
+    (its trie, slices and the JSON Schema base pool) by compiling three small grammars over it
+    and walking an instance of each. Without ``vocab`` the grammars are walked over the 256-byte
+    vocabulary instead: that loads the kernels too (with ``vocab`` its walk does).
 
     Returns the seconds each part took (``kernels``, ``vocabulary``). Safe to call more than
     once and from any thread; later calls cost a few milliseconds.
@@ -38,14 +40,16 @@ def warm_up(vocab=None) -> dict[str, float]:
     collections stop scanning what start-up loaded, about 55,000 objects with numba, which made
     each one cost 35-50 ms (more than a mask) in a process with Llama-3's vocabulary; right
     after the freeze one costs under 1 ms."""
+    from ._kernels import wait_for_kernels
+    from .frontends.json_schema.common import base_pool
+    from .limits import DEFAULT_LIMITS
     from .vocab import Vocabulary
 
     timings = {}
     start = time.perf_counter()
-    _walk_all(Vocabulary.byte_vocabulary())
-    from .frontends.json_schema.common import base_pool
-    from .limits import DEFAULT_LIMITS
-
+    wait_for_kernels()
+    if vocab is None:
+        _walk_all(Vocabulary.byte_vocabulary())
     base_pool(DEFAULT_LIMITS, formats=True)  # else built inside the first schema with a format (0.05-0.1 s)
     timings["kernels"] = time.perf_counter() - start
     if vocab is not None:
@@ -60,30 +64,45 @@ def _walk_all(vocab) -> None:
     from .grammars import Grammar
 
     compiler = GrammarCompiler(vocab, cache_size=0)
-    for grammar, text in ((Grammar.from_regex(_REGEX), b'{"a": 12}'), (Grammar.from_json_schema(_SCHEMA), _INSTANCE),
-                          (Grammar.from_lark(_LARK), _LARK_TEXT)):
-        _walk(compiler.compile(grammar), vocab, text)
+    texts = (b'{"a": 12}', _INSTANCE, _LARK_TEXT)
+    ids = _token_ids(vocab, texts)
+    for grammar, text in zip((Grammar.from_regex(_REGEX), Grammar.from_json_schema(_SCHEMA), Grammar.from_lark(_LARK)),
+                             texts):
+        _walk(compiler.compile(grammar), vocab, _greedy_tokens(ids, text))
 
 
-def _walk(compiled, vocab, text: bytes) -> None:
-    """Masks along ``text`` (greedy longest tokens, so no tokenizer is loaded), then at its end."""
+def _walk(compiled, vocab, tokens: list[int]) -> None:
+    """Masks along ``tokens``, then at their end."""
     from .bitmask import allocate_token_bitmask
     from .matcher import Matcher
 
     matcher = Matcher(compiled)
     bitmask = allocate_token_bitmask(1, vocab.size)
-    for token in _greedy_tokens(vocab, text):
+    for token in tokens:
         matcher.fill_next_token_bitmask(bitmask, 0)
         if not matcher.consume_token(token):
             break
     matcher.fill_next_token_bitmask(bitmask, 0)
 
 
-def _greedy_tokens(vocab, text: bytes) -> list[int]:
-    ids = {}
-    for token_id, token in enumerate(vocab.tokens()):
-        if 0 < len(token) <= 8 and token in text and not vocab.is_special(token_id):
-            ids.setdefault(token, token_id)
+def _token_ids(vocab, texts) -> dict[bytes, int]:
+    """The first id of each ordinary token of ``vocab`` that is one to 8 bytes of some text in
+    ``texts``: one pass over the vocabulary for all of them, testing each token against the set of
+    those substrings (a set lookup at C speed; testing ``token in text`` per token and text took
+    about 20 ms per text with Llama-3)."""
+    wanted = {text[at:at + size] for text in texts for at in range(len(text)) for size in range(1, 9)}
+    special = vocab.special_token_ids
+    tokens = vocab.tokens()
+    ids: dict[bytes, int] = {}
+    for token_id in itertools.compress(itertools.count(), map(wanted.__contains__, tokens)):
+        if token_id not in special:
+            ids.setdefault(tokens[token_id], token_id)
+    return ids
+
+
+def _greedy_tokens(ids: dict[bytes, int], text: bytes) -> list[int]:
+    """``text`` as its longest tokens from the left (no tokenizer is loaded), up to the first byte
+    that starts no token of ``ids`` (:func:`_token_ids` of a tuple of texts holding ``text``)."""
     tokens, at = [], 0
     while at < len(text):
         length = next((n for n in range(min(8, len(text) - at), 0, -1) if text[at:at + n] in ids), 0)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import leapgram
-from leapgram.warmup import _greedy_tokens, warm_up
+from leapgram.warmup import _greedy_tokens, _token_ids, warm_up
 
 
 def test_warm_up_loads_kernels_then_a_vocabulary(small_vocab):
@@ -22,6 +22,6 @@ def test_warm_up_loads_kernels_then_a_vocabulary(small_vocab):
 
 
 def test_warm_up_tokens_are_the_longest_tokens_of_the_text(small_vocab):
-    tokens = _greedy_tokens(small_vocab, b'{"abc": 123}')
+    tokens = _greedy_tokens(_token_ids(small_vocab, (b"x", b'{"abc": 123}')), b'{"abc": 123}')
     assert small_vocab.decode(tokens) == b'{"abc": 123}'
     assert [small_vocab.token_bytes(t) for t in tokens][:3] == [b'{"', b"abc", b'":']
