@@ -1,12 +1,14 @@
-"""Reads the imports of every module under leapgram/ and fails on an import cycle or on a
-private name imported from another module.
+"""Reads the imports of every module under leapgram/ and fails on an import cycle, on a
+private name imported from another module, or on a layer break (``LAYERS``, ``FRONT_END_USERS``).
 
 Every import counts, those inside functions too (a lazy import that closes a circle still
 makes two modules depend on each other); only ``if TYPE_CHECKING:`` blocks are left out.
 ``--load-time`` counts module-level imports only. A ``from X import _name`` of another leapgram
 module (``TYPE_CHECKING`` blocks included) is reported too: a name another module needs is
-public. Usage: ``python scripts/check_imports.py`` (exit 1 and the cycles or private imports
-printed when there is one).
+public. The layers (DESIGN.md, "Layers"): a lower layer imports only the layers ``LAYERS``
+lists for it, and only the public API and what is above it imports a front end (the core never
+does; front ends never import ``parser`` or ``mask``). Usage: ``python scripts/check_imports.py``
+(exit 1 and the cycles, private imports or layer breaks printed when there is one).
 """
 
 from __future__ import annotations
@@ -17,6 +19,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "leapgram"
+_BOTTOM = {"errors", "limits", "_gc"}
+# Each lower layer (a top-level module or package of leapgram) and the layers it may import, its own
+# aside. The layers above (compiler, matcher, the public API) may import these; FRONT_END_USERS says
+# which of them may import a front end.
+LAYERS: dict[str, set[str]] = {
+    "errors": set(), "limits": set(), "_gc": set(),
+    "_kernels": _BOTTOM,
+    "vocab": {"_kernels"} | _BOTTOM,
+    "regex": {"_kernels"} | _BOTTOM,
+    "grammar": {"regex", "_kernels"} | _BOTTOM,
+    "frontends": {"grammar", "regex"} | _BOTTOM,
+    "parser": {"grammar", "regex", "_kernels"} | _BOTTOM,
+    "mask": {"parser", "grammar", "regex", "vocab", "_kernels", "bitmask"} | _BOTTOM,
+}
+# The modules that may import a front end: the public API that builds grammars, and above it.
+FRONT_END_USERS = {"frontends", "grammars", "warmup", "cli", "__main__", "integrations", "remote", PACKAGE}
 
 
 def module_name(path: Path) -> str:
@@ -97,6 +115,29 @@ def private_imports() -> list[str]:
     return found
 
 
+def layer_of(module: str) -> str:
+    """The layer of a leapgram module: its top-level module or package (``leapgram`` itself for
+    the package's ``__init__``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else PACKAGE
+
+
+def layer_breaks(graph: dict[str, set[str]]) -> list[str]:
+    """``module -> target`` for each import that breaks ``LAYERS`` or ``FRONT_END_USERS``."""
+    found = []
+    for name in sorted(graph):
+        layer = layer_of(name)
+        for target in sorted(graph[name]):
+            other = layer_of(target)
+            if other == layer:
+                continue
+            if layer in LAYERS and other not in LAYERS[layer]:
+                found.append(f"{name} -> {target} ({layer} may import only {', '.join(sorted(LAYERS[layer])) or 'nothing'})")
+            elif other == "frontends" and layer not in FRONT_END_USERS:
+                found.append(f"{name} -> {target} (the core never imports a front end)")
+    return found
+
+
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan), each sorted."""
     index: dict[str, int] = {}
@@ -136,6 +177,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def main() -> int:
     load_time = "--load-time" in sys.argv[1:]
     graph = import_graph(load_time)
+    breaks = layer_breaks(graph)
     # a package's __init__ re-exporting its submodules is how packages work, not a dependency
     for name in graph:
         graph[name] = {t for t in graph[name] if not (t.startswith(name + ".") and name in graph)}
@@ -146,9 +188,11 @@ def main() -> int:
     private = private_imports()
     for line in private:
         print("private name imported:", line)
+    for line in breaks:
+        print("layer break:", line)
     print(f"{len(graph)} modules, {sum(map(len, graph.values()))} {'load-time ' if load_time else ''}imports, "
-          f"{len(found)} cycles, {len(private)} private imports")
-    return 1 if found or private else 0
+          f"{len(found)} cycles, {len(private)} private imports, {len(breaks)} layer breaks")
+    return 1 if found or private or breaks else 0
 
 
 if __name__ == "__main__":

@@ -31,3 +31,21 @@ def test_the_public_surface_is_small_and_named():
         assert not name.startswith("_") and getattr(leapgram, name).__doc__, name
     compiled_public = {n for n in dir(leapgram.CompiledGrammar) if not n.startswith("_")}
     assert compiled_public == {"vocab_size"}  # plus the grammar, vocab and limits attributes of an instance
+
+
+def test_layer_rules_catch_a_front_end_importing_the_parser():
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import check_imports
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    breaks = check_imports.layer_breaks({"leapgram.frontends.json_schema.common": {"leapgram.parser.lexer"},
+                                         "leapgram.parser.lexer": {"leapgram.regex.expr", "leapgram.mask.walk"},
+                                         "leapgram.matcher": {"leapgram.frontends.lark"},
+                                         "leapgram.grammars": {"leapgram.frontends.lark"}})
+    assert [line.split(" (")[0] for line in breaks] == [
+        "leapgram.frontends.json_schema.common -> leapgram.parser.lexer", "leapgram.matcher -> leapgram.frontends.lark",
+        "leapgram.parser.lexer -> leapgram.mask.walk"]
+    run = subprocess.run([sys.executable, str(REPO / "scripts" / "check_imports.py")], capture_output=True,
+                         text=True, timeout=120)
+    assert " 0 layer breaks" in run.stdout, run.stdout

@@ -56,7 +56,7 @@ SHARED_ROWS = ("lexer rows",)  # their key in the family's memo
 ACC_ARRAYS = ("accepting", "acc_start", "acc_len", "acc_id")  # LexerBlock.acc's order (acc_ignore_only apart)
 BLOCK_SPARE = 512  # a lexer made from a block has room for this many more states: see Lexer._ready_rows
 PUNCTUATION_ROOM = 8  # room after a block for the literals laid out with it (JSON's "{" and "[": 4 states)
-SET_UP_LITERALS = ("literals set up with the block",)  # their key in a family's memo (set_up_literals)
+SET_UP_LITERALS = ("literals set up with the block",)  # their chains' key in a family's memo (set_up_chains)
 MAX_FAMILY_BLOCKS = 64  # lexer blocks kept per pool family, one per set of family lexemes (family_block)
 MAX_PUNCTUATION_ROWS = 128  # punctuation layouts kept per pool family (punctuation_rows): 4 rows and 4 acc arrays each
 _BLOCKS_LOCK = threading.Lock()  # inserts into a family's blocks (the memo itself is shared by every thread)
@@ -112,15 +112,15 @@ class Lexer(LazyRows):
 
     def _punctuation(self) -> list[tuple[int, tuple[int, tuple[int, ...], tuple[int, ...]]]]:
         """``(lexeme, (expr, tails, path))`` of the grammar's literal lexemes whose expressions
-        the pool family's frontend names in its memo under ``SET_UP_LITERALS`` (JSON's ``{``
-        and ``[``: an object's or array's first mask starts at the fresh state of one of them
-        alone), to lay out with the block (:meth:`_lay_out_punctuation`); ``tails`` and
-        ``path`` as :meth:`_literal_tails` says, kept in the family's memo. None in a grammar
-        with ignored lexemes (their fresh states hold more than the literal)."""
+        the pool family's front end names in ``PoolFamily.set_up`` (JSON's ``{`` and ``[``: an
+        object's or array's first mask starts at the fresh state of one of them alone), to lay
+        out with the block (:meth:`_lay_out_punctuation`); ``tails`` and ``path`` as
+        :meth:`_literal_tails` says, kept in the family's memo (:func:`set_up_chains`). None in
+        a grammar with ignored lexemes (their fresh states hold more than the literal)."""
         family = self.pool.family
-        if family is None or self._ignore:
+        if family is None or self._ignore or not family.set_up:
             return []
-        chains = family.memo.get(SET_UP_LITERALS)
+        chains = set_up_chains(self.pool)
         if not chains:
             return []
         return [(lex, chains[expr]) for lex, expr in enumerate(self._lexeme_exprs) if expr in chains]
@@ -1627,17 +1627,21 @@ def literal_tails(pool: ExprPool, expr: int, byte_of: dict[int, int]) -> tuple[l
         tails.append(expr)
 
 
-def set_up_literals(pool: ExprPool, exprs: list[int]) -> None:
-    """Name the literals ``exprs`` of ``pool`` (a family's base pool, outside the family: the
-    same ids in every copy) that every lexer of the family lays out with its block
-    (:meth:`Lexer._punctuation`), with their ``(expr, tails, path)``; a literal whose
-    states are reached at once in a grammar's first mask (JSON's ``{``)."""
-    chains = {}
-    for expr in exprs:
-        found = literal_tails(pool, expr, {})
-        if found is not None and pool.family.size <= expr < pool.family.base_size:
-            chains[expr] = (expr, tuple(found[0]), tuple(found[1]))
-    pool.family.memo[SET_UP_LITERALS] = chains
+def set_up_chains(pool: ExprPool) -> dict[int, tuple[int, tuple[int, ...], tuple[int, ...]]]:
+    """``expr -> (expr, tails, path)`` of the literals that ``pool``'s family names in
+    ``PoolFamily.set_up`` (outside the family but in its base pool: the same ids in every copy),
+    which every lexer of the family lays out with its block (:meth:`Lexer._punctuation`);
+    made once per family, kept in its memo under ``SET_UP_LITERALS``."""
+    family = pool.family
+    chains = family.memo.get(SET_UP_LITERALS)
+    if chains is None:
+        chains = {}
+        for expr in family.set_up:
+            found = literal_tails(pool, expr, {}) if family.size <= expr < family.base_size else None
+            if found is not None:
+                chains[expr] = (expr, tuple(found[0]), tuple(found[1]))
+        chains = family.memo.setdefault(SET_UP_LITERALS, chains)
+    return chains
 
 
 @dataclass(frozen=True)

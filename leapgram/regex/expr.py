@@ -70,14 +70,19 @@ class PoolFamily:
     :meth:`ExprPool.warm_caches` (the JSON Schema base pool: every schema's pool is its copy).
     ``base_size`` (at least ``size``): the expressions the base pool held when the family was
     made, in every copy with the same ids too (a pool only appends; the family is made by the
-    pool itself and copies take it over), though not family members (JSON's punctuation)."""
+    pool itself and copies take it over), though not family members (JSON's punctuation).
+    ``set_up``: literals among those base expressions (not family members) that the pool's
+    front end names for every lexer of the family to lay out with its block (JSON's ``{`` and
+    ``[``: parser.lexer's ``set_up_chains``); the seam by which a front end names them without
+    importing the parser."""
 
-    __slots__ = ("base_size", "memo", "size")
+    __slots__ = ("base_size", "memo", "set_up", "size")
 
     def __init__(self, size: int, base_size: int | None = None) -> None:
         self.size = size
         self.base_size = size if base_size is None else max(size, base_size)
         self.memo: dict[tuple, object] = {}
+        self.set_up: tuple[int, ...] = ()
 
 
 class ExprPool(Emptiness, Widening):

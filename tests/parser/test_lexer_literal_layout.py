@@ -10,7 +10,6 @@ import leapgram.parser.lexer as lexer_module
 from leapgram import Grammar
 from leapgram.limits import Limits
 from leapgram.parser import Lexer
-from leapgram.parser.lexer import SET_UP_LITERALS
 from leapgram.regex.dfa import DEAD, UNKNOWN
 from tests.parser.test_lexer_block import small_vocab, walks
 from tests.parser.test_lexer_templates import rows_by_items
@@ -74,7 +73,7 @@ def test_key_states_after_the_layout():
         assert alone == states[0] - 1 and lexer.is_fresh(alone) and not lexer.is_fresh(states[0])
         assert lexer.start_state(frozenset([lex])) == alone
         assert lexer.trans[alone, path[0]] == states[0] and (lexer.trans[alone] != DEAD).sum() == 1
-        if ir.lexemes[lex].expr not in ir.pool.family.memo[SET_UP_LITERALS]:  # "{", "[": made at set-up
+        if ir.lexemes[lex].expr not in ir.pool.family.set_up:  # "{", "[": made at set-up
             made += len(states) + 1
     assert lexer.num_states == before + made
     lexer.lay_out_literals()  # once per lexer

@@ -14,7 +14,6 @@ import functools
 import threading
 
 from ...limits import Limits
-from ...parser.lexer import set_up_literals
 from ...regex.expr import EMPTY, EPSILON, K_REPEAT, ExprPool
 from ...regex.syntax import parse_regex
 from ...regex.utf8 import class_within
@@ -37,7 +36,7 @@ MAX_WARM_STATES = 64  # derivative states warmed per lexeme (all of the whitespa
 # block per set of family lexemes, and the sets of tokens a schema spells multiply those blocks
 # (67 sets over 1,500 benchmark schemas against 15, past the blocks kept per family).
 JSON_TOKENS = (b"{", b"}", b"[", b"]", b":", b",", b"true", b"false", b"null")
-# The tokens whose states every schema's lexer makes with its family block (parser.lexer.set_up_literals):
+# The tokens whose states every schema's lexer makes with its family block (PoolFamily.set_up):
 # an object's first mask starts at the fresh state of "{" alone, which it filled otherwise (about
 # 35 µs of the first mask); the others, laid out with the block too, cost more than they saved.
 SET_UP_TOKENS = (b"{", b"[")
@@ -81,7 +80,7 @@ def _base_pool(limits: Limits, formats: bool) -> ExprPool | None:
         family = len(pool)
         tokens = {text: pool.literal(text) for text in JSON_TOKENS}  # after the family's expressions: see JSON_TOKENS
         pool.warm_caches(family_size=family)
-        set_up_literals(pool, [tokens[text] for text in SET_UP_TOKENS if text in tokens])
+        pool.family.set_up = tuple(tokens[text] for text in SET_UP_TOKENS if text in tokens)
     except Exception:  # noqa: BLE001 - a budget too small for the base pool: schemas start empty
         return None
     return pool
