@@ -17,15 +17,35 @@ with a ``GrammarCompiler`` cleared per case, and walks its valid instances token
 ``bench_schemas.py`` does (``json.dumps(data, ensure_ascii=False)``, ``tokenizers`` ids, then
 EOS); ``--invalid`` walks the invalid instances too, each until its rejection. At every step
 (before each token, and before EOS) it notes ``[mask, allowed, token allowed, consume_token,
-is_accepting, forced_bytes]``: an 8-byte BLAKE2 hash of the bitmask's bytes and its count of
-allowed tokens, whether the next token's bit is set, ``consume_token``'s result (EOS included:
-the last step), ``is_accepting()`` before the token, and the length and a 4-byte hash of
-``forced_bytes()`` (``""`` when empty). An instance stops at the first token ``consume_token``
-refuses. Per instance also ``error()`` (the matcher's message), ``is_terminated()``, and a crash
-(an exception out of the matcher: type and message); per case the compile error (exception type
-and message, first 500 characters) or ``timeout`` (``--timeout-s``, default 300). The first line
-of the file says what was recorded: tree, git commit (``+dirty`` with uncommitted changes to
-tracked files), tokenizer, property order, source, folder.
+is_accepting, forced_bytes, fast_forward_tokens, checks]``: an 8-byte BLAKE2 hash of the
+bitmask's bytes and its count of allowed tokens, whether the next token's bit is set,
+``consume_token``'s result (EOS included: the last step), ``is_accepting()`` before the token,
+the length and a 4-byte hash of ``forced_bytes()`` and of ``fast_forward_tokens()`` (``""`` when
+empty), and at every ``CHECK_EVERY``-th position the checks' note (below; ``""`` elsewhere). An
+instance stops at the first token ``consume_token`` refuses. Per instance also ``error()`` (the
+matcher's message), ``is_terminated()``, a crash (an exception out of the matcher: type and
+message) and ``self_check``, the checks that failed; per case the compile error (exception type
+and message, first 500 characters), ``timeout`` (``--timeout-s``, default 120) or ``died`` (the
+exit status of a recording process that died in the case). The first line of the file says what
+was recorded: tree, git commit (``+dirty`` with uncommitted changes to tracked files), tokenizer,
+property order, source, folder.
+
+The checks (``Checks``), at every ``CHECK_EVERY``-th position of an instance, compare the matcher
+with itself; their failures are the instance's ``self_check``, a difference when the other record
+has not the same:
+
+- **rollback**: ``rollback(k)`` of the last ``ROLLBACK`` tokens, then their masks and forced bytes
+  again, consuming them again: equal to those noted before;
+- **draft masks**: ``draft_masks`` of the next ``DRAFT`` tokens (their 4-byte hash is the note):
+  row ``j`` equal to the mask noted ``j`` positions later;
+- **forks**: ``fork()``'s mask and forced bytes equal to its parent's; the fork then consumes the
+  next ``DRAFT`` tokens and its masks must equal the parent's when it gets there (once per
+  instance, at the first check, a ``fork(share_charts=False)`` the same);
+- **fast-forward**: at every position, ``validate_tokens`` accepts all of ``fast_forward_tokens()``.
+
+Each case is recorded in a worker process (forked: the tokenized cases come from the parent) with
+a time limit, so a hang inside a kernel, which no signal interrupts, or a process that dies is a
+``timeout`` or ``died`` record and the worker starts again for the next case.
 
 ``--grammar lark|gbnf|gbnf-optional-ws|gbnf-schema-style`` records instead the documents of
 ``bench_cfg_masks.py`` (the first valid instance of each file, at most ``--max-bytes``, ``--sample``
@@ -49,9 +69,9 @@ import argparse
 import contextlib
 import hashlib
 import json
+import multiprocessing
 import os
 import random
-import signal
 import subprocess
 import sys
 import tempfile
@@ -60,16 +80,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import numpy as np
 from bench_schemas import DEFAULT_FOLDER, _encode, resolve_tokenizer
 
-FORMAT = 1
-STEP_FIELDS = ("mask", "allowed tokens", "token allowed", "consume_token", "is_accepting", "forced_bytes")
-OPTION_KEYS = ("format", "tokenizer", "vocab_size", "source", "property_order", "invalid")
+FORMAT = 2
+STEP_FIELDS = ("mask", "allowed tokens", "token allowed", "consume_token", "is_accepting", "forced_bytes",
+               "fast_forward_tokens", "checks")
+OPTION_KEYS = ("format", "tokenizer", "vocab_size", "source", "property_order", "invalid", "checks")
 GRAMMARS = ("lark", "gbnf", "gbnf-optional-ws", "gbnf-schema-style")
-
-
-class CaseTimeout(BaseException):
-    """A case ran past ``--timeout-s`` (a ``BaseException``: the walk's handlers must not catch it)."""
+CHECK_EVERY = 8  # the checks run at positions 7, 15, 23, ... of each instance
+ROLLBACK = 3  # tokens rolled back and consumed again at a check
+DRAFT = 3  # draft tokens (and tokens a fork consumes) at a check
+ENDED = ("timeout", "died")  # a case's record that says it did not finish
 
 
 # ----- cases --------------------------------------------------------------------------------
@@ -138,33 +160,124 @@ class Recorder:
         self.eos = int(self.vocab.eos_token_ids[0])
         self.bitmask = leapgram.allocate_token_bitmask(1, self.vocab.size)
 
-    def step(self, matcher, token: int) -> list:
-        """``STEP_FIELDS`` at one position, consuming ``token`` last."""
+    def mask(self, matcher) -> bytes:
+        """The bytes of the matcher's next-token bitmask."""
         matcher.fill_next_token_bitmask(self.bitmask, 0)
-        data = self.bitmask.tobytes()
-        allowed = bool(int(self.bitmask[0, token // 32]) >> (token % 32) & 1)
+        return self.bitmask.tobytes()
+
+    def step(self, matcher, token: int, checks: Checks) -> list:
+        """``STEP_FIELDS`` at one position, the checks last (at a check's position), then
+        ``token`` consumed."""
+        data = self.mask(matcher)
+        count = int(np.bitwise_count(self.bitmask).sum())
+        allowed = bool(data[token // 8] >> (token % 8) & 1)
         accepting = matcher.is_accepting()
-        forced = matcher.forced_bytes()
-        forced_note = f"{len(forced)}:{short_hash(forced, 4)}" if forced else ""
+        forced = bytes_note(matcher.forced_bytes())
+        forward = matcher.fast_forward_tokens()
+        checks.fast_forward(matcher, forward)
+        note = checks.at_position(matcher, data, forced)
         consumed = bool(matcher.consume_token(token))
-        return [short_hash(data, 8), int.from_bytes(data, "little").bit_count(), allowed, consumed, accepting,
-                forced_note]
+        return [short_hash(data, 8), count, allowed, consumed, accepting, forced, tokens_note(forward), note]
 
     def walk(self, compiled, test: int, valid: bool, tokens: list[int]) -> dict:
         """One instance (``tests[test]`` of its file): its steps until a refused token or EOS, and
         how it ended."""
         record = {"test": test, "valid": valid, "tokens": len(tokens), "steps": []}
         matcher = self.lg.Matcher(compiled)
+        checks = Checks(self, [*tokens, self.eos])
         try:
-            for token in [*tokens, self.eos]:
-                record["steps"].append(self.step(matcher, token))
+            for token in checks.sequence:
+                record["steps"].append(self.step(matcher, token, checks))
                 if not record["steps"][-1][3]:
                     break
             record["terminated"] = matcher.is_terminated()
             record["error"] = matcher.error()
         except Exception as exc:  # noqa: BLE001 - a crash is a finding, recorded
             record["crash"] = [type(exc).__name__, str(exc)[:500]]
+        if checks.failures:
+            record["self_check"] = checks.failures[:10]
         return record
+
+
+def bytes_note(data: bytes) -> str:
+    return f"{len(data)}:{short_hash(data, 4)}" if data else ""
+
+
+def tokens_note(tokens: list[int]) -> str:
+    return bytes_note(b"".join(int(t).to_bytes(4, "little") for t in tokens))
+
+
+class Checks:
+    """The matcher compared with itself along one instance (the module's docstring, "The
+    checks"): ``noted[i]`` is ``(mask bytes, forced bytes' note)`` at position ``i`` (the bytes
+    ``None`` once no rollback goes back to it), ``expected[i]`` the masks that draft rows and
+    forks said position ``i`` will have; ``failures`` what differed."""
+
+    def __init__(self, recorder: Recorder, sequence: list[int]) -> None:
+        self.recorder = recorder
+        self.sequence = sequence
+        self.noted: list[tuple[bytes | None, str]] = []
+        self.expected: dict[int, list[tuple[str, bytes]]] = {}
+        self.failures: list[str] = []
+
+    def fast_forward(self, matcher, forward: list[int]) -> None:
+        """Every fast-forward token can be consumed in order."""
+        if forward and matcher.validate_tokens(forward) != len(forward):
+            self.failures.append(f"step {len(self.noted)}: fast_forward_tokens {forward[:8]} not all valid")
+
+    def at_position(self, matcher, mask: bytes, forced: str) -> str:
+        """Note position ``len(noted)``, check what earlier checks expected of it, and run the
+        checks there when it is a check's position: their note (the draft rows' hash)."""
+        here = len(self.noted)
+        self.noted.append((mask, forced))
+        if here > ROLLBACK:
+            self.noted[here - ROLLBACK - 1] = (None, self.noted[here - ROLLBACK - 1][1])
+        for what, expected in self.expected.pop(here, []):
+            if expected != mask:
+                self.failures.append(f"step {here}: the mask differs from the {what}'s")
+        if here % CHECK_EVERY != CHECK_EVERY - 1 or matcher.is_error() or matcher.is_terminated():
+            return ""
+        self.rollback(matcher, here)
+        self.fork(matcher, here, matcher.fork(), "fork")
+        if here == CHECK_EVERY - 1:
+            self.fork(matcher, here, matcher.fork(share_charts=False), "unshared fork")
+        return self.draft(matcher, here)
+
+    def state(self, matcher) -> tuple[bytes, str]:
+        return self.recorder.mask(matcher), bytes_note(matcher.forced_bytes())
+
+    def rollback(self, matcher, here: int) -> None:
+        """Roll back ``ROLLBACK`` tokens, then consume them again: the same masks and forced bytes."""
+        k = min(ROLLBACK, here)
+        matcher.rollback(k)
+        for position in range(here - k, here):
+            if self.state(matcher) != self.noted[position]:
+                self.failures.append(f"step {here}: after rollback({k}), position {position} differs")
+            if not matcher.consume_token(self.sequence[position]):
+                self.failures.append(f"step {here}: after rollback({k}), token {position} refused")
+                return
+        if self.state(matcher) != self.noted[here]:
+            self.failures.append(f"step {here}: rollback({k}) and the tokens again: the mask or forced bytes differ")
+
+    def fork(self, matcher, here: int, fork, what: str) -> None:
+        """The fork's mask and forced bytes are its parent's; its next masks, the parent's later."""
+        if self.state(fork) != self.noted[here]:
+            self.failures.append(f"step {here}: the {what}'s mask or forced bytes differ")
+        for offset, token in enumerate(self.sequence[here:here + DRAFT], 1):
+            if not fork.consume_token(token) or fork.is_terminated():
+                break
+            self.expected.setdefault(here + offset, []).append((what, self.recorder.mask(fork)))
+
+    def draft(self, matcher, here: int) -> str:
+        """``draft_masks`` of the next ``DRAFT`` tokens: row 0 is this mask, row ``j`` the mask
+        ``j`` positions later (when reached); the note is the rows' hash."""
+        tokens = self.sequence[here:here + DRAFT]
+        rows = matcher.draft_masks(tokens)
+        if rows[0].tobytes() != self.noted[here][0]:
+            self.failures.append(f"step {here}: draft row 0 differs from the mask")
+        for offset in range(1, len(rows)):
+            self.expected.setdefault(here + offset, []).append(("draft row", rows[offset].tobytes()))
+        return short_hash(rows.tobytes(), 4)
 
 
 def compile_error(exc: BaseException) -> list[str]:
@@ -191,20 +304,62 @@ def record_schema_case(recorder: Recorder, compiler, any_order, case) -> dict:
     return out
 
 
-def with_timeout(seconds: float, name: str, make, *args):
-    """``make(*args)``, or a ``timeout`` record when it runs past ``seconds`` (SIGALRM: between bytecodes)."""
-    def expire(signum, frame):
-        raise CaseTimeout
+class Worker:
+    """A forked process that records one case at a time with ``record(case)`` (``make()`` in the
+    process, once, gives it), so that a case that hangs inside a kernel (no signal reaches it
+    there) or kills its process is a ``timeout`` or ``died`` record; the next case starts a new
+    process."""
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        return make(*args)
-    except CaseTimeout:
-        return {"case": name, "compile": None, "instances": [], "timeout": seconds}
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    def __init__(self, make, timeout_s: float) -> None:
+        self.make = make
+        self.timeout_s = timeout_s
+        self.process = None
+        self.conn = None
+
+    def record(self, name: str, case) -> dict:
+        if self.process is None:
+            self.start()
+        self.conn.send(case)
+        try:
+            if self.conn.poll(self.timeout_s):
+                return self.conn.recv()
+            ended = {"timeout": self.timeout_s}
+        except (EOFError, OSError):
+            ended = {}
+        self.stop()
+        ended = ended or {"died": self.process_status}
+        return {"case": name, "compile": None, "instances": [], **ended}
+
+    def start(self) -> None:
+        context = multiprocessing.get_context("fork")
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=serve, args=(child, self.make), daemon=True)
+        self.process.start()
+        child.close()
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.process_status = self.process.exitcode
+        self.conn.close()
+        self.process = self.conn = None
+
+    def close(self) -> None:
+        if self.process is not None:
+            with contextlib.suppress(OSError):
+                self.conn.send(None)
+            self.process.join(5)
+            self.stop()
+
+
+def serve(conn, make) -> None:
+    """The worker's loop: a case in, its record out, until ``None``."""
+    record = make()
+    while (case := conn.recv()) is not None:
+        conn.send(record(case))
 
 
 def tree_commit(root: Path) -> str:
@@ -221,17 +376,26 @@ def header(recorder: Recorder, args, source: str, folder: Path, cases: int) -> d
     return {"format": FORMAT, "tree": str(root), "commit": tree_commit(root), "tokenizer": args.tokenizer,
             "vocab_size": recorder.vocab.size, "source": source, "property_order": args.property_order,
             "invalid": args.invalid, "folder": str(folder.resolve()), "cases": cases,
+            "checks": [CHECK_EVERY, ROLLBACK, DRAFT],
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
 def schema_records(recorder: Recorder, args, folder: Path):
-    """The header, then one record per case of the folder."""
+    """The header, then one record per case of the folder (each in the worker)."""
     files = select_files(folder, args.only, args.sample, args.seed, args.shard)
     yield header(recorder, args, "jsonschemabench", folder, len(files))
-    compiler = recorder.lg.GrammarCompiler(recorder.vocab)
     any_order = {"declared": False, "any": True, "auto": "auto"}[args.property_order]
-    for case in schema_cases(files, recorder.tokenizer_json, args.invalid):
-        yield with_timeout(args.timeout_s, case[0], record_schema_case, recorder, compiler, any_order, case)
+
+    def make():
+        compiler = recorder.lg.GrammarCompiler(recorder.vocab)
+        return lambda case: record_schema_case(recorder, compiler, any_order, case)
+
+    worker = Worker(make, args.timeout_s)
+    try:
+        for case in schema_cases(files, recorder.tokenizer_json, args.invalid):
+            yield worker.record(case[0], case)
+    finally:
+        worker.close()
 
 
 def cfg_records(recorder: Recorder, args, folder: Path):
@@ -243,17 +407,24 @@ def cfg_records(recorder: Recorder, args, folder: Path):
         k, n = parse_shard(args.shard)
         docs = docs[k - 1::n]
     notes: list[str] = []
-    make = leapgram_grammar_factory(recorder.lg, False, notes, args.grammar)
+    grammar = leapgram_grammar_factory(recorder.lg, False, notes, args.grammar)
     yield {**header(recorder, args, f"cfg:{args.grammar}", folder, len(docs)), "grammar": notes}
-    compiled = recorder.lg.GrammarCompiler(recorder.vocab).compile(make())
-    for doc in docs:
-        yield with_timeout(args.timeout_s, doc.name, record_document, recorder, compiled, doc)
+
+    def make():  # one compiled grammar for every document the worker records
+        compiled = recorder.lg.GrammarCompiler(recorder.vocab).compile(grammar())
+        return lambda case: record_document(recorder, compiled, *case)
+
+    worker = Worker(make, args.timeout_s)
+    try:
+        for doc in docs:
+            yield worker.record(doc.name, (doc.name, [int(t) for t in recorder.vocab.encode(doc.data)]))
+    finally:
+        worker.close()
 
 
-def record_document(recorder: Recorder, compiled, doc) -> dict:
-    """The record of one ``bench_cfg_masks.py`` document: one valid instance."""
-    tokens = [int(t) for t in recorder.vocab.encode(doc.data)]
-    return {"case": doc.name, "compile": None, "instances": [recorder.walk(compiled, 0, True, tokens)]}
+def record_document(recorder: Recorder, compiled, name: str, tokens: list[int]) -> dict:
+    """The record of one ``bench_cfg_masks.py`` document (its tokens): one valid instance."""
+    return {"case": name, "compile": None, "instances": [recorder.walk(compiled, 0, True, tokens)]}
 
 
 def run_record(args) -> int:
@@ -287,8 +458,9 @@ def load_record(path: Path) -> tuple[dict, dict[str, dict]]:
 
 def first_difference(a: dict, b: dict, ignore_messages: bool) -> str | None:
     """Where two records of one case first differ, in words; ``None`` when they agree."""
-    if a.get("timeout") or b.get("timeout"):
-        return None if a.get("timeout") == b.get("timeout") else f"timeout: {a.get('timeout')} vs {b.get('timeout')}"
+    for key in ENDED:
+        if a.get(key) is not None or b.get(key) is not None:
+            return None if a.get(key) == b.get(key) else f"{key}: {a.get(key)} vs {b.get(key)}"
     if not same_error(a["compile"], b["compile"], ignore_messages):
         return f"compile: {a['compile']} vs {b['compile']}"
     if len(a["instances"]) != len(b["instances"]):
@@ -310,6 +482,8 @@ def instance_difference(x: dict, y: dict, ignore_messages: bool) -> str | None:
             return f"step {step}{eos}: {', '.join(fields)}{counts}{values}"
     if len(x["steps"]) != len(y["steps"]):
         return f"steps: {len(x['steps'])} vs {len(y['steps'])}"
+    if x.get("self_check") != y.get("self_check"):
+        return f"self_check: {x.get('self_check')} vs {y.get('self_check')}"
     if not same_error(x.get("crash"), y.get("crash"), ignore_messages):
         return f"crash: {x.get('crash')} vs {y.get('crash')}"
     if x.get("terminated") != y.get("terminated"):
@@ -317,6 +491,12 @@ def instance_difference(x: dict, y: dict, ignore_messages: bool) -> str | None:
     if not ignore_messages and x.get("error") != y.get("error"):
         return f"error(): {x.get('error')!r} vs {y.get('error')!r}"
     return None
+
+
+def self_check_failures(cases: dict[str, dict]) -> list[str]:
+    """``case test N: failure`` per instance whose checks failed (the first failure each)."""
+    return [f"{name} test {i['test']}: {i['self_check'][0]}" for name, case in cases.items()
+            for i in case["instances"] if i.get("self_check")]
 
 
 def same_error(a: list | None, b: list | None, ignore_messages: bool) -> bool:
@@ -349,6 +529,10 @@ def run_compare(args) -> int:
     for label, names in (("A", only_a), ("B", only_b)):
         if names:
             print(f"only in {label}: {', '.join(names[:args.show])}{' ...' if len(names) > args.show else ''}")
+    for label, cases in (("A", cases_a), ("B", cases_b)):
+        failed = self_check_failures(cases)
+        if failed:
+            print(f"self-check failures in {label}: {len(failed)} instances; first: {failed[0]}")
     steps = sum(len(i["steps"]) for c in cases_a.values() for i in c["instances"])
     print(f"cases: {identical} identical, {len(different)} different, {len(only_a)} only in A, "
           f"{len(only_b)} only in B; {steps} steps in A")
@@ -405,7 +589,7 @@ def add_record_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--invalid", action="store_true", help="also walk the invalid instances, each until rejection")
     parser.add_argument("--grammar", choices=GRAMMARS, help="bench_cfg_masks.py's documents under its JSON grammar instead")
     parser.add_argument("--max-bytes", type=int, default=4096, help="with --grammar: the longest document")
-    parser.add_argument("--timeout-s", type=float, default=300.0, help="per case")
+    parser.add_argument("--timeout-s", type=float, default=120.0, help="per case (a hang is a timeout record)")
 
 
 def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:

@@ -46,6 +46,6 @@ def test_layer_rules_catch_a_front_end_importing_the_parser():
     assert [line.split(" (")[0] for line in breaks] == [
         "leapgram.frontends.json_schema.common -> leapgram.parser.lexer", "leapgram.matcher -> leapgram.frontends.lark",
         "leapgram.parser.lexer -> leapgram.mask.walk"]
-    run = subprocess.run([sys.executable, str(REPO / "scripts" / "check_imports.py")], capture_output=True,
+    run = subprocess.run([sys.executable, str(REPO / "scripts" / "check_imports.py")], check=False, capture_output=True,
                          text=True, timeout=120)
     assert " 0 layer breaks" in run.stdout, run.stdout
