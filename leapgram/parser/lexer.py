@@ -79,15 +79,9 @@ class Lexer(LazyRows):
         self._accepted: list[tuple[int, ...]] = []
         self._ids: dict[tuple[bool, Items], int] = {}
         self._start_of: dict[frozenset[int], int] = {}
-        self.trans = np.full((16, 256), UNKNOWN, dtype=np.int32)
         self._capacity = min(16, limits.max_dfa_states)  # states _new_state may add before it grows trans
         self._ready = 16  # rows of trans written (UNKNOWN past the states): see _ready_rows
         self._nullable = ir.pool.nullable  # appended to in place, never replaced
-        self.accepting = np.zeros(16, dtype=np.int8)
-        self.acc_start = np.zeros(16, dtype=np.int32)
-        self.acc_len = np.zeros(16, dtype=np.int32)
-        self.acc_id = np.zeros(16, dtype=np.int32)
-        self.acc_ignore_only = np.zeros(16, dtype=np.int8)
         self.acc_pool = np.zeros(64, dtype=np.int32)
         self._acc_used = 0
         self._acc_ids: dict[tuple[int, ...], int] = {(): 0}
@@ -106,9 +100,20 @@ class Lexer(LazyRows):
         self._shapes_of: dict[int, int] = {}  # _verdict: an item's P' -> 0 (ε), 1 (infinite), 2 (other)
         self._products: dict[int, tuple[ProductGraph, int, int, int, int]] = {}  # _fill_product: expr -> its state
         self._plain_patterns: dict[int, int] = {}  # _plain_and: a pattern state -> _plain_pattern
-        self._new_state(False, ())
+        self._new_state(False, ())  # DEAD (no table read)
+        if not self._start_with_block(self._punctuation()):
+            self._set_up_tables()
+
+    def _set_up_tables(self) -> None:
+        """``trans`` and the ``acc_*`` arrays of a lexer with no family block (which
+        :meth:`_start_with_block` copies them from): room for 16 states, ``DEAD``'s row written."""
+        self.trans = np.full((16, 256), UNKNOWN, dtype=np.int32)
         self.trans[DEAD, :] = DEAD
-        self._start_with_block(self._punctuation())
+        self.accepting = np.zeros(16, dtype=np.int8)
+        self.acc_start = np.zeros(16, dtype=np.int32)
+        self.acc_len = np.zeros(16, dtype=np.int32)
+        self.acc_id = np.zeros(16, dtype=np.int32)
+        self.acc_ignore_only = np.zeros(16, dtype=np.int8)
 
     def _punctuation(self) -> list[tuple[int, tuple[int, tuple[int, ...], tuple[int, ...]]]]:
         """``(lexeme, (expr, tails, path))`` of the grammar's literal lexemes whose expressions
@@ -152,7 +157,7 @@ class Lexer(LazyRows):
         self._acc_used = used + ended
 
     def _start_with_block(self, punctuation: list[tuple[int, tuple[int, tuple[int, ...], tuple[int, ...]]]]
-                          | None = None) -> None:
+                          | None = None) -> bool:
         """States ``1..n`` (after ``DEAD``): the single-lexeme states of the grammar's lexemes
         that are expressions of the pool family (JSON whitespace, strings, numbers, punctuation)
         and every state they reach, with their rows, copied from the family's
@@ -162,10 +167,11 @@ class Lexer(LazyRows):
         The literals ``punctuation`` (:meth:`_punctuation`: JSON's ``{``, ``,``...) follow, their
         rows and ``acc_*`` entries copied with the block's from the family's
         :func:`punctuation_rows` (see :meth:`_lay_out_punctuation`); ``BLOCK_SPARE`` states
-        after them."""
+        after them. False (nothing made) where there is no block: no family, none of its
+        lexemes, or a block too large for ``Limits.max_dfa_states``."""
         family = self.pool.family
         if family is None:
-            return
+            return False
         lex_of: dict[int, int] = {}
         for lex, lexeme in enumerate(self.ir.lexemes):
             if lexeme.expr < family.size:  # a root shared by two lexemes is left to the rows as reached
@@ -173,7 +179,7 @@ class Lexer(LazyRows):
         roots = tuple(sorted(expr for expr, lex in lex_of.items() if lex >= 0))
         block = family_block(self.pool, roots) if roots else None
         if block is None or 4 * (block.size + 1) > self.limits.max_dfa_states:
-            return
+            return False
         n = block.size
         count = sum([1 + len(chain[1]) for _, chain in punctuation]) if punctuation else 0
         if count > PUNCTUATION_ROOM or 2 * (n + 1 + count) > self.limits.max_dfa_states:  # rows as reached
@@ -212,6 +218,7 @@ class Lexer(LazyRows):
         self._acc_used = used
         if layout is not None:
             self._lay_out_punctuation(punctuation)
+        return True
 
     def lay_out_literals(self) -> None:
         """Number the states of the grammar's literal lexemes that are not family expressions
