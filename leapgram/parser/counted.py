@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..regex.expr import EPSILON, INF, K_CONCAT, K_REPEAT, ExprPool
+from ..regex.dfa import class_index
+from ..regex.emptiness import WITNESS_BYTES
+from ..regex.expr import EMPTY, EPSILON, INF, K_CONCAT, K_REPEAT, ExprPool
 
 MAX_SPINE = 8  # elements of a residual's concatenation (JSON's longest: a surrogate pair's escape)
 
@@ -144,106 +146,308 @@ def shifted(low: int, high: int) -> tuple[int, int]:
 
 
 # Product rows: a pattern and a length, ``(P ∩ r X{a,b}) T`` (docs/design/lexer-templates.md,
-# "Counted lexemes under a pattern").
+# "Counted lexemes under a pattern"), made as the strings reach them.
 MAX_PATTERN_STATES = 256  # states of the pattern's row template (band-manifest's email: 214)
 MAX_PRODUCT_NODES = 4096  # (pattern state, residual) pairs of a ProductGraph
-MAX_LAYERS = 600  # layers of ProductGraph.member before they repeat; past it, rows by derivatives
+MAX_LAYERS = 600  # layers of ProductGraph.member before they repeat; past it, emptiness by a search
+WITNESS_STEPS = 64  # bytes of ProductGraph._witness's path before the graph is made whole
+SEARCH_ENTRIES = 8  # ProductGraph._search only for counts up to this many characters
+SEARCH_STATES = 512  # (node, entries) pairs of one ProductGraph._search before the graph is made whole
 
 
-@dataclass
+class PatternRows:
+    """A pattern's row template made a state at a time: ``exprs`` the states met so far,
+    ``rows[j]`` state ``j``'s byte classes and their targets (``1 + k`` for ``exprs[k]``, 0
+    dead), ``None`` until asked. Each state met is kept in ``memo`` (the pool's) as
+    ``("counted pattern", expr) -> (self, j)``; past ``MAX_PATTERN_STATES`` states (or a state
+    with intersection or complement) it is ``failed``, counted in ``("counted pattern
+    failures",)``, and makes no more rows. ``graphs``: its :class:`ProductGraph` per character."""
+
+    def __init__(self, memo: dict, root: int):
+        self.memo = memo
+        self.exprs: list[int] = []
+        self.index: dict[int, int] = {}
+        self.rows: list[tuple[tuple[int, ...], list[int]] | None] = []
+        self.failed = False
+        self.graphs: list[ProductGraph] = []
+        self._add(root)
+
+    def _add(self, expr: int) -> int:
+        j = self.index[expr] = len(self.exprs)
+        self.exprs.append(expr)
+        self.rows.append(None)
+        self.memo.setdefault(("counted pattern", expr), (self, j))
+        return j
+
+    def row(self, pool: ExprPool, j: int) -> tuple[tuple[int, ...], list[int]] | None:
+        """State ``j``'s row as ``(parts, targets)``: the byte classes (``pool.byte_classes``)
+        and each one's target (``1 + k``, 0 dead); by derivatives the first time, ``None`` once
+        ``failed``."""
+        row = self.rows[j]
+        if row is None and not self.failed:
+            row = self.rows[j] = self._derive(pool, self.exprs[j])
+        return row
+
+    def _derive(self, pool: ExprPool, expr: int) -> tuple[tuple[int, ...], list[int]] | None:
+        parts = pool.byte_classes(expr)
+        targets = []
+        for part in parts:
+            d = pool.derivative(expr, (part & -part).bit_length() - 1)
+            k = 0 if d == EMPTY else self.index.get(d)
+            if k is None:
+                if len(self.exprs) >= MAX_PATTERN_STATES or pool.has_bool[d]:
+                    self.failed = True
+                    key = ("counted pattern failures",)
+                    self.memo[key] = self.memo.get(key, 0) + 1
+                    return None
+                k = self._add(d)
+            targets.append(0 if d == EMPTY else 1 + k)
+        return parts, targets
+
+
 class ProductGraph:
-    """The pairs ``(pattern state, residual of X)`` that bytes reach from one state of
-    ``P ∩ r X{a,b}`` (the counts aside), with each pair's row and which counts can still end.
+    """The pairs ``(pattern state, residual of X)`` that bytes reach in ``P ∩ r X{a,b}`` (the
+    counts aside), for one pattern's :class:`PatternRows` and one character ``X``, made as they
+    are asked for: ``pairs[n]`` the ``(j, i)`` of node ``n`` (``pattern.exprs[j]``,
+    ``char.exprs[i]``; ``nodes`` the inverse), ``rows[n]`` its row once made: ``(targets,
+    index)``, ``targets[index[c]]`` the node byte ``c`` leads to (``-1``: dead). A byte leads
+    from ``(j, i)`` to ``(P's target, X's target)``, from ``X``'s first row where ``i`` is ``ε`` (a
+    new character).
 
-    ``pattern`` is ``P``'s row template (``exprs``, ``table``: :func:`leapgram.parser.lexer.row_template`'s
-    layout), ``pairs[n]`` the ``(j, i)`` of node ``n`` (``pattern[0][j]``, ``char.exprs[i]``;
-    ``nodes`` the inverse),
-    ``rows[n]`` its row: ``(targets, index)``, ``targets[index[c]]`` the node byte ``c`` leads
-    to (``-1``: dead). A byte leads from ``(j, i)`` to ``(P's target,
-    X's target)``, from ``X``'s first row where ``i`` is ``ε`` (a new character). ``member[n]``
-    holds bit ``m`` when a string from node ``n`` can end (``P`` nullable, at ``ε``) after
-    entering ``ε`` ``m`` times; the bits repeat with ``period`` from ``prefix`` on. ``shape``
-    builds the counted side, ``r X{a,b}``."""
+    Whether a node's state with some counts matches a string (:meth:`alive`) is read first from
+    a path to an end found greedily (``ends[n]``: the entries into ``ε`` along it), else from
+    the whole graph's layers: ``member[n]`` holds bit ``m`` when a string from node ``n`` can
+    end (``P`` nullable, at ``ε``) after entering ``ε`` ``m`` times; the bits repeat with
+    ``period`` from ``prefix`` on. ``shape`` builds the counted side, ``r X{a,b}``."""
 
-    pattern: tuple[tuple[int, ...], np.ndarray]
-    char: CountedChar
-    pairs: list[tuple[int, int]]
-    nodes: dict[tuple[int, int], int]
-    rows: list[tuple[tuple[int, ...], np.ndarray]]
-    member: list[int]
-    prefix: int
-    period: int
-    shape: CountedShape  # X{a,b} without a tail: the counted side's expressions
+    def __init__(self, pattern: PatternRows, char: CountedChar):
+        self.pattern = pattern
+        self.char = char
+        self.pairs: list[tuple[int, int]] = []
+        self.nodes: dict[tuple[int, int], int] = {}
+        self.rows: list[tuple[tuple[int, ...], np.ndarray] | None] = []
+        self.ends: list[int] = []  # -1 not looked for, -2 not found
+        self.member: list[int] | None = None  # None: not made, or a node added since
+        self.prefix = self.period = 0
+        self.broken = False  # too large to make whole: emptiness is the search's
+        self.shape = CountedShape(char, EPSILON)  # X{a,b} without a tail: the counted side's expressions
+        x_rows = char.table.astype(np.int64)
+        x_rows[char.eps] = char.table[0]  # ε: a new character, X's first row
+        self._x_list = x_rows.tolist()
+        self._x_classes = []  # per residual: (its row's distinct entries, each byte's index among them)
+        for row in x_rows:
+            values, index = np.unique(row, return_inverse=True)
+            self._x_classes.append((values.tolist(), index.astype(np.intp)))
+        # _make_row: (pattern state's byte classes, residual) -> the classes both tell apart; at
+        # most MAX_PATTERN_STATES x residuals entries
+        self._combined: dict[tuple[tuple[int, ...], int], tuple[list[tuple[int, int]], np.ndarray]] = {}
 
-    def alive(self, node: int, low: int, high: int) -> bool:
-        """Whether node ``n``'s state with ``low..high`` characters after its residual (``S(r,
+    def node(self, pair: tuple[int, int]) -> int | None:
+        """The node of ``pair``, added if new; ``None`` past ``MAX_PRODUCT_NODES``."""
+        found = self.nodes.get(pair)
+        if found is None:
+            if len(self.pairs) >= MAX_PRODUCT_NODES:
+                return None
+            found = self.nodes[pair] = len(self.pairs)
+            self.pairs.append(pair)
+            self.rows.append(None)
+            self.ends.append(-1)
+            self.member = None
+        return found
+
+    def row(self, pool: ExprPool, node: int) -> tuple[tuple[int, ...], np.ndarray] | None:
+        """Node ``node``'s row; ``None`` when the pattern's template or the graph is too large."""
+        if self.rows[node] is None:
+            self._make_row(pool, node)
+        return self.rows[node]
+
+    def _make_row(self, pool: ExprPool, node: int) -> bool:
+        """Make node ``node``'s row from the pattern's and ``X``'s; ``False`` when it cannot be
+        made. The classes of bytes that both rows tell apart are kept per pair of partitions
+        (the pattern's byte classes, the residual): the pattern's states share few of them."""
+        j, i = self.pairs[node]
+        p_row = self.pattern.row(pool, j)
+        if p_row is None:
+            return False
+        parts, p_targets = p_row
+        x_values, x_index = self._x_classes[i]
+        found = self._combined.get((parts, i))
+        if found is None:
+            width = len(x_values)
+            keys, inverse = np.unique(class_index(parts) * width + x_index, return_inverse=True)
+            found = self._combined[(parts, i)] = ([divmod(k, width) for k in keys.tolist()], inverse)
+        combos, inverse = found
+        targets: list[int] = []
+        where: dict[int, int] = {}
+        lut = []
+        for p_class, x_class in combos:
+            p_target, x_target = p_targets[p_class], x_values[x_class]
+            target = -1 if p_target == 0 or x_target == 0 else self.node((p_target - 1, x_target - 1))
+            if target is None:
+                return False
+            at = where.get(target)
+            if at is None:
+                at = where[target] = len(targets)
+                targets.append(target)
+            lut.append(at)
+        self.rows[node] = (tuple(targets), np.array(lut, dtype=np.int16)[inverse])
+        return True
+
+    def alive(self, pool: ExprPool, node: int, low: int, high: int) -> bool | None:
+        """Whether node ``node``'s state with ``low..high`` characters after its residual (``S(r,
         low, high)`` of :mod:`counted`) matches some string: an end after ``m`` entries into
         ``ε`` with ``m`` in ``low..high`` (``ε`` itself), or ``low+1..high+1`` (a residual: its
-        character ends at the first entry)."""
+        character ends at the first entry). ``None``: the graph is too large to say (the
+        caller searches)."""
         if self.pairs[node][1] != self.char.eps:
             low, high = low + 1, high if high == INF else high + 1
-        bits = self.member[node]
-        stored = self.prefix + self.period
-        if high != INF and high < stored:
-            return low <= high and (bits >> low) & ((1 << (high - low + 1)) - 1) != 0
-        if low < stored and bits >> low:
-            return True
-        start = max(low, stored)
-        cycle = (bits >> self.prefix) & ((1 << self.period) - 1)
-        if high != INF and high - start + 1 < self.period:
-            return any(cycle >> ((m - self.prefix) % self.period) & 1 for m in range(start, high + 1))
-        return cycle != 0
+        if self.member is None:
+            m = self._witness(pool, node)
+            if low <= m and (m <= high or high == INF):  # (m < 0: none found)
+                return True
+            found = self._search(pool, node, low, high)
+            if found is not None:
+                return found
+            if self.broken or not self._make_whole(pool):
+                return None
+        return in_layers(self.member[node], self.prefix, self.period, low, high)
 
+    def _witness(self, pool: ExprPool, node: int) -> int:
+        """The entries into ``ε`` along a string from ``node`` to an end, negative when none was
+        found: the pattern state's shortest string (:meth:`ExprPool._shortest_string`, kept per
+        expression) when ``X`` reads it from the node's residual to ``ε``, else
+        :meth:`_walk_to_end`'s."""
+        found = self.ends[node]
+        if found != -1:
+            return found
+        j, i = self.pairs[node]
+        shortest = pool._shortest_string(self.pattern.exprs[j], WITNESS_BYTES)
+        if shortest is not None:
+            x_rows, eps = self._x_list, self.char.eps
+            entries = 0
+            for byte in shortest:
+                i = x_rows[i][byte] - 1
+                if i < 0:
+                    break
+                entries += i == eps
+            if i == eps:
+                self.ends[node] = entries
+                return entries
+        return self._walk_to_end(pool, node)
 
-def product_graph(pool: ExprPool, pattern: tuple[tuple[int, ...], np.ndarray], char: CountedChar,
-                  root: tuple[int, int]) -> ProductGraph | None:
-    """The :class:`ProductGraph` from the pair ``root``, or ``None`` past ``MAX_PRODUCT_NODES``
-    pairs or ``MAX_LAYERS`` layers."""
-    exprs, table = pattern
-    eps, width = char.eps, len(char.exprs) + 1
-    x_rows = char.table.astype(np.int64)
-    x_rows[eps] = char.table[0]  # ε: a new character, X's first row
-    span = (len(exprs) + 1) * width  # the keys of one frontier row: its combined targets, 0 dead
-    nodes = {root: 0}
-    pairs = [root]
-    rows: list[tuple[tuple[int, ...], np.ndarray]] = []
-    preds: list[list[tuple[int, bool]]] = [[]]  # (node, whether the edge enters ε)
-    frontier = [0]
-    while frontier:  # a level at a time: one np.unique for the rows of the level
-        js, is_ = zip(*(pairs[n] for n in frontier))
-        p_rows, x_part = table[list(js)].astype(np.int64), x_rows[list(is_)]
-        combined = np.where((p_rows > 0) & (x_part > 0), p_rows * width + x_part, 0)
-        combined += np.arange(len(frontier), dtype=np.int64)[:, None] * span
-        keys, inverse = np.unique(combined, return_inverse=True)
-        inverse = inverse.reshape(len(frontier), 256)
-        bounds = np.searchsorted(keys, np.arange(len(frontier) + 1, dtype=np.int64) * span).tolist()
-        keys = keys.tolist()
-        level = []
-        for k, node in enumerate(frontier):
-            targets = []
-            for key in keys[bounds[k]:bounds[k + 1]]:
-                key -= k * span
-                if key == 0:
-                    targets.append(-1)
+    def _walk_to_end(self, pool: ExprPool, node: int) -> int:
+        """The entries into ``ε`` along a path from ``node`` to an end, each step to a target whose
+        pattern state has the shortest string (``ε`` first among equals), within
+        ``WITNESS_STEPS`` steps; negative when none was found. Every node on the path keeps its
+        own count."""
+        ends, pairs, exprs = self.ends, self.pairs, self.pattern.exprs
+        eps, nullable, shortest = self.char.eps, pool.nullable, pool._estimated_length
+        path: list[tuple[int, int]] = []
+        seen = set()
+        at, entries, total = node, 0, -2
+        for _ in range(WITNESS_STEPS):
+            if ends[at] != -1:  # a path from here found before (or not found)
+                total = entries + ends[at] if ends[at] >= 0 else -2
+                break
+            j, i = pairs[at]
+            if i == eps and nullable[exprs[j]]:
+                total = entries
+                break
+            path.append((at, entries))
+            seen.add(at)
+            row = self.row(pool, at)
+            if row is None:
+                break
+            best, best_key = -1, None
+            for t in row[0]:
+                if t >= 0 and t not in seen:
+                    key = (shortest(exprs[pairs[t][0]]), pairs[t][1] != eps)
+                    if best_key is None or key < best_key:
+                        best, best_key = t, key
+            if best < 0:
+                break
+            entries += pairs[best][1] == eps
+            at = best
+        if total < 0:
+            if path:
+                ends[node] = -2
+            return -2
+        for n, before in path:
+            ends[n] = total - before
+        return total
+
+    def _search(self, pool: ExprPool, node: int, low: int, high: int) -> bool | None:
+        """:meth:`alive`'s answer (counts shifted) by a search of the pairs ``(node, entries so
+        far)`` from ``node``, entries over ``high`` cut (with no ``high``, counted up to ``low``
+        only): where ``high`` (or ``low``) is at most ``SEARCH_ENTRIES`` (the last characters
+        of a long value) few nodes are within reach. ``None``: past ``SEARCH_STATES`` pairs, or
+        a row that cannot be made."""
+        cap = low if high == INF else high
+        if cap > SEARCH_ENTRIES:
+            return None
+        pairs, exprs, eps, nullable = self.pairs, self.pattern.exprs, self.char.eps, pool.nullable
+        seen = {(node, 0)}
+        stack = [(node, 0)]
+        while stack:
+            at, entries = stack.pop()
+            j, i = pairs[at]
+            if i == eps and entries >= low and nullable[exprs[j]]:
+                return True
+            row = self.row(pool, at)
+            if row is None:
+                return None
+            for t in row[0]:
+                if t < 0:
                     continue
-                pair = (key // width - 1, key % width - 1)
-                target = nodes.get(pair)
-                if target is None:
-                    if len(pairs) >= MAX_PRODUCT_NODES:
+                after = entries + (pairs[t][1] == eps)
+                if after > cap:
+                    if high != INF:
+                        continue
+                    after = cap
+                if (t, after) not in seen:
+                    if len(seen) >= SEARCH_STATES:
                         return None
-                    target = nodes[pair] = len(pairs)
-                    pairs.append(pair)
-                    preds.append([])
-                    level.append(target)
-                preds[target].append((node, pair[1] == eps))
-                targets.append(target)
-            rows.append((tuple(targets), (inverse[k] - bounds[k]).astype(np.int16)))
-        frontier = level
-    found = _layers(pool, exprs, pairs, preds, eps)
-    if found is None:
-        return None
-    member, prefix, period = found
-    return ProductGraph(pattern, char, pairs, nodes, rows, member, prefix, period, CountedShape(char, EPSILON))
+                    seen.add((t, after))
+                    stack.append((t, after))
+        return False
+
+    def _make_whole(self, pool: ExprPool) -> bool:
+        """Every node's row (every pair reachable from those made) and the layers; ``False`` (and
+        ``broken``) past ``MAX_PATTERN_STATES``, ``MAX_PRODUCT_NODES`` or ``MAX_LAYERS``."""
+        rows = self.rows
+        n = 0
+        while n < len(rows):  # (grows while walked)
+            if rows[n] is None and not self._make_row(pool, n):
+                self.broken = True
+                return False
+            n += 1
+        eps = self.char.eps
+        preds: list[list[tuple[int, bool]]] = [[] for _ in self.pairs]  # (node, whether the edge enters ε)
+        for n, (targets, _) in enumerate(self.rows):
+            for t in targets:
+                if t >= 0:
+                    preds[t].append((n, self.pairs[t][1] == eps))
+        found = _layers(pool, self.pattern.exprs, self.pairs, preds, eps)
+        if found is None:
+            self.broken = True
+            return False
+        self.member, self.prefix, self.period = found
+        return True
+
+
+def in_layers(bits: int, prefix: int, period: int, low: int, high: int) -> bool:
+    """Whether some ``m`` in ``low..high`` has bit ``m`` in ``bits`` (:class:`ProductGraph`'s
+    ``member`` of a node), the bits repeating with ``period`` from ``prefix`` on."""
+    stored = prefix + period
+    if high != INF and high < stored:
+        return low <= high and (bits >> low) & ((1 << (high - low + 1)) - 1) != 0
+    if low < stored and bits >> low:
+        return True
+    start = max(low, stored)
+    cycle = (bits >> prefix) & ((1 << period) - 1)
+    if high != INF and high - start + 1 < period:
+        return any(cycle >> ((m - prefix) % period) & 1 for m in range(start, high + 1))
+    return cycle != 0
 
 
 def _layers(pool: ExprPool, exprs: tuple[int, ...], pairs: list[tuple[int, int]],

@@ -43,7 +43,7 @@ from ..regex.expr import (
     bits_of,
     refine_partition,
 )
-from .counted import MAX_PATTERN_STATES, CountedChar, CountedShape, ProductGraph, counted_char, product_graph, split_counted
+from .counted import CountedChar, CountedShape, PatternRows, ProductGraph, counted_char, split_counted
 
 Items = tuple[tuple[int, int], ...]
 MINUS_BYTES = 24  # see Lexer._fill_minus_some: past this many bytes, one derivative per byte class
@@ -64,6 +64,7 @@ LITERAL_SET_NODES = 1 << 16  # see _is_literal_set: a larger set of names keeps 
 READY_ROWS = 64  # rows marked unknown at a time as states are numbered: see Lexer._ready_rows
 _PLAIN_STARRED, _PLAIN_REPEAT = 2, 3  # Lexer._plain_pattern
 MAX_PATTERN_FAILURES = 2  # pattern templates over MAX_PATTERN_STATES tried per grammar: see Lexer._product_graph
+MAX_PRODUCT_GRAPHS = 8  # ProductGraphs of one pattern template (one per counted character)
 
 
 class Lexer(LazyRows):
@@ -767,9 +768,8 @@ class Lexer(LazyRows):
             self._fill_counted(state, lex, expr, counted)
             return
         product = self._products.get(expr)
-        if product is not None:  # a state of a counted lexeme under a pattern that _fill_product made
-            self._fill_product(state, lex, product)
-            return
+        if product is not None and self._fill_product(state, lex, product):  # a state _fill_product made
+            return  # (else the pattern's template grew too large since: derivatives)
         pool = self.pool
         first = pool.first_bytes(expr)
         if first == 0:  # the lexeme is complete (most often ε): a dead row, no template needed
@@ -1099,14 +1099,17 @@ class Lexer(LazyRows):
         if found is None:
             return False
         graph, node, low, high, tail = found
+        made = graph.row(self.pool, node)
+        if made is None:  # the pattern's template or the graph too large
+            return False
         j, i = graph.pairs[node]
         eps = graph.char.eps
         if i == eps:  # a new character: X's first row, one count used
             low, high = max(low - 1, 0), high if high == INF else high - 1
-        targets, index = graph.rows[node]
+        targets, index = made
         local = self._product_targets(lex, graph, targets, low, high, tail)
         row = np.array(local, dtype=np.int32)[index]
-        if i == eps and found[2] == 0 and self.pool.nullable[graph.pattern[0][j]]:  # P ∩ X{0,b} ends: T may start
+        if i == eps and found[2] == 0 and self.pool.nullable[graph.pattern.exprs[j]]:  # P ∩ X{0,b} ends: T may start
             self._tail_entries(row, lex, tail)
         trans = self.trans  # read after the targets: a new state may grow (replace) the table
         trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
@@ -1121,23 +1124,28 @@ class Lexer(LazyRows):
         pool = self.pool
         shape = graph.shape
         base = shape.base(pool, low, high)
-        patterns, pairs, alive = graph.pattern[0], graph.pairs, graph.alive
+        patterns, pairs, alive = graph.pattern.exprs, graph.pairs, graph.alive
         nullable = pool.nullable
         plain_tail = tail != EPSILON and not pool._is_star(tail)  # concat(A ∩ B, T) applies no law: interned
         products = self._products
         exprs = []
         for node in targets:
-            if node < 0 or not alive(node, low, high):  # (the derivative's emptiness search, answered)
+            verdict = False if node < 0 else alive(pool, node, low, high)  # (the derivative's emptiness search,
+            if verdict is False:  # answered; None: the graph is too large to answer, the search does)
                 exprs.append(EMPTY)
                 continue
             j, i = pairs[node]
             counted = shape.state_expr(pool, i, base)
             both = self._plain_and(patterns[j], counted)
             if both is None:  # a law of intersect applies: as a derivative, by the constructors
-                exprs.append(pool.concat(pool.intersect([patterns[j], counted]), tail))
+                d = pool.concat(pool.intersect([patterns[j], counted]), tail)
+                exprs.append(EMPTY if verdict is None and pool.is_empty(d) else d)
                 continue
             d = pool._intern(K_CONCAT, (both, tail), nullable[both] and nullable[tail], True) if plain_tail \
                 else pool.concat(both, tail)
+            if verdict is None and pool.is_empty(d):
+                exprs.append(EMPTY)
+                continue
             if d not in products:
                 products[d] = (graph, node, low, high, tail)
             exprs.append(d)
@@ -1161,7 +1169,10 @@ class Lexer(LazyRows):
         if found is None:
             return pool.is_empty(expr)
         graph, node, low, high, _ = found
-        empty = pool._empty[expr] = not graph.alive(node, low, high)
+        verdict = graph.alive(pool, node, low, high)
+        if verdict is None:  # the graph too large to say
+            return pool.is_empty(expr)
+        empty = pool._empty[expr] = not verdict
         return empty
 
     def _all_empty(self, exprs: list[int]) -> bool:
@@ -1246,43 +1257,30 @@ class Lexer(LazyRows):
         return None
 
     def _product_graph(self, pattern: int, char: CountedChar, residual: int) -> tuple[ProductGraph, int] | None:
-        """``(graph, node)`` of the pair ``(pattern, residual)``: a :class:`ProductGraph` made
-        from the row template of a pattern state that reaches ``pattern`` (a state reached by
-        :meth:`fill_entry` is one of them) when one holds the pair, else from ``pattern``'s own;
-        ``None``: too large. Kept in the pool's memo (the pattern is the grammar's own): each
-        template's states, and its graphs, at most ``MAX_PATTERN_STATES`` of each; a template
-        too large marks the states it saw, and after ``MAX_PATTERN_FAILURES`` of them in a
-        grammar no other is tried (each costs up to 256 states' derivatives, ~1-10 ms, where
-        derivatives alone make only the states reached)."""
+        """``(graph, node)`` of the pair ``(pattern, residual)`` in the :class:`ProductGraph` of
+        ``char`` and the :class:`PatternRows` that holds ``pattern`` (a state reached by
+        :meth:`fill_entry` is most often one of an earlier pattern state's), else ``pattern``'s
+        own; ``None``: too large. Kept in the pool's memo (the pattern is the grammar's own). Both
+        are made as strings reach their states (a short value makes few), each template at most
+        ``MAX_PATTERN_STATES`` states; after ``MAX_PATTERN_FAILURES`` templates too large in a
+        grammar no new one is begun (each cost up to 256 states' derivatives, ~1-10 ms)."""
         memo = self.pool.memo
         found = memo.get(("counted pattern", pattern))
         if found is None:
-            failed = memo.get(("counted pattern failures",), 0)
-            if failed >= MAX_PATTERN_FAILURES:
+            if memo.get(("counted pattern failures",), 0) >= MAX_PATTERN_FAILURES:
                 return None
-            explored: list[int] = []
-            template = _row_template(self.pool, pattern, 1 << 62, MAX_PATTERN_STATES, explored)
-            if template is None:  # its states too: a state reached later is most often one of them
-                memo[("counted pattern failures",)] = failed + 1
-                for e in explored:
-                    memo[("counted pattern", e)] = (None, 0, [])
-                return None
-            found = (template[:2], 0, [])
-            for j, e in enumerate(template[0]):
-                memo.setdefault(("counted pattern", e), (found[0], j, found[2]))
-        template, j, graphs = found
-        if template is None:
+            found = (PatternRows(memo, pattern), 0)
+        rows, j = found
+        if rows.failed:
             return None
-        for graph in graphs:
-            if graph.char is char and (j, residual) in graph.nodes:
-                return graph, graph.nodes[(j, residual)]
-        if len(graphs) >= MAX_PATTERN_STATES:
-            return None
-        graph = product_graph(self.pool, template, char, (j, residual))
+        graph = next((g for g in rows.graphs if g.char is char), None)
         if graph is None:
-            return None
-        graphs.append(graph)
-        return graph, 0
+            if len(rows.graphs) >= MAX_PRODUCT_GRAPHS:
+                return None
+            graph = ProductGraph(rows, char)
+            rows.graphs.append(graph)
+        node = graph.node((j, residual))
+        return None if node is None else (graph, node)
 
     def _fill_minus_some(self, state: int, lex: int, expr: int) -> bool:
         """The row of ``P ∩ ¬Q1 ∩ ¬Q2 ...`` (one item; a key that is none of an object's declared
@@ -1744,13 +1742,12 @@ def _segment_states(exprs: tuple[int, ...], ends: tuple[int, ...], lex: int,
     return items, {(False, item): state for state, item in enumerate(items, first)}, accepted
 
 
-def _row_template(pool: ExprPool, expr: int, size: int, max_states: int = MAX_TEMPLATE_STATES,
-                  explored: list[int] | None = None) -> tuple[tuple[int, ...], np.ndarray, bool] | None:
+def _row_template(pool: ExprPool, expr: int, size: int,
+                  max_states: int = MAX_TEMPLATE_STATES) -> tuple[tuple[int, ...], np.ndarray, bool] | None:
     if pool.has_bool[expr]:
         return None
     index = {expr: 0}
-    exprs = [] if explored is None else explored  # explored: the caller's list of the states seen, also on None
-    exprs.append(expr)
+    exprs = [expr]
     rows = []
     root_reached = False
     for e in exprs:  # grows while walked

@@ -10,7 +10,9 @@ import pytest
 
 import leapgram as lg
 from leapgram.parser import Lexer
-from leapgram.parser.counted import ProductGraph
+from leapgram.limits import Limits
+from leapgram.parser import counted
+from leapgram.parser.counted import PatternRows, in_layers
 from leapgram.regex.expr import INF
 from tests.parser.test_lexer_counted import EXTRA_TOKENS, masks_along
 from tests.parser.test_lexer_counted import compare as compare_counted
@@ -44,13 +46,54 @@ def test_product_rows_equal_rows_derived(schema, monkeypatch):
     assert compare(lg.Grammar.from_json_schema(schema).ir, monkeypatch) > 0
 
 
-def test_alive_reads_the_counts():
-    graph = ProductGraph(((), None), type("Char", (), {"eps": 0})(), [(0, 0), (0, 1)], {}, [], [0b0101, 0b0100],
-                         prefix=1, period=2, shape=None)  # node 0 ends after 0, 2, 4, ... entries; node 1 after 2, 4, ...
-    assert graph.alive(0, 0, 0) and not graph.alive(0, 1, 1) and graph.alive(0, 1, 2)
-    assert graph.alive(0, 3, 4) and not graph.alive(0, 5, 5) and graph.alive(0, 101, INF)
-    assert not graph.alive(1, 0, 0) and graph.alive(1, 1, 1) and not graph.alive(1, 2, 2)  # a residual: one more
-    assert graph.alive(1, 9, 9) and not graph.alive(1, 10, 10) and graph.alive(1, 10, 11)
+LIMITS = [
+    {"MAX_PRODUCT_NODES": 6},  # the graph too large to be made whole: emptiness by the search
+    {"MAX_PATTERN_STATES": 5},  # the pattern's template too large after some rows: derivatives from there
+    {"SEARCH_ENTRIES": -1, "_witness": lambda self, pool, node: -2},  # every answer from the whole graph
+    {"SEARCH_STATES": 1, "WITNESS_STEPS": 1},
+]
+
+
+@pytest.mark.parametrize("limits", LIMITS)
+@pytest.mark.parametrize("schema", [
+    string("^\\S+@\\S+$", 3, 7),
+    string("a.*b", 4, None),
+    string(None, 2, 9, format="email"),
+    string("^([a-z]{2})+$", 1, 9),
+])
+def test_product_rows_equal_rows_derived_at_their_limits(schema, limits, monkeypatch):
+    for name, value in limits.items():
+        monkeypatch.setattr(counted.ProductGraph if name.startswith("_") else counted, name, value)
+    compare(lg.Grammar.from_json_schema(schema).ir, monkeypatch)
+
+
+def test_a_short_value_makes_a_few_pairs():
+    """The graph of an email with a length is made as the value's bytes reach its pairs: a short
+    value neither makes the pattern's whole template nor the layers."""
+    ir = lg.Grammar.from_json_schema(string(None, None, 100, format="email")).ir
+    lexer = Lexer(ir, Limits())
+    state = lexer.start_state(frozenset(n for n, lexeme in enumerate(ir.lexemes) if lexeme.name.startswith("string")))
+    for byte in b'"ab@c':
+        lexer.fill_row(state)
+        state = int(lexer.trans[state, byte])
+    lexer.fill_row(state)
+    templates = {id(found[0]): found[0] for key, found in lexer.pool.memo.items()
+                 if key[0] == "counted pattern" and len(key) == 2}
+    assert templates and all(isinstance(rows, PatternRows) for rows in templates.values())
+    for rows in templates.values():
+        assert sum(row is not None for row in rows.rows) < 20 < len(rows.exprs) or len(rows.exprs) < 20
+        assert all(graph.member is None and len(graph.pairs) < 100 for graph in rows.graphs)
+
+
+def test_layers_read_the_counts():
+    bits, prefix, period = 0b0101, 1, 2  # ends after 0, 2, 4, ... entries
+    assert in_layers(bits, prefix, period, 0, 0) and not in_layers(bits, prefix, period, 1, 1)
+    assert in_layers(bits, prefix, period, 1, 2) and in_layers(bits, prefix, period, 3, 4)
+    assert not in_layers(bits, prefix, period, 5, 5) and in_layers(bits, prefix, period, 101, INF)
+    bits = 0b0100  # after 2, 4, ...
+    assert not in_layers(bits, prefix, period, 0, 1) and in_layers(bits, prefix, period, 2, 2)
+    assert not in_layers(bits, prefix, period, 3, 3) and in_layers(bits, prefix, period, 10, 10)
+    assert not in_layers(bits, prefix, period, 11, 11) and in_layers(bits, prefix, period, 11, 12)
 
 
 def test_masks_along_strings_equal(monkeypatch):
