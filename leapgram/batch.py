@@ -38,8 +38,8 @@ def fill_next_token_bitmasks(matchers: Sequence[Matcher], bitmask: np.ndarray,
     threads (default: the CPU count), or in one where that has measured cheaper.
 
     Each row is exactly what :meth:`Matcher.fill_next_token_bitmask` writes. The matchers must be
-    distinct objects, and no two may be forks that share a chart arena (see :meth:`Matcher.fork`);
-    matchers of one compiled grammar are fine. Misuse (a bad row index, a wrong bitmask) raises
+    distinct objects; matchers of one compiled grammar are fine, and so are forks that share a
+    chart arena (their walks take turns on it, see :meth:`Matcher.fork`). Misuse (a bad row index, a wrong bitmask) raises
     before any row is written.
     """
     matchers = list(matchers)

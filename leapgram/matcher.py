@@ -345,9 +345,11 @@ class Matcher:
 
         By default the fork shares the compiled grammar and, for a context-free grammar, the
         chart arena (charts only grow, so neither side can disturb the other's states): a fork
-        costs a copy of the token list. The arena is not locked, so a matcher and its forks must
-        be used from one thread at a time. ``share_charts=False`` replays the tokens into a new
-        arena instead (cost: consuming them again), for a fork used on another thread.
+        costs a copy of the token list. Each matcher is used from one thread at a time; a matcher
+        and its forks may be used on different threads, but their calls that walk or grow the
+        shared arena take turns on its lock (see :class:`leapgram.parser.arena.ChartArena`).
+        ``share_charts=False`` replays the tokens into a new arena instead (cost: consuming them
+        again), for a fork that should run in parallel with its parent.
         """
         if not share_charts:
             clone = Matcher(self.compiled, required_prefix=self.required_prefix, ff_backoff=self.ff_backoff,
@@ -355,6 +357,8 @@ class Matcher:
             clone.consume_tokens(self._tokens)
             clone._error = self._error
             return clone
+        if self._lease is not None:  # a context-free grammar's arena, now shared
+            self._lease.arena.share()
         clone = object.__new__(Matcher)
         clone.__dict__.update(self.__dict__)
         clone._states, clone._pending = list(self._states), list(self._pending)

@@ -86,7 +86,11 @@ def tokenize(vocab: Vocabulary, text: str) -> list[int]:
 
 def walk(compiled: leapgram.CompiledGrammar, tokens: list[int]) -> list[tuple[bytes, bool, bytes]]:
     """At each step until the matcher rejects a token or the text ends: (mask, accepting, forced)."""
-    matcher = leapgram.Matcher(compiled)
+    return walk_matcher(leapgram.Matcher(compiled), tokens)
+
+
+def walk_matcher(matcher: leapgram.Matcher, tokens: list[int]) -> list[tuple[bytes, bool, bytes]]:
+    """:func:`walk` from ``matcher``'s state."""
     steps = []
     for token in [*tokens, None]:
         steps.append((matcher.compute_mask().tobytes(), matcher.is_accepting(), matcher.forced_bytes()))
@@ -154,3 +158,41 @@ def test_batch_fill_in_threads_on_a_cold_grammar(vocab, monkeypatch):
         alone = leapgram.Matcher(fresh)
         alone.consume_tokens(sequences[i][:n])
         assert np.array_equal(batch[row], alone.compute_mask()), (i, n)
+
+
+def test_forks_sharing_an_arena_on_threads_see_single_thread_masks(vocab):
+    """Forks of one matcher share its chart arena. Walked on many threads at once, on a cold
+    grammar, while one of them consumes a long array (its charts, items and memo tables grow
+    many times, so the arena's arrays are replaced under the other walks), they give the masks,
+    ``is_accepting()`` and forced bytes of one thread, and nothing reads freed memory: the
+    walks take turns on the arena's lock (``ChartArena.share``)."""
+    grammar = Grammar.from_json_schema({"type": "array", "items": SCHEMA})
+    texts = ["[" + ", ".join(SCHEMA_TEXTS[:3] * 20) + "]"]
+    texts += ["[" + text + "]" for text in SCHEMA_TEXTS] + ["[" + ", ".join(SCHEMA_TEXTS[k:k + 2]) + "]" for k in range(3)]
+    sequences = [tokenize(vocab, text) for text in texts]
+    reference = [walk(leapgram.GrammarCompiler(vocab).compile(grammar), seq) for seq in sequences]
+    assert len(reference[0]) == len(sequences[0]) + 1  # the long text is walked to its end
+    for _ in range(ROUNDS):
+        parent = leapgram.Matcher(leapgram.GrammarCompiler(vocab).compile(grammar))  # cold
+        arena = parent._states[-1][0]
+        barrier = threading.Barrier(THREADS)
+        problems: list[str] = []
+
+        def work(k: int, fork=None, barrier=barrier, problems=problems) -> None:
+            try:
+                order = [0] if k == 0 else list(range(1, len(sequences)))  # thread 0 grows the arena
+                random.Random(k).shuffle(order)
+                barrier.wait()
+                for i in order:
+                    if walk_matcher(fork.fork(), sequences[i]) != reference[i]:
+                        problems.append(f"thread {k}: text {i} differs from the single-thread walk")
+            except BaseException as exc:  # noqa: BLE001 -- reported by the test
+                problems.append(f"thread {k}: {type(exc).__name__}: {exc}")
+
+        threads = [threading.Thread(target=work, args=(k, parent.fork())) for k in range(THREADS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not problems, "\n".join(problems)
+        assert arena.lock is not None and arena.items.shape[0] > 1024  # shared, and grown under the walks

@@ -6,11 +6,13 @@ mask pays on each of its 1-3 kernel calls. A *views* array lists instead, per ar
 and shapes (``views[k] = (address, shape[0], shape[-1])``, row 6 of a grammar's its start
 symbol): one array to unbox, and the kernel makes the arrays again as views of that memory (as
 numba's ``carray``, with no reference count). The tuple stays the arrays' owner: the views are
-valid only while it lives and holds the same arrays, so the caller keeps both and makes the views
-again whenever it replaces an array (:meth:`leapgram.parser.arena.ChartArena._pack`). An arena
-is used by one thread at a time (see ``Matcher.fork``), so no kernel reads an array another
-thread replaced. The lexer's arrays stay arguments: one lexer serves every thread, and a
-thread that grows it drops arrays another thread's kernel may be reading.
+valid only while its arrays live, so the caller makes the views again whenever it replaces an
+array (:meth:`leapgram.parser.arena.ChartArena._pack`). A views array holds the arrays it names
+(its base is a :class:`_Holder` of them), and a kernel's caller holds its argument until the call
+returns: a kernel still running on views made before a replacement reads the old arrays, alive,
+never freed memory, and they are freed once no call holds those views (no walk in flight). The
+lexer's arrays stay arguments: one lexer serves every thread, and a thread that grows it drops
+arrays another thread's kernel may be reading.
 
 With numba disabled the views *are* the tuple, and :func:`arena_of` and :func:`grammar_of`
 return it (the plain-Python twins of the kernels then run on the arrays themselves).
@@ -157,11 +159,24 @@ _ARENA_VIEWS = DirectKernel(arena_views_kernel)  # ChartArena.arrays: always the
 _GRAMMAR_VIEWS = DirectKernel(grammar_views_kernel)  # ParserTables.grammar: the same, but for read-only flags
 
 
+class _Holder(np.ndarray):
+    """The memory of a views array, with the arrays the views name as ``arrays``."""
+
+
+def holding(rows: int, arrays: tuple) -> np.ndarray:
+    """A zeroed int64 ``(rows, 3)`` array that keeps ``arrays`` alive as long as it lives (a plain
+    ``ndarray``, as the kernels take it, whose base is a :class:`_Holder`)."""
+    holder = _Holder((rows, 3), dtype=np.int64)
+    holder.fill(0)
+    holder.arrays = arrays
+    return holder.view(np.ndarray)
+
+
 def arena_views(arrays: tuple[np.ndarray, ...]) -> np.ndarray | tuple[np.ndarray, ...]:
     """The views of ``ChartArena.arrays`` (the tuple itself while numba is disabled)."""
     if numba_config.DISABLE_JIT:
         return arrays
-    views = np.empty((ARENA_ARRAYS, 3), dtype=np.int64)
+    views = holding(ARENA_ARRAYS, arrays)
     _ARENA_VIEWS.call(arrays, views)
     return views
 
@@ -170,7 +185,7 @@ def grammar_views(grammar: tuple) -> np.ndarray | tuple:
     """The views of ``ParserTables.grammar`` (the tuple itself while numba is disabled)."""
     if numba_config.DISABLE_JIT:
         return grammar
-    views = np.zeros((GRAMMAR_ARRAYS + 1, 3), dtype=np.int64)
+    views = holding(GRAMMAR_ARRAYS + 1, grammar)
     _GRAMMAR_VIEWS.call(grammar, views)
     return views
 

@@ -140,8 +140,11 @@ class CfgEngine:
             arena = ChartArena(self.tables, self.lexer, self.limits, use_leo=self.use_leo)
         return (arena, 0, arena.fresh_of(0)), ArenaLease(arena, self._spare, self.limits.max_parse_items // 64)
 
-    def advance(self, state: CfgState, data: bytes) -> CfgState | None:
+    def advance(self, state: CfgState, data: bytes, _locked: bool = False) -> CfgState | None:
         arena, chart, lex = state
+        if arena.lock is not None and not _locked:  # a shared arena: forks take turns (see ChartArena)
+            with arena.lock:
+                return self.advance(state, data, True)
         if not data:
             return state
         if data.__class__ is not bytes:  # one argument type for the direct entry (see _ADVANCE_KERNEL)
@@ -169,8 +172,16 @@ class CfgEngine:
         arena, chart, lex = state
         if lex == DEAD or self.lexer.is_fresh(lex):
             return arena.accepting(chart)
-        ended = arena.boundary(chart, lex)
+        ended = self.boundary(state)
         return ended is not None and arena.accepting(ended[0])
+
+    def boundary(self, state: CfgState) -> tuple[int, int] | None:
+        """:meth:`ChartArena.boundary` of the state's chart and lexer state (under the arena's lock)."""
+        arena, chart, lex = state
+        if arena.lock is None:
+            return arena.boundary(chart, lex)
+        with arena.lock:
+            return arena.boundary(chart, lex)
 
     def allowed_lexemes(self, state: CfgState) -> frozenset[int]:
         """The lexemes the parser allows to start at the state's chart."""
@@ -199,15 +210,23 @@ class CfgEngine:
         """:meth:`fill_mask` over another trie (a re-rooted sub-trie for token healing, see
         :mod:`leapgram.mask.prefix`), without the slicer."""
         arena, chart, lex = state
-        self._walk(trie, arena, chart, lex, mask, np.zeros(trie.max_depth + 1, dtype=np.int64))
+        stack = np.zeros(trie.max_depth + 1, dtype=np.int64)
+        if arena.lock is None:
+            self._walk(trie, arena, chart, lex, mask, stack)
+            return
+        with arena.lock:
+            self._walk(trie, arena, chart, lex, mask, stack)
 
     def fill_mask(self, state: CfgState, mask: np.ndarray) -> None:
         mask |= self.new_mask(state, self.mask_key(state))
 
-    def new_mask(self, state: CfgState, key: tuple[int, int, int]) -> np.ndarray:
+    def new_mask(self, state: CfgState, key: tuple[int, int, int], _locked: bool = False) -> np.ndarray:
         """The mask of ``state`` (EOS excluded) in a new uint32 array; ``key`` is its
         :meth:`mask_key`, whose last field is the lexer state the walk starts from."""
         arena, chart, _ = state
+        if arena.lock is not None and not _locked:  # a shared arena: forks take turns (see ChartArena)
+            with arena.lock:
+                return self.new_mask(state, key, True)
         lex = key[2]
         if self._walks < 2:  # no lock: threads may lose or add increments (tests/mask/test_walk_counter.py)
             self._walks += 1
@@ -273,4 +292,5 @@ class ArenaLease:
         if _finalizing():  # at interpreter exit numpy may already be half torn down
             return
         if len(self.spare) < self.SPARES and self.arena.num_items <= self.max_items:
+            self.arena.release()  # the next matcher holds it alone: no lock
             self.spare.append(self.arena)

@@ -37,13 +37,13 @@ def next_bytes(engine: RegexEngine | CfgEngine, state) -> np.ndarray:
     """The bytes that can come next in ``state``, as a bool array of 256."""
     if isinstance(engine, RegexEngine):
         return _live_row(engine.dfa, state)
-    arena, chart, lex = state
+    lex = state[2]
     if lex == DEAD:
         return np.zeros(256, dtype=bool)
     lexer = engine.lexer
     live = _live_row(lexer, lex)
     if lexer.accepting[lex]:
-        ended = arena.boundary(chart, lex)
+        ended = engine.boundary(state)
         if ended is not None:
             live |= _live_row(lexer, ended[1])
     return live

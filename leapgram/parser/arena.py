@@ -8,6 +8,8 @@ holds the charts of one matcher and its forks, a tree that only grows, so a stat
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .._kernels import earley as k
@@ -66,7 +68,18 @@ def _empty_table(size: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class ChartArena:
-    """The charts of one matcher (and its forks). Chart 0 is the root."""
+    """The charts of one matcher (and its forks). Chart 0 is the root.
+
+    Thread rules. An arena is written by every walk on it, so one thread at a time uses it:
+    while one matcher holds it (the common case), that matcher's thread; once a fork shares it
+    (:meth:`share`, from ``Matcher.fork``), :class:`leapgram.mask.engines.CfgEngine` takes
+    :attr:`lock` around each of its calls on it, so forks on different threads take turns. The
+    kernels read the arrays through :attr:`views` (raw addresses); a views array holds the
+    arrays it names (:func:`leapgram._kernels.views.holding`), so a kernel still running on
+    views made before :meth:`_grow` or :meth:`tidy` replaced an array reads the old one, alive
+    until that call returns: even a misuse (one matcher on two threads at once) reads stale
+    charts, never freed memory.
+    """
 
     def __init__(self, tables: ParserTables, lexer: Lexer, limits: Limits, *, use_leo: bool = True) -> None:
         self.tables = tables
@@ -100,6 +113,7 @@ class ChartArena:
         self.fps = wide[5248:5760].reshape(256, 2)
         self.counts = wide[5760:]
         self.walk_stack = np.zeros(0, dtype=np.int64)  # the trie walk's scratch, sized by its engine
+        self.lock: threading.RLock | None = None  # taken by CfgEngine's calls once the arena is shared
         self._pack()
         while True:
             status = k.root_kernel(tables.grammar, self.arrays, limits.max_earley_items)
@@ -110,12 +124,22 @@ class ChartArena:
 
     # ----- kernel plumbing --------------------------------------------------------------
 
+    def share(self) -> None:
+        """From now on, each engine call on this arena holds :attr:`lock` (a fork shares it)."""
+        if self.lock is None:
+            self.lock = threading.RLock()
+
+    def release(self) -> None:
+        """No matcher holds the arena any more (its lease is gone): drop the lock (the next
+        matcher may hold it alone)."""
+        self.lock = None
+
     def _pack(self) -> None:
         self.arrays = (self.items, self.charts, self.counts, self.bound_keys, self.bound_vals,
                        self.child_keys, self.child_vals, self.leo_keys, self.leo_vals, self.set_keys,
                        self.set_vals, self.set_ptr, self.set_items, self.set_fresh, self.scr_keys,
                        self.scr_gen, self.nt_gen, self.lex_gen, self.tmp, self.chain, self.fps)
-        self.views = arena_views(self.arrays)  # the walk kernels' (valid while self.arrays holds these)
+        self.views = arena_views(self.arrays)  # the walk kernels' (holding these arrays)
 
         # tidy() grows a table once its count passes a quarter of its size: (count + 2) * 4 > size
         self._bound_room = self.bound_keys.shape[0] // 4 - 2

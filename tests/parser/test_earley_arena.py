@@ -241,3 +241,42 @@ def test_the_views_describe_the_arena_and_grammar_arrays_after_growth():
         assert len(made) == len(arrays)
         for a, b in zip(made, arrays):
             assert a.dtype == b.dtype and a.shape == b.shape and a.ctypes.data == b.ctypes.data
+
+
+
+def test_views_hold_the_arrays_they_name_until_dropped():
+    """A views array keeps the arrays it names alive (a kernel's caller holds the views it
+    passed, so a kernel still running on views made before a growth reads live memory), and
+    they go with the last reference to it. ``share`` makes one lock; ``release`` drops it."""
+    import gc
+    import weakref
+
+    ir = right_recursive_list()
+    names = lexeme_ids(ir)
+    arena = arena_for(ir, use_leo=False)
+    chart = arena.scan(0, (names["'['"],))
+
+    def grow_items() -> None:
+        nonlocal chart
+        items = arena.items
+        while arena.items is items:
+            chart = arena.scan(arena.scan(chart, (names["ITEM"],)), (names["','"],))
+            arena.boundary(chart, arena.fresh_of(chart))
+
+    grow_items()  # the items now own their memory (not a view of the first buffer)
+    old_views, old_items = arena.views, weakref.ref(arena.items)
+    grow_items()
+    grow_items()
+    gc.collect()
+    assert old_items() is not None  # replaced twice, still held by the views made before
+    if not isinstance(old_views, tuple):
+        assert old_views[0, 0] == old_items().ctypes.data and old_views.base.arrays[0] is old_items()
+    del old_views
+    gc.collect()
+    assert old_items() is None
+    arena.share()
+    lock = arena.lock
+    arena.share()
+    assert arena.lock is lock is not None
+    arena.release()
+    assert arena.lock is None
