@@ -37,7 +37,8 @@ _MODULES = ("trie_walk", "tables", "earley", "cfg_walk", "rows", "views", "rule_
 # mask, first token, later masks): with LEAPGRAM_PRELOAD_KERNELS=0 or a compile that does not wait, its
 # first masks find them loaded sooner
 _FIRST_USED = (("rule_tables", "productive_nullable_kernel"), ("rule_tables", "rule_tables_kernel"),
-               ("views", "grammar_views_kernel"), ("views", "arena_views_kernel"), ("earley", "root_kernel"),
+               ("views", "lexer_views_kernel"), ("views", "grammar_views_kernel"), ("views", "arena_views_kernel"),
+               ("earley", "root_kernel"),
                ("cfg_walk", "walk_cfg_kernel"), ("rows", "row_hash_kernel"), ("cfg_walk", "advance_cfg_kernel"),
                ("tables", "table_get_kernel"), ("rows", "rows_equal_kernel"), ("trie_walk", "walk_trie_kernel"))
 _LOADED = threading.Event()  # set once the thread is done (or when it does not start)

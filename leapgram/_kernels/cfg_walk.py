@@ -24,7 +24,7 @@ from . import njit
 from .earley import BOUND_COUNT, CHILD_COUNT, LEO_COUNT, NONE, OK, boundary_kernel
 from .tables import ABSENT, table_get_kernel
 from .trie_walk import copy_duplicate_bits_kernel
-from .views import arena_of, grammar_of
+from .views import arena_of, grammar_of, lexer_of
 
 DONE = 0
 MISSING_ROW = 1
@@ -32,13 +32,15 @@ MISSING_ROW_AFTER_STEP = 3
 
 
 @njit(cache=True, nogil=True)
-def walk_cfg_kernel(node_info, node_end, dup_primary, dup_other, trans, accepting, grammar_views, arena_views, lexer,
+def walk_cfg_kernel(node_info, node_end, dup_primary, dup_other, lexer_views, grammar_views, arena_views,
                     max_row, use_leo, stack, start, mask):
     """Mark in ``mask`` every token that the lexer and parser accept from the chart and lexer
     state packed in ``stack[0]`` (``chart << 32 | lexer state``; ``stack[d]`` is the same after
     ``d`` bytes); when the walk is complete, tokens sharing their bytes with a marked one get
-    their bit too. The grammar's and the arena's arrays come as views
+    their bit too. The lexer's, the grammar's and the arena's arrays come as views
     (:mod:`leapgram._kernels.views`). Returns ``(node, code, payload)``."""
+    lexer = lexer_of(lexer_views)
+    trans, accepting, lexer = lexer[0], lexer[1], lexer[2:]
     grammar = grammar_of(grammar_views)
     arena = arena_of(arena_views)
     bound_keys = arena[3]
@@ -103,12 +105,14 @@ def tables_filling(arena):
 
 
 @njit(cache=True, nogil=True)
-def advance_cfg_kernel(data, trans, accepting, grammar_views, arena_views, lexer, max_row, use_leo, chart, lex, start):
-    """Run the bytes ``data[start:]`` (a ``bytes`` object) from ``(chart, lex)``, the grammar's
-    and the arena's arrays given as views (:mod:`leapgram._kernels.views`). Returns
+def advance_cfg_kernel(data, lexer_views, grammar_views, arena_views, max_row, use_leo, chart, lex, start):
+    """Run the bytes ``data[start:]`` (a ``bytes`` object) from ``(chart, lex)``, the lexer's,
+    the grammar's and the arena's arrays given as views (:mod:`leapgram._kernels.views`). Returns
     ``(index, code, payload, chart, lex)``: ``DONE`` with the final chart and lexer state;
     ``MISSING_ROW`` (fill the row of the returned ``lex``) or a parser request, to resume from
     ``index`` with the returned state; or ``index == -1`` when the bytes are refused."""
+    lexer = lexer_of(lexer_views)
+    trans, accepting, lexer = lexer[0], lexer[1], lexer[2:]
     grammar = grammar_of(grammar_views)
     arena = arena_of(arena_views)
     for i in range(start, len(data)):

@@ -21,6 +21,7 @@ OK = 0
 NEED_FRESH = 4
 NEED_SPACE = 5
 OVER_BUDGET = 6
+STALE_LEXER = 7  # boundary_kernel: the lexer's acc_pool grew since the caller read its views (call again)
 
 # columns of ``charts``
 START, STOP, ACCEPT, SET, PARENT = 0, 1, 2, 3, 4
@@ -325,7 +326,10 @@ def boundary_kernel(grammar, arena, lexer, chart, lex, max_row, use_leo):
     """A lexeme ends in lexer state ``lex`` at ``chart``: ``(status, value)`` where ``value`` is
     ``child << 32 | child's fresh lexer state`` or ``NONE`` (the parser refuses every lexeme
     that can end there). Memoized in the boundary table; ignored lexemes keep the chart.
-    ``status`` ``NEED_FRESH`` comes with the child chart as ``value``."""
+    ``status`` ``NEED_FRESH`` comes with the child chart as ``value``; ``STALE_LEXER`` when
+    ``lex``'s lexemes lie past ``acc_pool``: another thread grew the pool after the caller read
+    the lexer's arrays (``lex`` was reached through a row written in place), so the caller
+    calls again with the lexer's current ones instead of scanning a cut list."""
     (items, charts, counts, bound_keys, bound_vals, child_keys, child_vals, leo_keys, leo_vals,
      set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain,
      fps) = arena
@@ -344,6 +348,8 @@ def boundary_kernel(grammar, arena, lexer, chart, lex, max_row, use_leo):
         child = table_get_kernel(child_keys, child_vals, child_key)
         if child == ABSENT:
             lo = acc_start[lex]
+            if lo + acc_len[lex] > acc_pool.shape[0]:
+                return STALE_LEXER, 0
             status, made = scan_kernel(grammar, arena, chart, acc_pool[lo:lo + acc_len[lex]], max_row, use_leo)
             if status != OK:
                 return status, 0

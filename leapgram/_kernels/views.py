@@ -10,9 +10,9 @@ valid only while its arrays live, so the caller makes the views again whenever i
 array (:meth:`leapgram.parser.arena.ChartArena._pack`). A views array holds the arrays it names
 (its base is a :class:`_Holder` of them), and a kernel's caller holds its argument until the call
 returns: a kernel still running on views made before a replacement reads the old arrays, alive,
-never freed memory, and they are freed once no call holds those views (no walk in flight). The
-lexer's arrays stay arguments: one lexer serves every thread, and a thread that grows it drops
-arrays another thread's kernel may be reading.
+never freed memory, and they are freed once no call holds those views (no walk in flight). That
+is what lets the lexer's 7 arrays come as views too (``Lexer.views``): one lexer serves every
+thread, and a thread that grows it replaces arrays another thread's kernel may be reading.
 
 With numba disabled the views *are* the tuple, and :func:`arena_of` and :func:`grammar_of`
 return it (the plain-Python twins of the kernels then run on the arrays themselves).
@@ -31,6 +31,7 @@ from .entry import DirectKernel
 
 ARENA_ARRAYS = 21  # the arrays of ChartArena.arrays
 GRAMMAR_ARRAYS = 6  # the arrays of ParserTables.grammar, before its start symbol
+LEXER_ARRAYS = 7  # Lexer.trans, Lexer.accepting, then the 5 of Lexer.kernel_arrays
 
 
 @intrinsic
@@ -138,6 +139,25 @@ def grammar_views_kernel(grammar, views):
     views[6, 0] = grammar[6]
 
 
+@njit(cache=True, nogil=True)
+def lexer_views_kernel(trans, accepting, arrays, views):
+    """Write the views of ``trans``, ``accepting`` and the 5 arrays of ``Lexer.kernel_arrays``."""
+    _put(views, 0, trans)
+    _put(views, 1, accepting)
+    _put(views, 2, arrays[0])
+    _put(views, 3, arrays[1])
+    _put(views, 4, arrays[2])
+    _put(views, 5, arrays[3])
+    _put(views, 6, arrays[4])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def lexer_of(views):
+    """``(trans, accepting, acc_start, acc_len, acc_pool, acc_id, acc_ignore_only)`` of a lexer's views."""
+    return (_mat32(views, 0), _vec8(views, 1), _vec32(views, 2), _vec32(views, 3), _vec32(views, 4),
+            _vec32(views, 5), _vec8(views, 6))
+
+
 @njit(cache=True, nogil=True, inline="always")
 def arena_of(views):
     """The tuple of ``ChartArena.arrays`` that ``views`` were made from."""
@@ -157,6 +177,7 @@ def grammar_of(views):
 
 _ARENA_VIEWS = DirectKernel(arena_views_kernel)  # ChartArena.arrays: always the same types
 _GRAMMAR_VIEWS = DirectKernel(grammar_views_kernel)  # ParserTables.grammar: the same, but for read-only flags
+_LEXER_VIEWS = DirectKernel(lexer_views_kernel)  # a Lexer's arrays: always the same types
 
 
 class _Holder(np.ndarray):
@@ -190,6 +211,16 @@ def grammar_views(grammar: tuple) -> np.ndarray | tuple:
     return views
 
 
+def lexer_views(trans: np.ndarray, accepting: np.ndarray, arrays: tuple[np.ndarray, ...]) -> np.ndarray | tuple:
+    """The views of a lexer's ``trans``, ``accepting`` and ``kernel_arrays`` (while numba is
+    disabled, the tuple of the 7 arrays)."""
+    if numba_config.DISABLE_JIT:
+        return (trans, accepting, *arrays)
+    views = holding(LEXER_ARRAYS, (trans, accepting, *arrays))
+    _LEXER_VIEWS.call(trans, accepting, arrays, views)
+    return views
+
+
 if numba_config.DISABLE_JIT:  # the twins: the views are the tuples themselves
     def arena_of(views):
         """The tuple of ``ChartArena.arrays`` (the views are the tuple while numba is disabled)."""
@@ -197,4 +228,8 @@ if numba_config.DISABLE_JIT:  # the twins: the views are the tuples themselves
 
     def grammar_of(views):
         """The tuple ``ParserTables.grammar`` (the views are the tuple while numba is disabled)."""
+        return views
+
+    def lexer_of(views):
+        """A lexer's 7 arrays (the views are their tuple while numba is disabled)."""
         return views

@@ -153,9 +153,8 @@ class CfgEngine:
         lexer = self.lexer
         kernel = _ADVANCE_KERNEL.call
         while True:
-            index, code, payload, chart, lex = kernel(data, lexer.trans, lexer.accepting, self.tables.grammar_views,
-                                                      arena.views, lexer.kernel_arrays, self.limits.max_earley_items,
-                                                      self.use_leo, chart, lex, start)
+            index, code, payload, chart, lex = kernel(data, lexer.views, self.tables.grammar_views, arena.views,
+                                                      self.limits.max_earley_items, self.use_leo, chart, lex, start)
             if index < 0:
                 return None
             if code == DONE:
@@ -258,9 +257,8 @@ class CfgEngine:
         node_info, node_end, dup_primary, dup_other = trie.node_info, trie.node_end, trie.dup_primary, trie.dup_other
         grammar, max_row, use_leo = self.tables.grammar_views, self.limits.max_earley_items, self.use_leo
         while True:
-            start, code, payload = kernel(node_info, node_end, dup_primary, dup_other, lexer.trans, lexer.accepting,
-                                          grammar, arena.views, lexer.kernel_arrays, max_row, use_leo, stack,
-                                          start, mask)
+            start, code, payload = kernel(node_info, node_end, dup_primary, dup_other, lexer.views, grammar,
+                                          arena.views, max_row, use_leo, stack, start, mask)
             if code == DONE:
                 if payload:  # a memo table past a quarter full (the kernel's test of ChartArena.tidy)
                     arena.tidy()

@@ -152,6 +152,8 @@ class ChartArena:
             self.fresh_of(int(payload))
         elif status == k.NEED_SPACE:
             self._grow(int(self.counts[k.WANT]))
+        elif status == k.STALE_LEXER:  # the lexer grew under the call: calling again reads its new arrays
+            return
         elif status == k.OVER_BUDGET:
             raise BudgetExceededError("max_earley_items", self.limits.max_earley_items, "Earley row too large")
         else:

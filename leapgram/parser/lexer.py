@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._kernels.views import lexer_views
 from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
@@ -104,6 +105,7 @@ class Lexer(LazyRows):
         self._new_state(False, ())  # DEAD (no table read)
         if not self._start_with_block(self._punctuation()):
             self._set_up_tables()
+        self._pack_views()
 
     def _set_up_tables(self) -> None:
         """``trans`` and the ``acc_*`` arrays of a lexer with no family block (which
@@ -320,6 +322,13 @@ class Lexer(LazyRows):
         self.acc_id[states] = [slot[2] for slot in ended]
         self.acc_ignore_only[states] = [slot[3] for slot in ended]
         self.accepting[states] = 1
+
+    def _pack_views(self) -> None:
+        """Make :attr:`views` again (after an array was replaced): the kernels' one argument for
+        ``trans``, ``accepting`` and :attr:`kernel_arrays`. Walks on other threads read it
+        unlocked; an old views array holds the arrays it names until their calls return
+        (:mod:`leapgram._kernels.views`)."""
+        self.views = lexer_views(self.trans, self.accepting, self.kernel_arrays)
 
     @property
     def kernel_arrays(self) -> tuple[np.ndarray, ...]:
@@ -539,6 +548,7 @@ class Lexer(LazyRows):
         accepted = tuple(lex for lex in ended if lex not in ignore) or tuple(ended)
         if self._acc_used + len(accepted) > self.acc_pool.shape[0]:
             self.acc_pool = np.concatenate([self.acc_pool, np.zeros(self.acc_pool.shape[0] + len(accepted), np.int32)])
+            self._pack_views()
         start = self._acc_used
         self.acc_pool[start:start + len(accepted)] = accepted
         self._acc_used += len(accepted)
@@ -580,6 +590,7 @@ class Lexer(LazyRows):
             grown = np.zeros(capacity, dtype=array.dtype)
             grown[:array.shape[0]] = array
             setattr(self, name, grown)
+        self._pack_views()
 
     def fill_row(self, state: int) -> None:
         """Compute every transition out of ``state`` (one derivative per byte class and lexeme).

@@ -280,3 +280,28 @@ def test_views_hold_the_arrays_they_name_until_dropped():
     assert arena.lock is lock is not None
     arena.release()
     assert arena.lock is None
+
+
+def test_a_boundary_past_a_stale_acc_pool_asks_to_be_called_again():
+    """A kernel that reached a lexer state through a row written in place after another thread
+    grew ``acc_pool`` holds the old, shorter pool: ``boundary_kernel`` answers ``STALE_LEXER``
+    (not a scan of a cut lexeme list), which ``ChartArena.handle`` takes as "call again"."""
+    from leapgram._kernels import earley as k
+
+    ir = right_recursive_list()
+    names = lexeme_ids(ir)
+    arena = arena_for(ir)
+    lexer = arena.lexer
+    chart = arena.scan(0, (names["'['"],))
+    fresh = arena.fresh_of(chart)
+    lexer.fill_row(fresh)
+    lex = int(lexer.trans[fresh, ord("a")])
+    assert lex > 0 and lexer.accepting[lex]
+    acc_start, acc_len, acc_pool, acc_id, ignore_only = lexer.kernel_arrays
+    cut = (acc_start, acc_len, acc_pool[:int(acc_start[lex])].copy(), acc_id, ignore_only)
+    limits = arena.limits
+    status, _ = k.boundary_kernel(arena.tables.grammar, arena.arrays, cut, np.int64(chart), np.int64(lex),
+                                  limits.max_earley_items, True)
+    assert status == k.STALE_LEXER and arena.num_boundaries == 0
+    arena.handle(status, 0)  # nothing to do
+    assert arena.boundary(chart, lex) is not None
