@@ -47,3 +47,28 @@ def test_every_row_of_a_state_is_written_and_only_states_rows_are_copied(monkeyp
         assert ((rows >= UNKNOWN) & (rows < states)).all()  # unknown, dead or a state's id
         assert (lexer.trans[states:lexer._ready] == UNKNOWN).all()
         assert lexer.unwritten_bytes == (lexer.trans.shape[0] - lexer._ready) * 1024
+
+
+def test_the_lexer_views_name_its_current_arrays_after_growth(monkeypatch):
+    """``Lexer.views`` (the kernels' one argument for ``trans``, ``accepting`` and
+    ``kernel_arrays``) names the lexer's current arrays after every growth (each new state grows
+    the table here) and ``acc_pool``'s; a views array made before holds the arrays it named."""
+    from leapgram._kernels.views import LEXER_ARRAYS, lexer_of
+
+    monkeypatch.setattr(lexer_module, "BLOCK_SPARE", 1)
+    vocab = small_vocab()
+    compiled = leapgram.GrammarCompiler(vocab).compile(Grammar.from_json_schema(ENUM))
+    lexer = compiled._engine.lexer
+    first_views, first_trans = lexer.views, lexer.trans
+    matcher = leapgram.Matcher(compiled)
+    for byte in b'{"pick": "value number 17", "note": "ab@12"}':
+        matcher.compute_mask()
+        assert matcher.consume_token(byte)
+    assert lexer.trans is not first_trans  # grown
+    arrays = (lexer.trans, lexer.accepting, *lexer.kernel_arrays)
+    made = lexer_of(lexer.views)
+    assert len(made) == len(arrays) == LEXER_ARRAYS
+    for a, b in zip(made, arrays):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.ctypes.data == b.ctypes.data
+    if not isinstance(first_views, tuple):  # numba on: the old views still hold the first table
+        assert first_views.base.arrays[0] is first_trans and first_views[0, 0] == first_trans.ctypes.data
