@@ -49,7 +49,7 @@ from leapgram._kernels.earley import NEED_SPACE, NONE, OK, SET, boundary_kernel,
 from leapgram._kernels.entry import DirectKernel
 from leapgram._kernels.tables import ABSENT, table_get_kernel
 from leapgram._kernels.trie_walk import copy_duplicate_bits_kernel
-from leapgram._kernels.views import arena_of, grammar_of
+from leapgram._kernels.views import arena_of, grammar_of, lexer_of
 from leapgram.mask import engines
 from leapgram.mask.engines import CfgEngine
 
@@ -59,10 +59,12 @@ RECORD = 256  # boundaries recorded per walk (past it: not cached)
 
 
 @njit(cache=True, nogil=True)
-def walk_record_kernel(node_info, node_end, dup_primary, dup_other, trans, accepting, grammar_views, arena_views,
-                       lexer, max_row, use_leo, stack, start, mask, record):
+def walk_record_kernel(node_info, node_end, dup_primary, dup_other, lexer_views, grammar_views, arena_views,
+                       max_row, use_leo, stack, start, mask, record):
     """walk_cfg_kernel, also appending each boundary looked up (packed key, answer) to ``record``
     (``record[0]`` the count, -1 once full)."""
+    lexer = lexer_of(lexer_views)
+    trans, accepting, lexer = lexer[0], lexer[1], lexer[2:]
     grammar = grammar_of(grammar_views)
     arena = arena_of(arena_views)
     bound_keys = arena[3]
