@@ -113,3 +113,42 @@ def test_a_family_template_is_bounded_by_the_family_limit():
     assert count <= lexer_module.MAX_FAMILY_TEMPLATE_STATES
     assert lexer_module._row_template(pool, ws, pool.family.size, count) is not None
     assert lexer_module._row_template(pool, ws, pool.family.size, count - 1) is None
+
+
+FORMAT_SCHEMA = {"type": "object", "properties": {"t": {"type": "string", "format": "date-time"},
+                                                  "u": {"type": "string", "format": "uri"},
+                                                  "m": {"type": "string", "format": "email"}}}
+
+
+def format_tail(pool, name: str) -> int:
+    """The expression after a string of format ``name``'s opening quote."""
+    from leapgram.frontends.json_schema.formats import FORMATS
+    from leapgram.frontends.json_schema.strings import json_encoded
+    from leapgram.regex.syntax import parse_regex
+
+    return pool.concat(json_encoded(pool, parse_regex(FORMATS[name], pool)), pool.literal(b'"'))
+
+
+def test_a_formats_value_rows_come_from_its_family_template(monkeypatch):
+    ir = lg.Grammar.from_json_schema(FORMAT_SCHEMA).ir
+    pool = ir.pool
+    everything = frozenset(range(len(ir.lexemes)))
+    fresh_sets = [everything] + [frozenset([lex]) for lex in everything]
+    used = set()
+    original = Lexer._fill_from_template
+
+    def recorded(self, state, lex, expr):
+        done = original(self, state, lex, expr)
+        if done:
+            used.add(expr)
+        return done
+
+    monkeypatch.setattr(Lexer, "_fill_from_template", recorded)
+    with_templates = rows_by_items(ir, fresh_sets)
+    for name in ("date-time", "uri", "email"):  # their states are the base pool's: a template made once per process
+        tail = format_tail(pool, name)
+        assert tail < pool.family.size and tail in used
+    pool = lg.Grammar.from_json_schema({"type": "string", "format": "idn-email"}).ir.pool
+    assert lexer_module.row_template(pool, format_tail(pool, "idn-email")) is None  # thousands of states: as reached
+    monkeypatch.setattr(lexer_module, "row_template", lambda pool, expr: None)
+    assert with_templates == rows_by_items(ir, fresh_sets)
