@@ -384,7 +384,10 @@ class Lexer(LazyRows):
     def _shadow_split(self, expr: int) -> tuple[int, int] | None:
         """``(P, Q)`` when ``expr`` is ``P ∩ ¬Q`` with ``P`` free of intersection and complement
         and ``Q`` a finite set of literals (the keys other than an object's declared names ``Q``:
-        :func:`_is_literal_set`), else ``None``.
+        :func:`_is_literal_set`), else ``None``. ``P ∩ ¬Q ∩ ¬R1 ∩ ...`` (the keys that are none
+        of the names nor match a ``patternProperties`` pattern ``Ri``) gives ``(P ∩ ¬R1 ∩ ...,
+        Q)``: the item keeps the patterns, whose states are few and shared by every node of the
+        names' trie (round 23: clang-format's first mask made ~260 of them, each a search).
 
         Such a lexeme's states keep ``P`` as its item and ``Q`` as a *shadow* item beside it
         (its lexeme id complemented, ``~lex``), which is no lexeme of its own: it only vetoes
@@ -393,15 +396,23 @@ class Lexer(LazyRows):
         expression ``P' ∩ ¬Q'`` cost an intersection, a complement and an emptiness answer per
         node of the names' trie (docs/design/earley-walk.md, "Large schemas, round 22")."""
         pool = self.pool
-        if pool.kind[expr] != K_AND or len(pool.args[expr]) != 2:
+        kind, args = pool.kind, pool.args
+        if kind[expr] != K_AND:
             return None
-        a, b = pool.args[expr]
-        if pool.kind[a] == K_NOT:
-            a, b = b, a
-        if pool.kind[b] != K_NOT or pool.kind[a] == K_NOT or pool.has_bool[a]:
+        positive = names = -1
+        rest = []  # the other complements ¬R (patternProperties' patterns): kept in the item, P ∩ ¬R
+        for child in args[expr]:
+            if kind[child] != K_NOT:
+                if positive >= 0 or pool.has_bool[child]:
+                    return None
+                positive = child
+            elif names < 0 and _is_literal_set(pool, args[child][0]):
+                names = args[child][0]
+            else:
+                rest.append(child)
+        if positive < 0 or names < 0:
             return None
-        q = pool.args[b][0]
-        return (a, q) if _is_literal_set(pool, q) else None
+        return (pool.intersect([positive, *rest]) if rest else positive), names
 
     def _veto(self, items: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """``items`` with each shadow ``(~lex, Q')`` (see :meth:`_shadow_split`) decided against
@@ -425,11 +436,16 @@ class Lexer(LazyRows):
         """For an item ``P'`` (``p``) with the shadow ``Q'`` (``q``, not empty): 1 when ``P' ∩ ¬Q'``
         is not empty and the shadow may still veto, 0 when it is ``P'`` (the shadow goes), -1
         when it is empty (both go). ``P'`` is ε (its lexeme's item is never ∅) or, most often,
-        infinite: then it has strings longer than all of the finite ``Q'``."""
+        infinite: then it has strings longer than all of the finite ``Q'``. An item with an
+        intersection (``P ∩ ¬R``, see :meth:`_shadow_split`) is decided by a search."""
         shape = self._shapes_of.get(p)
         if shape is None:
             pool = self.pool
-            shape = self._shapes_of[p] = 0 if pool.first_bytes(p) == 0 else 2 if pool.is_finite(p) else 1
+            if pool.has_bool[p]:  # P ∩ ¬R (see _shadow_split): neither shape is known without a search
+                shape = 2
+            else:
+                shape = 0 if pool.first_bytes(p) == 0 else 2 if pool.is_finite(p) else 1
+            self._shapes_of[p] = shape
         if shape == 1:
             return 1
         if shape == 0:
@@ -1387,8 +1403,9 @@ class Lexer(LazyRows):
                 d = self._shadow_step(expr, byte)
                 if d != EMPTY and alive and alive[-1][0] == ~lex:
                     verdict = self._verdict(alive[-1][1], d)
-                    if verdict > 0:
+                    if verdict > 0:  # its item matches some string: the state is alive
                         alive.append((lex, d))
+                        certain = True
                     elif verdict < 0:
                         alive.pop()
                         vetoed = True
@@ -1399,8 +1416,8 @@ class Lexer(LazyRows):
             certain = certain or not has_bool[d]
             alive.append((lex, d))
         if vetoed:
-            certain = any(not has_bool[d] for lex, d in alive if lex >= 0)
-        if not alive or (not certain and self._all_empty([d for _, d in alive])):
+            certain = any(lex < 0 or not has_bool[d] for lex, d in alive)
+        if not alive or (not certain and self._all_empty([d for lex, d in alive if lex >= 0])):
             return DEAD
         alive = tuple(alive)
         found = self._ids.get((False, alive))

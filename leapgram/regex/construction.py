@@ -208,9 +208,10 @@ class Constructors:
             return b
         if b == EPSILON:
             return a
-        if self._is_star(b) and self.nullable[a] and self._within_star(a, self.args[b][0]):
+        nullable = self.nullable  # (tested first: most heads are not nullable, no star test then)
+        if nullable[a] and self._is_star(b) and self._within_star(a, self.args[b][0]):
             return b  # A R* = R* when ε ∈ A ⊆ R* (x* after a pattern's class: [a-z]* C* = C*)
-        if self._is_star(a) and self.nullable[b] and self._within_star(b, self.args[a][0]):
+        if nullable[b] and self._is_star(a) and self._within_star(b, self.args[a][0]):
             return a
         if self.kind[a] == K_CONCAT:  # (h t) b = h (t b), with a loop: a long literal nests deep
             heads = []
@@ -237,25 +238,31 @@ class Constructors:
             return items[0]  # nothing to flatten, merge or absorb (a derivative of a name's trie)
         flat: set[int] = set()
         byte_mask = 0
+        kinds, args = self.kind, self.args
+        repeats = False  # a member R{a,b} or R{a,b} T: only then can a member absorb others (below)
         for item in items:
-            kind = self.kind[item]
+            kind = kinds[item]
             if kind == K_OR:
-                for sub in self.args[item]:
-                    if self.kind[sub] == K_BYTES:
-                        byte_mask |= self.args[sub][0]
+                for sub in args[item]:
+                    kind = kinds[sub]
+                    if kind == K_BYTES:
+                        byte_mask |= args[sub][0]
                     else:
                         flat.add(sub)
+                        repeats = repeats or kind == K_REPEAT or (kind == K_CONCAT and kinds[args[sub][0]] == K_REPEAT)
             elif kind == K_BYTES:
-                byte_mask |= self.args[item][0]
+                byte_mask |= args[item][0]
             elif item != EMPTY:
                 flat.add(item)
+                repeats = repeats or kind == K_REPEAT or (kind == K_CONCAT and kinds[args[item][0]] == K_REPEAT)
         if byte_mask:
             flat.add(self.byteset(byte_mask))
-        if self._universal() in flat:
-            return self._universal()
-        self._absorb_into_stars(flat)
-        if len(flat) > 1:
-            self._absorb_counted_heads(flat)
+        if repeats:  # (the universe is a star: with none, it is not in flat)
+            if self._universal() in flat:
+                return self._universal()
+            self._absorb_into_stars(flat)
+            if len(flat) > 1:
+                self._absorb_counted_heads(flat)
         if EPSILON in flat and any(self.nullable[x] for x in flat if x != EPSILON):
             flat.discard(EPSILON)
         if not flat:

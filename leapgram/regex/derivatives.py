@@ -21,6 +21,7 @@ from .construction import (
     Constructors,
 )
 
+WIDE_MEMBERS = 32  # alternations with more members have their first bytes and byte classes read off their heads
 BY_FIRST_MIN = 8  # alternations with more children index them by first byte (Derivatives._starting_with)
 
 
@@ -137,6 +138,37 @@ class Derivatives(Constructors):
             found = self._bottom_up(e, self._classes, self._classes_from, self._first_children)
         return found
 
+    def _wide_heads(self, e: int) -> set[int] | None:
+        """The byte classes that start the members of ``e`` when it is an alternation of at
+        least ``WIDE_MEMBERS`` members, each a byte class or a concatenation headed by one (a
+        wide character class as UTF-8 sequences, or its JSON spellings), else ``None``. The
+        first bytes and byte classes of such an alternation are those of the heads: read
+        directly, not by a walk that gives each member and head a cache entry (~1,000 of them for
+        ``\\p{L}``, in each grammar's pool)."""
+        kind, args = self.kind, self.args
+        if kind[e] != K_OR or len(args[e]) < WIDE_MEMBERS:
+            return None
+        heads = set()
+        for x in args[e]:
+            k = kind[x]
+            if k == K_CONCAT:
+                x = args[x][0]
+                k = kind[x]
+            if k != K_BYTES:
+                return None
+            heads.add(args[x][0])
+        return heads
+
+    def _refine(self, distinct: frozenset) -> tuple[int, ...]:
+        """The coarsest partition finer than each of ``distinct`` (remembered per set)."""
+        parts = self._refined.get(distinct)
+        if parts is None:
+            parts = (ALL_BYTES,)
+            for child_parts in distinct:
+                parts = refine_partition(parts, child_parts)
+            self._refined[distinct] = parts
+        return parts
+
     def first_bytes(self, e: int) -> int:
         """A byte class containing every byte that can start a string of ``e`` (over-approximated)."""
         found = self._first.get(e)
@@ -154,7 +186,9 @@ class Derivatives(Constructors):
         args = self.args[x]
         if kind == K_CONCAT:
             return args if self.nullable[args[0]] else args[:1]
-        if kind == K_OR or kind == K_AND:
+        if kind == K_OR:  # a wide alternation of byte-headed members: none (see _wide_heads)
+            return () if len(args) >= WIDE_MEMBERS and self._wide_heads(x) is not None else args
+        if kind == K_AND:
             return args
         if kind == K_NOT or kind == K_REPEAT:
             return args[:1]
@@ -166,6 +200,11 @@ class Derivatives(Constructors):
             return self.args[x][0]
         if kind == K_NOT:  # ~a matches strings that start with any byte
             return ALL_BYTES
+        if not children and kind == K_OR:  # _wide_heads
+            found = 0
+            for mask in self._wide_heads(x):
+                found |= mask
+            return found
         found = ALL_BYTES if kind == K_AND else 0
         for child in children:
             found = found & self._first[child] if kind == K_AND else found | self._first[child]
@@ -177,11 +216,8 @@ class Derivatives(Constructors):
             return tuple(sorted(p for p in (mask, ALL_BYTES ^ mask) if p))
         if len(children) == 1:
             return self._classes[children[0]]
-        distinct = frozenset(self._classes[child] for child in children)  # enum members share theirs
-        parts = self._refined.get(distinct)
-        if parts is None:  # the derivatives of an intersection combine the same few partitions
-            parts = (ALL_BYTES,)
-            for child_parts in distinct:
-                parts = refine_partition(parts, child_parts)
-            self._refined[distinct] = parts
-        return parts
+        if not children and self.kind[x] == K_OR:  # a wide alternation (_wide_heads): its heads' classes
+            return self._refine(frozenset(tuple(sorted(p for p in (mask, ALL_BYTES ^ mask) if p))
+                                          for mask in self._wide_heads(x)))
+        # enum members share theirs; the derivatives of an intersection combine the same few partitions
+        return self._refine(frozenset(self._classes[child] for child in children))

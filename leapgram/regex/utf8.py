@@ -11,6 +11,8 @@ from __future__ import annotations
 from ..errors import BudgetExceededError
 from .expr import K_BYTES, K_CONCAT, K_OR, ExprPool
 
+SEEDED_BRANCHES = 64  # _seed_facts: classes of at least this many byte sequences
+
 MAX_CODE_POINT = 0x10FFFF
 SURROGATES = (0xD800, 0xDFFF)
 
@@ -102,13 +104,28 @@ def ranges_to_expr(pool: ExprPool, ranges: Ranges) -> int:
 
 def _ranges_to_expr(pool: ExprPool, ranges: Ranges) -> int:
     branches = []
+    shortest, longest = 4, 0
     for low, high in ranges:
         for seq in byte_sequences(low, high):
             parts = [pool.byteset(_range_mask(a, b)) for a, b in seq]
             branches.append(pool.concat_all(parts))
+            shortest, longest = min(shortest, len(seq)), max(longest, len(seq))
     expr = pool.alt(branches)
     pool.char_ranges.setdefault(expr, ranges)
+    if len(branches) >= SEEDED_BRANCHES and pool.kind[expr] == K_OR:
+        _seed_facts(pool, expr, shortest, longest)
     return expr
+
+
+def _seed_facts(pool: ExprPool, expr: int, shortest: int, longest: int) -> None:
+    """Put the lengths of a wide class ``expr`` (an alternation of byte-class sequences,
+    ``\\p{L}`` is ~1,000 of them) and its largest repeat bound (none) in the pool's caches,
+    as the pool would work them out node by node: each is a walk over every node of the class
+    otherwise, made again in each grammar's pool (each has its own copy of the class) inside
+    the first mask that meets it (round 23, o79409)."""
+    pool._lengths.setdefault(expr, longest)
+    pool._shortest.setdefault(expr, shortest)
+    pool.set_count_bound(expr, 0)
 
 
 def ranges_include(outer: Ranges, inner: Ranges) -> bool:

@@ -256,6 +256,16 @@ class Widening(Constructors):
         found = self._bounds.get(e)
         return self._bottom_up(e, self._bounds, self._bound_from, self._children) if found is None else found
 
+    def count_bound_known(self, e: int) -> int | None:
+        """:meth:`_count_bound` of ``e`` if it is known already, else ``None`` (no walk)."""
+        return self._bounds.get(e)
+
+    def set_count_bound(self, e: int, bound: int) -> None:
+        """Record ``bound`` as :meth:`_count_bound` of ``e``, for a caller that knows it by
+        construction (a class's JSON spellings have no repeat: ``json_schema.strings``): with
+        ``0``, :meth:`Emptiness.is_finite` needs no walk either."""
+        self._bounds.setdefault(e, bound)
+
     def _bound_from(self, x: int, children: tuple[int, ...]) -> int:
         value = max((self._bounds[c] for c in children), default=0)
         if self.kind[x] == K_REPEAT:

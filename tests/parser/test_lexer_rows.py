@@ -117,10 +117,14 @@ def test_rows_of_a_key_that_is_none_of_the_names_come_from_the_string_row(monkey
     assert with_shortcut == _key_rows("schema", 5, TEXTS)
 
 
-@pytest.mark.parametrize("allowed", [None, (3,), (0, 3), (1, 3), (2, 3)])  # (3: any other key)
-def test_keys_other_than_the_names_with_a_shadow_have_the_rows_of_their_expression(monkeypatch, allowed):
+@pytest.mark.parametrize("name, count, allowed", [
+    *(("schema_any_key", 4, allowed) for allowed in [None, (3,), (0, 3), (1, 3), (2, 3)]),  # (3: any other key)
+    *(("schema", 5, allowed) for allowed in [None, (4,), (0, 4), (3, 4), (0, 3, 4)]),  # (3: x-..., 4: any other)
+])
+def test_keys_other_than_the_names_with_a_shadow_have_the_rows_of_their_expression(monkeypatch, name, count, allowed):
     """An extra-key lexeme ``S & ~names`` kept as ``S`` with the names as a shadow
-    (``Lexer._shadow_split``): the rows, their live items and the lexemes that end in each target
+    (``Lexer._shadow_split``), or ``S & ~names & ~pattern`` kept as ``S & ~pattern`` with the
+    names as a shadow: the rows, their live items and the lexemes that end in each target
     equal those of the lexeme's expression (the shadow turned off), whichever names the parser
     still allows beside it."""
     calls = []
@@ -132,10 +136,10 @@ def test_keys_other_than_the_names_with_a_shadow_have_the_rows_of_their_expressi
         return found
 
     monkeypatch.setattr(Lexer, "_shadow_split", counted)
-    shadowed = _key_rows("schema_any_key", 4, TEXTS, allowed)  # the three names and any other key
+    shadowed = _key_rows(name, count, TEXTS, allowed)
     assert any(calls), "no shadow was made"
     monkeypatch.setattr(Lexer, "_shadow_split", lambda self, expr: None)
-    assert shadowed == _key_rows("schema_any_key", 4, TEXTS, allowed)
+    assert shadowed == _key_rows(name, count, TEXTS, allowed)
 
 
 @pytest.mark.parametrize("limit", [10, 20, 40])

@@ -178,7 +178,11 @@ class _Encoder:
                 items.append(head)
             return pool.concat_all(self.encode_chain(items + [e]))
         if kind == K_OR:
-            return pool.alt([self.encode(x) for x in args])
+            found = pool.alt([self.encode(x) for x in args])
+            if pool.count_bound_known(e) == 0:  # a wide class (regex.utf8._seed_facts): no repeat in its spellings
+                pool.set_count_bound(found, 0)
+                pool.is_finite(found)  # its longest spelling, found here rather than in a mask (~3 ms for \p{L})
+            return found
         if kind == K_AND:
             return pool.intersect([self.encode(x) for x in args])
         if kind == K_NOT:
