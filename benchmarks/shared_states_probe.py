@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_schemas import mask_allows, resolve_tokenizer
 from lexer_states_probe import shuffled_cases
 
-from leapgram.parser.lexer import literal_tails
+from leapgram.parser.lexer_blocks import literal_tails
 
 
 def selected(lexer, kinds: str, limit: int) -> list[int]:

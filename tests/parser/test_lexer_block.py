@@ -15,6 +15,7 @@ from pathlib import Path
 
 import leapgram
 import leapgram.parser.lexer as lexer_module
+import leapgram.parser.lexer_blocks as lexer_blocks_module
 from leapgram import Grammar, Vocabulary
 from leapgram.limits import Limits
 from leapgram.parser import Lexer
@@ -90,7 +91,7 @@ def test_masks_with_and_without_the_block(monkeypatch):
 
 
 def test_blocks_are_bounded_per_family(monkeypatch):
-    monkeypatch.setattr(lexer_module, "MAX_FAMILY_BLOCKS", 1)
+    monkeypatch.setattr(lexer_blocks_module, "MAX_FAMILY_BLOCKS", 1)
     vocab = small_vocab()
     limits = Limits(max_dfa_states=49_003)  # a family of its own (base pools are cached per limits)
     sizes = []
@@ -100,9 +101,9 @@ def test_blocks_are_bounded_per_family(monkeypatch):
     assert sizes[0] > 30 and min(sizes[1:]) < 10  # one block kept, the other sets of lexemes have none
     blocks = ir.pool.family.memo[("lexer blocks",)]
     assert len(blocks) == 1
-    monkeypatch.setattr(lexer_module, "MAX_FAMILY_BLOCKS", 64)
+    monkeypatch.setattr(lexer_blocks_module, "MAX_FAMILY_BLOCKS", 64)
     reference = [walks(vocab, index, Limits(max_dfa_states=49_004)) for index in range(len(SCHEMAS))]
-    monkeypatch.setattr(lexer_module, "MAX_FAMILY_BLOCKS", 1)
+    monkeypatch.setattr(lexer_blocks_module, "MAX_FAMILY_BLOCKS", 1)
     assert [walks(vocab, index, limits) for index in range(len(SCHEMAS))] == reference
 
 
@@ -163,7 +164,7 @@ def test_block_states_whatever_the_lexeme_ids_and_which_is_ignored(monkeypatch):
         fresh_sets = [frozenset(range(len(ir.lexemes)))] + [frozenset([lex]) for lex in range(len(ir.lexemes))]
         with_block.append(rows_by_items(ir, fresh_sets))
     monkeypatch.setattr(Lexer, "_start_with_block", lambda self, punctuation=None: None)
-    monkeypatch.setattr(lexer_module, "row_template", lambda pool, expr: None)
+    monkeypatch.setattr(lexer_blocks_module, "row_template", lambda pool, expr: None)
     for ir, expected in zip(cases, with_block):
         fresh_sets = [frozenset(range(len(ir.lexemes)))] + [frozenset([lex]) for lex in range(len(ir.lexemes))]
         assert rows_by_items(ir, fresh_sets) == expected
@@ -180,7 +181,7 @@ def test_punctuation_laid_out_at_set_up(monkeypatch):
     brace = next(lex for lex, lexeme in enumerate(ir.lexemes) if ir.pool.matches(lexeme.expr, b"{"))
     start = lexer._ids[(True, ((brace, ir.lexemes[brace].expr),))]
     assert lexer.trans[start, 0] != lexer_module.UNKNOWN
-    assert lexer.trans.shape[0] - lexer.num_states == lexer_module.BLOCK_SPARE - 1  # as without them (DEAD is state 0)
+    assert lexer.trans.shape[0] - lexer.num_states == lexer_blocks_module.BLOCK_SPARE - 1  # as without them (DEAD is state 0)
     vocab = small_vocab()
     laid_out = [walks(vocab, index, Limits(max_dfa_states=49_008)) for index in range(len(SCHEMAS))]
     monkeypatch.setattr(Lexer, "_punctuation", lambda self: [])

@@ -9,9 +9,8 @@ from __future__ import annotations
 import pytest
 
 import leapgram as lg
-from leapgram.parser import Lexer
 from leapgram.limits import Limits
-from leapgram.parser import counted
+from leapgram.parser import Lexer, counted
 from leapgram.parser.counted import PatternRows, in_layers
 from leapgram.regex.expr import INF
 from tests.parser.test_lexer_counted import EXTRA_TOKENS, masks_along

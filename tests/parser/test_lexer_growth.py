@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import leapgram
 import leapgram.parser.lexer as lexer_module
+import leapgram.parser.lexer_blocks as lexer_blocks_module
 from leapgram import Grammar
 from leapgram.limits import Limits
 from leapgram.regex.dfa import UNKNOWN
@@ -29,7 +30,7 @@ def lexer_after_walks(vocab, limits: Limits, texts: list[bytes]):
 def test_masks_do_not_depend_on_spare_rows_or_on_how_many_rows_are_marked_at_once(monkeypatch):
     vocab = small_vocab()
     reference = [walks(vocab, index, Limits(max_dfa_states=49_011)) for index in range(len(SCHEMAS))]
-    monkeypatch.setattr(lexer_module, "BLOCK_SPARE", 1)  # every new state grows the table
+    monkeypatch.setattr(lexer_blocks_module, "BLOCK_SPARE", 1)  # every new state grows the table
     monkeypatch.setattr(lexer_module, "READY_ROWS", 1)
     assert [walks(vocab, index, Limits(max_dfa_states=49_012)) for index in range(len(SCHEMAS))] == reference
 
@@ -38,7 +39,7 @@ def test_every_row_of_a_state_is_written_and_only_states_rows_are_copied(monkeyp
     vocab = small_vocab()
     texts = [b'{"pick": "value number 17", "note": "ab@12"}', b'{"pick": "value number 4"}']
     for spare, ready in ((512, 64), (1, 1), (3, 2)):
-        monkeypatch.setattr(lexer_module, "BLOCK_SPARE", spare)
+        monkeypatch.setattr(lexer_blocks_module, "BLOCK_SPARE", spare)
         monkeypatch.setattr(lexer_module, "READY_ROWS", ready)
         lexer = lexer_after_walks(vocab, Limits(max_dfa_states=49_013 + spare), texts)
         states = lexer.num_states
@@ -55,7 +56,7 @@ def test_the_lexer_views_name_its_current_arrays_after_growth(monkeypatch):
     the table here) and ``acc_pool``'s; a views array made before holds the arrays it named."""
     from leapgram._kernels.views import LEXER_ARRAYS, lexer_of
 
-    monkeypatch.setattr(lexer_module, "BLOCK_SPARE", 1)
+    monkeypatch.setattr(lexer_blocks_module, "BLOCK_SPARE", 1)
     vocab = small_vocab()
     compiled = leapgram.GrammarCompiler(vocab).compile(Grammar.from_json_schema(ENUM))
     lexer = compiled._engine.lexer

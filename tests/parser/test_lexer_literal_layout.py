@@ -6,7 +6,7 @@ masks. Rows, ended lexemes and masks must be those built byte by byte as reached
 from __future__ import annotations
 
 import leapgram as lg
-import leapgram.parser.lexer as lexer_module
+import leapgram.parser.lexer_literals as lexer_literals_module
 from leapgram import Grammar
 from leapgram.limits import Limits
 from leapgram.parser import Lexer
@@ -148,7 +148,7 @@ def test_the_engine_lays_out_before_its_second_mask():
 def test_literals_past_the_bound_are_filled_as_reached(monkeypatch):
     ir = Grammar.from_json_schema(SCHEMA).ir
     as_reached = rows_by_items(ir, fresh_sets(ir))
-    monkeypatch.setattr(lexer_module, "MAX_LITERAL_STATES", 12)
+    monkeypatch.setattr(lexer_literals_module, "MAX_LITERAL_STATES", 12)
     lexer = Lexer(ir, Limits())
     before = lexer.num_states
     lexer.lay_out_literals()

@@ -5,7 +5,7 @@ numbered in one go, and the ``acc_*`` entries of the states where they end shari
 from __future__ import annotations
 
 import leapgram as lg
-import leapgram.parser.lexer as lexer_module
+import leapgram.parser.lexer_blocks as lexer_blocks_module
 from leapgram.limits import Limits
 from leapgram.parser import Lexer
 from tests.parser.test_lexer_templates import rows_by_items
@@ -27,7 +27,7 @@ def test_rows_along_literals_equal_rows_built_one_by_one(monkeypatch):
         return state, expr
 
     monkeypatch.setattr(Lexer, "_fill_literal", no_chain)
-    monkeypatch.setattr(lexer_module, "row_template", lambda pool, expr: None)
+    monkeypatch.setattr(lexer_blocks_module, "row_template", lambda pool, expr: None)
     assert along_literals == rows_by_items(ir, fresh_sets)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from leapgram.parser.lexer import _write_rows
+from leapgram.parser.lexer_blocks import write_rows
 
 
 @pytest.mark.parametrize("states, sources", [
@@ -19,7 +19,7 @@ def test_rows_written_as_given(states, sources):
     rng = np.random.default_rng(len(states))
     rows = rng.integers(0, 100, size=(4, 256), dtype=np.int32)
     trans = np.full((40, 256), -1, dtype=np.int32)
-    _write_rows(trans, states, sources, rows)
+    write_rows(trans, states, sources, rows)
     expected = np.full((40, 256), -1, dtype=np.int32)
     for state, source in zip(states, sources):
         expected[state] = rows[source]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import deque
 
 import leapgram as lg
-import leapgram.parser.lexer as lexer_module
+import leapgram.parser.lexer_blocks as lexer_blocks_module
 from leapgram.limits import Limits
 from leapgram.parser import Lexer
 from leapgram.regex.dfa import DEAD
@@ -57,7 +57,7 @@ def test_rows_from_templates_equal_rows_built_one_by_one(monkeypatch):
     monkeypatch.setattr(Lexer, "_start_with_block", lambda self, punctuation=None: None)
     with_templates = rows_by_items(ir, fresh_sets)
     assert sum(used) >= 3  # whitespace, strings, numbers
-    monkeypatch.setattr(lexer_module, "row_template", lambda pool, expr: None)
+    monkeypatch.setattr(lexer_blocks_module, "row_template", lambda pool, expr: None)
     assert with_templates == rows_by_items(ir, fresh_sets)
 
 
@@ -69,14 +69,14 @@ def test_rows_from_the_family_block_equal_rows_built_one_by_one(monkeypatch):
     with_block = rows_by_items(ir, fresh_sets)
     monkeypatch.setattr(Lexer, "_start_with_block", lambda self, punctuation=None: None)
     monkeypatch.setattr(Lexer, "_punctuation", lambda self: [])
-    monkeypatch.setattr(lexer_module, "row_template", lambda pool, expr: None)
+    monkeypatch.setattr(lexer_blocks_module, "row_template", lambda pool, expr: None)
     assert with_block == rows_by_items(ir, fresh_sets)
 
 
 def test_a_template_is_made_once_per_family(monkeypatch):
     made = []
-    original = lexer_module._row_template
-    monkeypatch.setattr(lexer_module, "_row_template", lambda *args: made.append(args[1]) or original(*args))
+    original = lexer_blocks_module.make_row_template
+    monkeypatch.setattr(lexer_blocks_module, "make_row_template", lambda *args: made.append(args[1]) or original(*args))
     for name in ("p", "q"):  # two schemas, two pools of one family
         ir = lg.Grammar.from_json_schema({"type": "object", "properties": {name: {"type": "string"}}}).ir
         lexer = Lexer(ir, Limits())
@@ -91,13 +91,13 @@ def test_no_template_past_its_size_or_the_state_budget():
     ir = lg.Grammar.from_regex("[a-z]{0,70}").ir  # a pool without a family: its own memo
     assert ir.pool.family is None
     expr = ir.lexemes[0].expr
-    assert lexer_module.row_template(ir.pool, expr) is None  # the first request: rows as reached
-    assert lexer_module.row_template(ir.pool, expr) is None  # 71 states and ε: too many
+    assert lexer_blocks_module.row_template(ir.pool, expr) is None  # the first request: rows as reached
+    assert lexer_blocks_module.row_template(ir.pool, expr) is None  # 71 states and ε: too many
     assert ("lexer row template", ir.lexemes[0].expr) in ir.pool.memo
     ir = lg.Grammar.from_json_schema({"type": "string"}).ir
     lex = next(i for i, lexeme in enumerate(ir.lexemes) if lexeme.name != "WS")  # the string
     lexeme = ir.lexemes[lex]
-    exprs, _, _ = lexer_module.row_template(ir.pool, lexeme.expr)
+    exprs, _, _ = lexer_blocks_module.row_template(ir.pool, lexeme.expr)
     lexer = Lexer(ir, Limits(max_dfa_states=len(exprs)))  # dead and the start state are there already
     state = lexer.start_state(frozenset([lex]))
     assert not lexer._fill_from_template(state, lex, lexeme.expr)
@@ -108,11 +108,11 @@ def test_a_family_template_is_bounded_by_the_family_limit():
     pool = ir.pool
     ws = next(lexeme.expr for lexeme in ir.lexemes if lexeme.name == "WS")
     assert ws < pool.family.size
-    exprs, _, _ = lexer_module.row_template(pool, ws)  # the whitespace run: all of its states
+    exprs, _, _ = lexer_blocks_module.row_template(pool, ws)  # the whitespace run: all of its states
     count = len(exprs)
-    assert count <= lexer_module.MAX_FAMILY_TEMPLATE_STATES
-    assert lexer_module._row_template(pool, ws, pool.family.size, count) is not None
-    assert lexer_module._row_template(pool, ws, pool.family.size, count - 1) is None
+    assert count <= lexer_blocks_module.MAX_FAMILY_TEMPLATE_STATES
+    assert lexer_blocks_module.make_row_template(pool, ws, pool.family.size, count) is not None
+    assert lexer_blocks_module.make_row_template(pool, ws, pool.family.size, count - 1) is None
 
 
 FORMAT_SCHEMA = {"type": "object", "properties": {"t": {"type": "string", "format": "date-time"},
@@ -149,6 +149,6 @@ def test_a_formats_value_rows_come_from_its_family_template(monkeypatch):
         tail = format_tail(pool, name)
         assert tail < pool.family.size and tail in used
     pool = lg.Grammar.from_json_schema({"type": "string", "format": "idn-email"}).ir.pool
-    assert lexer_module.row_template(pool, format_tail(pool, "idn-email")) is None  # thousands of states: as reached
-    monkeypatch.setattr(lexer_module, "row_template", lambda pool, expr: None)
+    assert lexer_blocks_module.row_template(pool, format_tail(pool, "idn-email")) is None  # thousands of states: as reached
+    monkeypatch.setattr(lexer_blocks_module, "row_template", lambda pool, expr: None)
     assert with_templates == rows_by_items(ir, fresh_sets)

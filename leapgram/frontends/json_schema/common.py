@@ -160,7 +160,7 @@ def _number_states(pool: ExprPool, exprs: list[int]) -> None:
     and a lexer copies their rows from a row template made once per process; the derivatives
     themselves are forgotten after (each copy's derivative cache would hold thousands more
     entries, copied at its first derivative, for rows the template gives)."""
-    cache = pool._deriv  # noqa: SLF001 - the pool's derivative cache, put back as it was
+    cache = pool._deriv  # the pool's derivative cache, put back as it was
     saved = dict(cache)
     for expr in exprs:
         warm_derivatives(pool, expr, limit=None)
