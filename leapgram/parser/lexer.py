@@ -509,8 +509,6 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
             if more is None:
                 return
             state, expr = more
-            if pool.family is not None and self._fill_from_template(state, lex, expr):  # a format's value, after "
-                return
         if self._fill_counted(state, lex, expr):
             return
         if pool.has_bool[expr] and self._fill_product(state, lex, self._product_entry(expr)):

@@ -29,10 +29,6 @@ INDENT_BYTES = sum(1 << c for c in b" \t")
 SHORT_RUN = 20
 LONG_RUN = 100
 MAX_WARM_STATES = 64  # derivative states warmed per lexeme (all of the whitespace run's)
-# A format's value states (after the opening quote) warmed in the base pool when they are at most
-# this many: parser.lexer's MAX_FAMILY_TEMPLATE_STATES, so the lexer copies their rows from a row
-# template made once per process (docs/design/lexer-templates.md, round 23).
-MAX_FORMAT_STATES = 256
 # JSON's punctuation and keywords, which most schemas' grammars spell (objects, arrays, booleans, the
 # any-value grammar): a literal is a node per byte, so their nodes are made once, in the base pool,
 # and every copy starts with them. They come after the pool family's expressions (warm_caches): as
@@ -76,12 +72,10 @@ def _base_pool(limits: Limits, formats: bool) -> ExprPool | None:
                    whitespace, string_universe(pool)]
         for integer in (False, True):
             NumberBuilder(pool, integer)
-        quote = pool.literal(b'"')
-        tails = [pool.concat(json_encoded(pool, parse_regex(pattern, pool)), quote)
-                 for pattern in (FORMATS.values() if formats else ())]
+        for pattern in FORMATS.values() if formats else ():
+            json_encoded(pool, parse_regex(pattern, pool))
         for expr in lexemes:
             warm_derivatives(pool, expr, limit=None if expr == whitespace else MAX_WARM_STATES)
-        _number_states(pool, [tail for tail in tails if _closure_fits(pool.copy(), tail, MAX_FORMAT_STATES)])
         warm_slice_checks(pool)
         family = len(pool)
         tokens = {text: pool.literal(text) for text in JSON_TOKENS}  # after the family's expressions: see JSON_TOKENS
@@ -133,39 +127,6 @@ def warm_slice_checks(pool: ExprPool) -> None:
     for e in range(len(pool)):
         if pool.kind[e] == K_REPEAT and not first & ~pool.first_bytes(pool.args[e][0]):
             class_within(pool, char, pool.args[e][0])
-
-
-def _closure_fits(scratch: ExprPool, expr: int, limit: int) -> bool:
-    """Whether ``expr`` reaches at most ``limit`` derivative states (one byte of each class, as
-    lexer rows take them), none with an intersection or complement; found in ``scratch``, a
-    copy thrown away after (the IRI formats reach thousands)."""
-    seen = {expr}
-    frontier = [expr]
-    while frontier:
-        e = frontier.pop()
-        if scratch.has_bool[e]:
-            return False
-        for part in scratch.byte_classes(e):
-            d = scratch.derivative(e, (part & -part).bit_length() - 1)
-            if d != EMPTY and d not in seen:
-                if len(seen) == limit:
-                    return False
-                seen.add(d)
-                frontier.append(d)
-    return True
-
-
-def _number_states(pool: ExprPool, exprs: list[int]) -> None:
-    """Every derivative state of ``exprs`` made in ``pool``, so they are members of its family
-    and a lexer copies their rows from a row template made once per process; the derivatives
-    themselves are forgotten after (each copy's derivative cache would hold thousands more
-    entries, copied at its first derivative, for rows the template gives)."""
-    cache = pool._deriv  # the pool's derivative cache, put back as it was
-    saved = dict(cache)
-    for expr in exprs:
-        warm_derivatives(pool, expr, limit=None)
-    cache.clear()
-    cache.update(saved)
 
 
 def warm_derivatives(pool: ExprPool, expr: int, limit: int | None = MAX_WARM_STATES) -> None:
