@@ -103,13 +103,6 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         self.acc_id = np.zeros(16, dtype=np.int32)
         self.acc_ignore_only = np.zeros(16, dtype=np.int8)
 
-
-
-
-
-
-
-
     def _pack_views(self) -> None:
         """Make :attr:`views` again (after an array was replaced): the kernels' one argument for
         ``trans``, ``accepting`` and :attr:`kernel_arrays`. Walks on other threads read it
@@ -167,9 +160,6 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
             return expr
         items = self._veto([(lex, split[0]), (~lex, split[1])])
         return tuple(items) if len(items) == 2 else expr  # (no shadow needed: the plain expression)
-
-
-
 
     def plain_items(self, state: int) -> Items:
         """The items of ``state`` with each shadow folded into its lexeme's item as the
@@ -475,7 +465,6 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         trans[state, 0] = row[0]
         return True
 
-
     def _fill_single(self, state: int, lex: int, expr: int) -> None:
         """The row of a state with one lexeme in progress; when one byte at most can continue it
         (inside a key or an enum member, or at the end of a lexeme) the row is written without
@@ -529,7 +518,6 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
             found = ids.get((False, items))
             targets.append(self._new_state(False, items) if found is None else found)
         publish_row(self.trans, state, parts, targets)
-
 
     def _add_single_states(self, new_items: list[Items], lex: int) -> None:
         """Number the states ``new_items`` (each one item of lexeme ``lex``, not fresh, their
@@ -596,14 +584,6 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         write_rows(trans, list(order), list(order.values()), rows)
         return True
 
-
-
-
-
-
-
-
-
     def _is_empty(self, expr: int) -> bool:
         """``pool.is_empty(expr)``, read from the counts of its :class:`ProductGraph` when
         ``expr`` is a state of a counted lexeme under a pattern (:meth:`_product_entry`; the
@@ -641,11 +621,6 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
                 return False
         return self.pool.are_all_empty(rest)
 
-
-
-
-
-
     def _derived(self, expr: int, target: int, byte: int) -> int:
         """The derivative of ``expr`` by ``byte``, read from ``target``, the state its lexeme
         reaches on ``byte`` from the state of ``expr`` alone (the JSON string's row, from its
@@ -655,7 +630,6 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
             if len(items) == 1:
                 return items[0][1]
         return self.pool.derivative(expr, byte)
-
 
     def _target_of(self, items: Items, indices: list[int], byte: int,
                    known: tuple[int, Items] | None = None) -> int:
@@ -701,8 +675,6 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         alive = tuple(alive)
         found = self._ids.get((False, alive))
         return self._new_state(False, alive) if found is None else found
-
-
 
     def _derivative(self, expr: int, byte: int) -> int:
         """The derivative of ``expr`` by ``byte`` (a literal's next byte gives its tail directly:
