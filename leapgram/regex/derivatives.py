@@ -212,12 +212,15 @@ class Derivatives(Constructors):
 
     def _classes_from(self, x: int, children: tuple[int, ...]) -> tuple[int, ...]:
         if self.kind[x] == K_BYTES:
-            mask = self.args[x][0]
-            return tuple(sorted(p for p in (mask, ALL_BYTES ^ mask) if p))
+            return _split_by(self.args[x][0])
         if len(children) == 1:
             return self._classes[children[0]]
         if not children and self.kind[x] == K_OR:  # a wide alternation (_wide_heads): its heads' classes
-            return self._refine(frozenset(tuple(sorted(p for p in (mask, ALL_BYTES ^ mask) if p))
-                                          for mask in self._wide_heads(x)))
+            return self._refine(frozenset(_split_by(mask) for mask in self._wide_heads(x)))
         # enum members share theirs; the derivatives of an intersection combine the same few partitions
         return self._refine(frozenset(self._classes[child] for child in children))
+
+
+def _split_by(mask: int) -> tuple[int, ...]:
+    """The byte classes of a byte class ``mask``: it and the rest, sorted, empty ones left out."""
+    return tuple(sorted(p for p in (mask, ALL_BYTES ^ mask) if p))
