@@ -19,6 +19,7 @@ import leapgram.parser.lexer_blocks as lexer_blocks_module
 from leapgram import Grammar, Vocabulary
 from leapgram.limits import Limits
 from leapgram.parser import Lexer
+from tests.helpers.family import without_row_templates
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = [
@@ -164,7 +165,7 @@ def test_block_states_whatever_the_lexeme_ids_and_which_is_ignored(monkeypatch):
         fresh_sets = [frozenset(range(len(ir.lexemes)))] + [frozenset([lex]) for lex in range(len(ir.lexemes))]
         with_block.append(rows_by_items(ir, fresh_sets))
     monkeypatch.setattr(Lexer, "_start_with_block", lambda self, punctuation=None: None)
-    monkeypatch.setattr(lexer_blocks_module, "row_template", lambda pool, expr: None)
+    without_row_templates(monkeypatch, source.pool)  # (one family: the builders' pools are its copies)
     for ir, expected in zip(cases, with_block):
         fresh_sets = [frozenset(range(len(ir.lexemes)))] + [frozenset([lex]) for lex in range(len(ir.lexemes))]
         assert rows_by_items(ir, fresh_sets) == expected

@@ -5,9 +5,9 @@ numbered in one go, and the ``acc_*`` entries of the states where they end shari
 from __future__ import annotations
 
 import leapgram as lg
-import leapgram.parser.lexer_blocks as lexer_blocks_module
 from leapgram.limits import Limits
 from leapgram.parser import Lexer
+from tests.helpers.family import without_row_templates
 from tests.parser.test_lexer_templates import rows_by_items
 
 SCHEMA = {"type": "object",
@@ -27,7 +27,7 @@ def test_rows_along_literals_equal_rows_built_one_by_one(monkeypatch):
         return state, expr
 
     monkeypatch.setattr(Lexer, "_fill_literal", no_chain)
-    monkeypatch.setattr(lexer_blocks_module, "row_template", lambda pool, expr: None)
+    without_row_templates(monkeypatch, ir.pool)
     assert along_literals == rows_by_items(ir, fresh_sets)
 
 

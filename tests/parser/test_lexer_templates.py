@@ -11,6 +11,7 @@ import leapgram.parser.lexer_blocks as lexer_blocks_module
 from leapgram.limits import Limits
 from leapgram.parser import Lexer
 from leapgram.regex.dfa import DEAD
+from tests.helpers.family import without_row_templates
 
 SCHEMA = {"type": "object", "properties": {"s": {"type": "string"}, "n": {"type": "number"},
                                            "e": {"enum": ["x", 1.5]}, "a": {"type": "array"}},
@@ -57,7 +58,7 @@ def test_rows_from_templates_equal_rows_built_one_by_one(monkeypatch):
     monkeypatch.setattr(Lexer, "_start_with_block", lambda self, punctuation=None: None)
     with_templates = rows_by_items(ir, fresh_sets)
     assert sum(used) >= 3  # whitespace, strings, numbers
-    monkeypatch.setattr(lexer_blocks_module, "row_template", lambda pool, expr: None)
+    without_row_templates(monkeypatch, ir.pool)
     assert with_templates == rows_by_items(ir, fresh_sets)
 
 
@@ -69,7 +70,7 @@ def test_rows_from_the_family_block_equal_rows_built_one_by_one(monkeypatch):
     with_block = rows_by_items(ir, fresh_sets)
     monkeypatch.setattr(Lexer, "_start_with_block", lambda self, punctuation=None: None)
     monkeypatch.setattr(Lexer, "_punctuation", lambda self: [])
-    monkeypatch.setattr(lexer_blocks_module, "row_template", lambda pool, expr: None)
+    without_row_templates(monkeypatch, ir.pool)
     assert with_block == rows_by_items(ir, fresh_sets)
 
 
