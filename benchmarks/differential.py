@@ -41,6 +41,18 @@ has not the same:
 - **forks**: ``fork()``'s mask and forced bytes equal to its parent's; the fork then consumes the
   next ``DRAFT`` tokens and its masks must equal the parent's when it gets there (once per
   instance, at the first check, a ``fork(share_charts=False)`` the same);
+- **batch fill**: the fork above, once it has consumed its ``DRAFT`` tokens, forks ``BATCH``
+  matchers, one more token each (positions ``DRAFT + 1 .. DRAFT + BATCH`` ahead, not yet
+  masked); ``leapgram.fill_next_token_bitmasks`` fills their rows and the matcher's own in one
+  call (rows in reverse order; the uncached ones always in threads: the recorder sets
+  ``leapgram.batch``'s thread choice so, where it would pick one thread when that measures
+  cheaper): the matcher's row equal to its mask, the others to the masks noted when the matcher
+  gets there;
+- **continuations not in the data**: a fork walks ``WALK`` tokens drawn from its own masks
+  (seeded by the position: the same in both records), then one token drawn from the whole
+  vocabulary; ``validate_tokens`` of them on the matcher must count what ``consume_token``
+  accepted on the fork, and ``RANDOM`` tokens drawn from the vocabulary each ``validate_tokens``
+  as the mask's bit says (the drawn tokens' hash and the count are in the note);
 - **fast-forward**: at every position, ``validate_tokens`` accepts all of ``fast_forward_tokens()``.
 
 Each case is recorded in a worker process (forked: the tokenized cases come from the parent) with
@@ -76,6 +88,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from importlib import import_module
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -83,7 +96,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 from bench_schemas import DEFAULT_FOLDER, _encode, resolve_tokenizer
 
-FORMAT = 2
+FORMAT = 3
 STEP_FIELDS = ("mask", "allowed tokens", "token allowed", "consume_token", "is_accepting", "forced_bytes",
                "fast_forward_tokens", "checks")
 OPTION_KEYS = ("format", "tokenizer", "vocab_size", "source", "property_order", "invalid", "checks")
@@ -91,6 +104,9 @@ GRAMMARS = ("lark", "gbnf", "gbnf-optional-ws", "gbnf-schema-style")
 CHECK_EVERY = 8  # the checks run at positions 7, 15, 23, ... of each instance
 ROLLBACK = 3  # tokens rolled back and consumed again at a check
 DRAFT = 3  # draft tokens (and tokens a fork consumes) at a check
+BATCH = 3  # matchers after the fork's, one more token each, filled by one batch call at a check
+WALK = 2  # tokens of a continuation drawn from the masks at a check, then one from the vocabulary
+RANDOM = 4  # tokens drawn from the vocabulary, each validated against the mask's bit, at a check
 ENDED = ("timeout", "died")  # a case's record that says it did not finish
 
 
@@ -159,6 +175,9 @@ class Recorder:
         self.vocab = load_vocabulary(str(tokenizer_json))
         self.eos = int(self.vocab.eos_token_ids[0])
         self.bitmask = leapgram.allocate_token_bitmask(1, self.vocab.size)
+        choice = getattr(import_module("leapgram.batch"), "_CHOICE", None)
+        if choice is not None:  # every batch check's uncached rows in threads, the path it is there for
+            choice.workers = lambda allowed: allowed
 
     def mask(self, matcher) -> bytes:
         """The bytes of the matcher's next-token bitmask."""
@@ -227,7 +246,8 @@ class Checks:
 
     def at_position(self, matcher, mask: bytes, forced: str) -> str:
         """Note position ``len(noted)``, check what earlier checks expected of it, and run the
-        checks there when it is a check's position: their note (the draft rows' hash)."""
+        checks there when it is a check's position: their note (the draft rows' hash, then the
+        continuation's note)."""
         here = len(self.noted)
         self.noted.append((mask, forced))
         if here > ROLLBACK:
@@ -238,10 +258,12 @@ class Checks:
         if here % CHECK_EVERY != CHECK_EVERY - 1 or matcher.is_error() or matcher.is_terminated():
             return ""
         self.rollback(matcher, here)
-        self.fork(matcher, here, matcher.fork(), "fork")
+        ahead = self.fork(matcher, here, matcher.fork(), "fork")
+        if ahead is not None:
+            self.batch(matcher, here, ahead)
         if here == CHECK_EVERY - 1:
             self.fork(matcher, here, matcher.fork(share_charts=False), "unshared fork")
-        return self.draft(matcher, here)
+        return f"{self.draft(matcher, here)} {self.continuation(matcher, here, mask)}"
 
     def state(self, matcher) -> tuple[bytes, str]:
         return self.recorder.mask(matcher), bytes_note(matcher.forced_bytes())
@@ -259,14 +281,67 @@ class Checks:
         if self.state(matcher) != self.noted[here]:
             self.failures.append(f"step {here}: rollback({k}) and the tokens again: the mask or forced bytes differ")
 
-    def fork(self, matcher, here: int, fork, what: str) -> None:
-        """The fork's mask and forced bytes are its parent's; its next masks, the parent's later."""
+    def fork(self, matcher, here: int, fork, what: str):
+        """The fork's mask and forced bytes are its parent's; its next masks, the parent's later.
+        The fork when it has consumed all its ``DRAFT`` tokens, else ``None``."""
         if self.state(fork) != self.noted[here]:
             self.failures.append(f"step {here}: the {what}'s mask or forced bytes differ")
         for offset, token in enumerate(self.sequence[here:here + DRAFT], 1):
             if not fork.consume_token(token) or fork.is_terminated():
-                break
+                return None
             self.expected.setdefault(here + offset, []).append((what, self.recorder.mask(fork)))
+        return fork if len(self.sequence) > here + DRAFT else None
+
+    def batch(self, matcher, here: int, ahead) -> None:
+        """``BATCH`` forks of ``ahead`` (``DRAFT`` tokens on), one more token each, and the
+        matcher, filled by one ``fill_next_token_bitmasks`` call into rows in reverse order:
+        the matcher's row its mask, the others the masks the matcher will have there."""
+        members, position = [], here + DRAFT
+        for token in self.sequence[position:position + BATCH]:
+            ahead = ahead.fork()
+            if not ahead.consume_token(token) or ahead.is_terminated():
+                break
+            position += 1
+            members.append((position, ahead))
+        recorder = self.recorder
+        rows = recorder.lg.allocate_token_bitmask(len(members) + 1, recorder.vocab.size)
+        order = [matcher] + [m for _, m in members]
+        recorder.lg.fill_next_token_bitmasks(order, rows, list(range(len(order)))[::-1])
+        if rows[len(members)].tobytes() != self.noted[here][0]:
+            self.failures.append(f"step {here}: the batch row of the matcher differs from its mask")
+        for j, (at, _) in enumerate(members, 1):
+            self.expected.setdefault(at, []).append(("batch row", rows[len(members) - j].tobytes()))
+
+    def continuation(self, matcher, here: int, mask: bytes) -> str:
+        """``validate_tokens`` off the data: ``WALK`` tokens drawn from a fork's masks, then one
+        from the vocabulary, counted as ``consume_token`` on the fork counts them; and ``RANDOM``
+        tokens from the vocabulary, each validated as the mask's bit says. The note: the drawn
+        tokens' hash and the count."""
+        draw = random.Random(f"{len(self.sequence)}:{here}")
+        size = self.recorder.vocab.size
+        walker, row, tokens, accepted = matcher.fork(), mask, [], 0
+        for _ in range(WALK):
+            token = draw_allowed(draw, row)
+            if token is None:
+                break
+            tokens.append(token)
+            if not walker.consume_token(tokens[-1]):
+                self.failures.append(f"step {here}: token {tokens[-1]} of the mask refused off the data")
+                break
+            accepted += 1
+            if walker.is_terminated():
+                break
+            row = self.recorder.mask(walker)
+        if accepted == len(tokens):
+            tokens.append(draw.randrange(size))
+            accepted += bool(walker.consume_token(tokens[-1]))
+        counted = matcher.validate_tokens(tokens)
+        if counted != accepted:
+            self.failures.append(f"step {here}: validate_tokens {tokens} counts {counted}, consume_token {accepted}")
+        for token in (draw.randrange(size) for _ in range(RANDOM)):
+            if matcher.validate_tokens([token]) != mask[token // 8] >> (token % 8) & 1:
+                self.failures.append(f"step {here}: validate_tokens([{token}]) disagrees with the mask")
+        return f"{tokens_note(tokens)}/{counted}"
 
     def draft(self, matcher, here: int) -> str:
         """``draft_masks`` of the next ``DRAFT`` tokens: row 0 is this mask, row ``j`` the mask
@@ -278,6 +353,17 @@ class Checks:
         for offset in range(1, len(rows)):
             self.expected.setdefault(here + offset, []).append(("draft row", rows[offset].tobytes()))
         return short_hash(rows.tobytes(), 4)
+
+
+def draw_allowed(draw: random.Random, mask: bytes) -> int | None:
+    """A token the mask allows: a random one of a random nonzero word (``None``: none)."""
+    words = np.frombuffer(mask, dtype="<u4")
+    nonzero = np.flatnonzero(words)
+    if not nonzero.size:
+        return None
+    word = int(nonzero[draw.randrange(nonzero.size)])
+    bits = [b for b in range(32) if int(words[word]) >> b & 1]
+    return 32 * word + bits[draw.randrange(len(bits))]
 
 
 def compile_error(exc: BaseException) -> list[str]:
@@ -376,7 +462,7 @@ def header(recorder: Recorder, args, source: str, folder: Path, cases: int) -> d
     return {"format": FORMAT, "tree": str(root), "commit": tree_commit(root), "tokenizer": args.tokenizer,
             "vocab_size": recorder.vocab.size, "source": source, "property_order": args.property_order,
             "invalid": args.invalid, "folder": str(folder.resolve()), "cases": cases,
-            "checks": [CHECK_EVERY, ROLLBACK, DRAFT],
+            "checks": [CHECK_EVERY, ROLLBACK, DRAFT, BATCH, WALK, RANDOM],
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 

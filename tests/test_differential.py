@@ -1,6 +1,7 @@
 """``benchmarks/differential.py``: ``record`` notes every step of two tiny schemas, and ``compare``
-finds a planted difference: in a record, in the masks of draft rows, rollbacks and forks, in
-fast-forward tokens, and a case that hangs or kills its worker."""
+finds a planted difference: in a record, in the masks of draft rows, rollbacks, forks and batch
+fills, in fast-forward tokens and ``validate_tokens`` off the data, and a case that hangs or kills
+its worker."""
 
 from __future__ import annotations
 
@@ -124,18 +125,36 @@ def one_more_token(original):
     return fast_forward_tokens
 
 
+def one_past_the_refused(original):
+    def validate_tokens(self, token_ids):
+        token_ids = list(token_ids)
+        count = original(self, token_ids)
+        return count + 1 if count < len(token_ids) else count  # (fast-forward tokens are all accepted)
+    return validate_tokens
+
+
+def flip_the_first_row(original):
+    def fill_next_token_bitmasks(matchers, bitmask, indices=None, **options):
+        original(matchers, bitmask, indices, **options)
+        bitmask[0, 0] ^= 1  # the last matcher's row (the differential fills them in reverse)
+    return fill_next_token_bitmasks
+
+
 PLANTS = [("draft_masks", flip_row_one, "step 7: checks", "the draft row's"),
           ("rollback", short_rollback, "step 7: consume_token", "after rollback(3), position 4 differs"),
-          ("fork", fresh_fork, "self_check", "the fork's mask or forced bytes differ"),
-          ("fast_forward_tokens", one_more_token, "step 1: fast_forward_tokens", "not all valid")]
+          ("fork", fresh_fork, "step 7: checks", "the fork's mask or forced bytes differ"),
+          ("fast_forward_tokens", one_more_token, "step 1: fast_forward_tokens", "not all valid"),
+          ("validate_tokens", one_past_the_refused, "step 7: checks", "counts 3, consume_token 2"),
+          ("fill_next_token_bitmasks", flip_the_first_row, "self_check", "step 12: the mask differs from the batch row's")]
 
 
 @pytest.mark.tokenizers
 @pytest.mark.parametrize(("method", "plant", "difference", "failure"), PLANTS, ids=[p[0] for p in PLANTS])
-def test_planted_changes_in_drafts_rollback_forks_and_fast_forward_are_caught(tmp_path, capsys, monkeypatch,
-                                                                                method, plant, difference, failure):
+def test_planted_changes_in_drafts_rollback_forks_fast_forward_validation_and_batches_are_caught(
+        tmp_path, capsys, monkeypatch, method, plant, difference, failure):
     clean = record_pair(tmp_path, "clean.jsonl", "--only", "pair")
-    monkeypatch.setattr(lg.Matcher, method, plant(getattr(lg.Matcher, method)))
+    owner = lg if method == "fill_next_token_bitmasks" else lg.Matcher  # (leapgram.batch's, by the package)
+    monkeypatch.setattr(owner, method, plant(getattr(owner, method)))
     planted = record_pair(tmp_path, "planted.jsonl", "--only", "pair")  # the worker forks with the plant
     status, text = compare_text(capsys, clean, planted)
     assert status == 1 and f"DIFFERENT pair: test 0 (valid, 12 tokens): {difference}" in text, text
