@@ -27,6 +27,7 @@ import numpy as np
 from .bitmask import bitmask_words
 from .matcher import Matcher
 
+_CPUS = os.cpu_count() or 1  # once: each call reads /sys (~60 µs), a fill of cached rows costs less
 _POOL_LOCK = threading.Lock()
 _POOL: list[tuple[int, ThreadPoolExecutor]] = []  # made on first use, replaced by a larger one on demand
 
@@ -129,17 +130,17 @@ def _pool(size: int) -> ThreadPoolExecutor:
     on another thread may still be submitting to it, and its idle threads cost nothing."""
     with _POOL_LOCK:
         if not _POOL or _POOL[-1][0] < size:
-            size = max(size, os.cpu_count() or 1)
+            size = max(size, _CPUS)
             _POOL[:] = [(size, ThreadPoolExecutor(max_workers=size, thread_name_prefix="leapgram-fill"))]
         return _POOL[-1][1]
 
 
 def _thread_count(threads: int | None, jobs: int) -> int:
     if threads is None:
-        threads = os.cpu_count() or 1
+        threads = _CPUS
     elif isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
         raise ValueError(f"threads must be an int >= 1 or None, not {threads!r}")
-    return max(1, min(int(threads), jobs, os.cpu_count() or 1))  # the kernels gain nothing past the cores
+    return max(1, min(int(threads), jobs, _CPUS))  # the kernels gain nothing past the cores
 
 
 def _checked_width(matcher: Matcher, bitmask: np.ndarray) -> int:
