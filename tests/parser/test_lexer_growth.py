@@ -10,10 +10,19 @@ import leapgram.parser.lexer_blocks as lexer_blocks_module
 from leapgram import Grammar
 from leapgram.limits import Limits
 from leapgram.regex.dfa import UNKNOWN
+from tests.helpers.family import isolate_family_memo
 from tests.parser.test_lexer_block import SCHEMAS, small_vocab, walks
 
 ENUM = {"type": "object", "properties": {"pick": {"enum": [f"value number {k}" for k in range(60)]},
                                          "note": {"type": "string", "pattern": "^[a-z]{2,9}@[0-9]+$"}}}
+
+
+def isolate_json_family(monkeypatch, vocab) -> None:
+    """The JSON Schema family's memo isolated until the test ends: blocks made while
+    ``BLOCK_SPARE`` is patched have that many spare rows (and accepting entries), and later tests
+    of the session must not get them from the memo."""
+    compiled = leapgram.GrammarCompiler(vocab).compile(Grammar.from_json_schema(ENUM))
+    isolate_family_memo(monkeypatch, compiled._engine.lexer.pool)
 
 
 def lexer_after_walks(vocab, limits: Limits, texts: list[bytes]):
@@ -30,6 +39,7 @@ def lexer_after_walks(vocab, limits: Limits, texts: list[bytes]):
 def test_masks_do_not_depend_on_spare_rows_or_on_how_many_rows_are_marked_at_once(monkeypatch):
     vocab = small_vocab()
     reference = [walks(vocab, index, Limits(max_dfa_states=49_011)) for index in range(len(SCHEMAS))]
+    isolate_json_family(monkeypatch, vocab)
     monkeypatch.setattr(lexer_blocks_module, "BLOCK_SPARE", 1)  # every new state grows the table
     monkeypatch.setattr(lexer_module, "READY_ROWS", 1)
     assert [walks(vocab, index, Limits(max_dfa_states=49_012)) for index in range(len(SCHEMAS))] == reference
@@ -38,6 +48,7 @@ def test_masks_do_not_depend_on_spare_rows_or_on_how_many_rows_are_marked_at_onc
 def test_every_row_of_a_state_is_written_and_only_states_rows_are_copied(monkeypatch):
     vocab = small_vocab()
     texts = [b'{"pick": "value number 17", "note": "ab@12"}', b'{"pick": "value number 4"}']
+    isolate_json_family(monkeypatch, vocab)
     for spare, ready in ((512, 64), (1, 1), (3, 2)):
         monkeypatch.setattr(lexer_blocks_module, "BLOCK_SPARE", spare)
         monkeypatch.setattr(lexer_module, "READY_ROWS", ready)
@@ -56,8 +67,9 @@ def test_the_lexer_views_name_its_current_arrays_after_growth(monkeypatch):
     the table here) and ``acc_pool``'s; a views array made before holds the arrays it named."""
     from leapgram._kernels.views import LEXER_ARRAYS, lexer_of
 
-    monkeypatch.setattr(lexer_blocks_module, "BLOCK_SPARE", 1)
     vocab = small_vocab()
+    isolate_json_family(monkeypatch, vocab)
+    monkeypatch.setattr(lexer_blocks_module, "BLOCK_SPARE", 1)
     compiled = leapgram.GrammarCompiler(vocab).compile(Grammar.from_json_schema(ENUM))
     lexer = compiled._engine.lexer
     first_views, first_trans = lexer.views, lexer.trans
