@@ -30,7 +30,7 @@ from .._kernels.views import lexer_views
 from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
-from ..regex.dfa import DEAD, UNKNOWN, LazyRows, publish_row
+from ..regex.dfa import DEAD, UNKNOWN, LazyRows, empty_table, publish_row
 from ..regex.emptiness import WITNESS_BYTES
 from ..regex.expr import (
     ALL_BYTES,
@@ -304,7 +304,7 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
     def _grow(self, capacity: int) -> None:
         """Room for ``capacity`` states: the states' rows copied (see :meth:`_ready_rows`)."""
         used = len(self._items)
-        trans = np.empty((capacity, 256), dtype=np.int32)
+        trans = empty_table(capacity)
         trans[:used] = self.trans[:used]
         self.trans = trans
         self._ready = used

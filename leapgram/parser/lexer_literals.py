@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import BudgetExceededError
-from ..regex.dfa import DEAD, UNKNOWN
+from ..regex.dfa import DEAD, UNKNOWN, empty_table
 from ..regex.expr import (
     EMPTY,
     EPSILON,
@@ -105,7 +105,7 @@ class LiteralRows:
             count = 0
         layout = punctuation_rows(self.pool, block, punctuation) if count else None
         capacity = min(n + count + lexer_blocks.BLOCK_SPARE, self.limits.max_dfa_states)
-        trans = np.empty((capacity, 256), dtype=np.int32)  # rows past these written as states are numbered
+        trans = empty_table(capacity)  # rows past these written as states are numbered
         trans[DEAD] = DEAD
         trans[1:n + 1] = block.trans
         if layout is not None:

@@ -270,8 +270,11 @@ class Constructors:
         if len(flat) == 1:
             return next(iter(flat))
         children = tuple(sorted(flat))
-        return self._intern(K_OR, children, any(self.nullable[x] for x in children),
-                            any(self.has_bool[x] for x in children))
+        found = self._ids.get((K_OR, children))  # most often: its flags are not read again
+        if found is not None:
+            return found
+        return self._intern(K_OR, children, any(map(self.nullable.__getitem__, children)),
+                            any(map(self.has_bool.__getitem__, children)))
 
     def _is_star(self, e: int) -> bool:
         return self.kind[e] == K_REPEAT and self.args[e][1] == 0 and self.args[e][2] == INF

@@ -8,6 +8,9 @@ missing row in Python (one derivative per byte class, not per byte) and the kern
 
 from __future__ import annotations
 
+import functools
+import mmap
+
 import numpy as np
 
 from ..errors import BudgetExceededError
@@ -17,6 +20,47 @@ from .expr import EMPTY, ExprPool
 DEAD = 0
 UNKNOWN = -1
 DFA_READY_ROWS = 64  # rows LazyDfa marks unknown at a time as states are numbered (as the lexer's READY_ROWS)
+SMALL_PAGES_FROM = 1 << 22  # numpy advises huge pages for arrays of 4 MiB or more: see empty_table
+
+
+def empty_table(rows: int) -> np.ndarray:
+    """An int32 ``(rows, 256)`` transition table, not written. From 4 MiB on, numpy advises the
+    kernel to back an array with transparent huge pages; a table's pages not had before (a
+    growth's copy) may then wait on the kernel's compaction for each huge page. The table's
+    pages are advised back to small ones: a growth copying 5,528 rows into new memory took
+    12-17 ms that way and 3-4 ms now, and the same into memory the process had 0.3-0.7 ms
+    either way (docs/design/performance-by-source.md, "Round 24")."""
+    table = np.empty((rows, 256), dtype=np.int32)
+    if table.nbytes >= SMALL_PAGES_FROM:
+        _advise_small_pages(table)
+    return table
+
+
+def _advise_small_pages(table: np.ndarray) -> None:
+    """``madvise(MADV_NOHUGEPAGE)`` on the whole pages of ``table`` (Linux; elsewhere nothing)."""
+    madvise = _madvise()
+    if madvise is None:
+        return
+    page = mmap.PAGESIZE
+    start = -(-table.ctypes.data // page) * page
+    length = (table.ctypes.data + table.nbytes - start) // page * page
+    madvise(start, length, mmap.MADV_NOHUGEPAGE)  # advice only: a failure leaves huge pages
+
+
+@functools.cache
+def _madvise():
+    """libc's ``madvise``, or ``None`` where there is no ``MADV_NOHUGEPAGE`` (not Linux)."""
+    if not hasattr(mmap, "MADV_NOHUGEPAGE"):
+        return None
+    import ctypes
+
+    try:
+        madvise = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):
+        return None
+    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    madvise.restype = ctypes.c_int
+    return madvise
 
 
 class LazyRows:
@@ -111,7 +155,7 @@ class LazyDfa(LazyRows):
     def _grow(self, capacity: int) -> None:
         """Room for ``capacity`` states: the states' rows and flags copied (see :meth:`_ready_rows`)."""
         used = len(self._state_expr)
-        trans = np.empty((capacity, 256), dtype=np.int32)
+        trans = empty_table(capacity)
         trans[:used] = self.trans[:used]
         accepting = np.zeros(capacity, dtype=self.accepting.dtype)
         accepting[:used] = self.accepting[:used]

@@ -85,3 +85,42 @@ def test_the_lexer_views_name_its_current_arrays_after_growth(monkeypatch):
         assert a.dtype == b.dtype and a.shape == b.shape and a.ctypes.data == b.ctypes.data
     if not isinstance(first_views, tuple):  # numba on: the old views still hold the first table
         assert first_views.base.arrays[0] is first_trans and first_views[0, 0] == first_trans.ctypes.data
+
+
+
+def test_masks_do_not_depend_on_small_pages(monkeypatch):
+    """Every table (lexer and regex DFA) advised to small pages (``empty_table`` from 0 bytes
+    on): the same masks."""
+    import leapgram.regex.dfa as dfa_module
+
+    vocab = small_vocab()
+    reference = [walks(vocab, index, Limits(max_dfa_states=49_021)) for index in range(len(SCHEMAS))]
+    monkeypatch.setattr(dfa_module, "SMALL_PAGES_FROM", 0)
+    assert [walks(vocab, index, Limits(max_dfa_states=49_022)) for index in range(len(SCHEMAS))] == reference
+
+
+def test_a_large_table_is_advised_to_small_pages():
+    import sys
+
+    import pytest
+
+    from leapgram.regex.dfa import SMALL_PAGES_FROM, empty_table
+
+    rows = SMALL_PAGES_FROM // 1024
+    table = empty_table(rows)
+    assert table.shape == (rows, 256) and table.dtype.name == "int32"
+    assert table.flags.c_contiguous and table.flags.writeable and table.flags.owndata
+    if not sys.platform.startswith("linux"):
+        pytest.skip("madvise is Linux's")
+    start = table.ctypes.data
+    flags = {}  # the mapping (VMA) holding the table's middle, and its VmFlags
+    with open("/proc/self/smaps") as smaps:
+        inside = False
+        for line in smaps:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                low, high = (int(x, 16) for x in head.split("-"))
+                inside = low <= start + table.nbytes // 2 < high
+            elif inside and head == "VmFlags:":
+                flags = set(line.split()[1:])
+    assert "nh" in flags and "hg" not in flags
