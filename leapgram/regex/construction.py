@@ -18,6 +18,7 @@ INF = -1
 ALL_BYTES = (1 << 256) - 1
 TRIE_MIN = 16  # literal_set: this many strings or more are built as their trie
 MAX_TRIE_DEPTH = 64  # branch points nested in one trie (deeper: the alternation of the suffixes)
+LITERAL_WITHIN = 8  # see Constructors._literal_within_star: longer literals are not decided
 
 
 def bits_of(mask: int) -> list[int]:
@@ -333,10 +334,31 @@ class Constructors:
                 found = self._within_star(self.args[x][0], r, depth + 1)
             elif kind == K_CONCAT or kind == K_OR:
                 found = all(self._within_star(c, r, depth + 1) for c in self.args[x])
+                if not found and kind == K_CONCAT:
+                    found = self._literal_within_star(x, r)
             else:
                 found = False
             self._within[key] = found
         return found
+
+    def _literal_within_star(self, x: int, r: int) -> bool:
+        """Whether ``x``, one short string (a literal of one-byte classes: ``\\/``, a JSON
+        escape of a pattern's ``/``), is a string of ``r*``: its derivatives by those bytes
+        end nullable. ``False`` for other ``x``."""
+        kind, args = self.kind, self.args
+        data = []
+        start = x
+        while kind[x] == K_CONCAT and kind[args[x][0]] == K_BYTES and len(data) < LITERAL_WITHIN:
+            bits = args[args[x][0]][0]
+            if bits & (bits - 1):
+                return False
+            data.append(bits.bit_length() - 1)
+            x = args[x][1]
+        if kind[x] != K_BYTES or args[x][0] & (args[x][0] - 1):
+            return False
+        data.append(args[x][0].bit_length() - 1)
+        self._within[(start, r)] = False  # unsure while its derivatives are made (they may ask again)
+        return bool(self.nullable[self.derivative_bytes(self.star(r), bytes(data))])
 
     def _single_bytes_of(self, r: int) -> int:
         """The bytes ``b`` such that the one-byte string ``b`` is a string of ``r`` (a subset)."""

@@ -65,6 +65,22 @@ def test_a_starred_superset_leaves_an_intersection():
     assert pool.has_bool[pool.intersect([string, other_tail])]
 
 
+
+def test_a_short_literal_inside_a_star_is_decided_by_its_bytes():
+    """``h ⊆ R*`` for a literal ``h`` that is no one-byte member of ``R`` (the escape ``\\/``
+    of a pattern's ``/``, an element of a JSON string's ``\\["/\\bfnrtu]``):
+    ``_literal_within_star`` runs its bytes through ``R*``. A path key under a JSON string is
+    then no intersection (o65507)."""
+    pool = ExprPool()
+    string = pool.concat(parse_regex(r'([ !#-\[\]-~]|\\["/\\bfnrt])*', pool), pool.literal(b'"'))
+    path = pool.concat(parse_regex(r"(\\/|[/.a-z-]){0,254}", pool), pool.literal(b'"'))
+    assert pool.intersect([string, path]) == path
+    quote = pool.concat(parse_regex(r'(\\q|[a-z]){0,9}', pool), pool.literal(b'"'))  # \q is no escape
+    assert pool.has_bool[pool.intersect([string, quote])]
+    long = pool.concat(parse_regex(r"(\\/\\/\\/\\/\\/|[a-z]){0,9}", pool), pool.literal(b'"'))  # 10 bytes
+    assert pool.has_bool[pool.intersect([string, long])]  # longer than LITERAL_WITHIN: not decided
+
+
 @pytest.mark.parametrize("left,right", [("[ab]*c", "a{2,3}c"), ("[ab]*c", "[ab]*a[ab]{1,2}c"), ("(ab|b)*c", "(ab){1,2}c"),
                                         ("[ab]*c", "[abc]{2}c"), ("a*c", "(aa)*c")])
 def test_intersections_keep_their_languages(left, right):
