@@ -498,6 +498,8 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
             if more is None:
                 return
             state, expr = more
+            if pool.family is not None and self._fill_from_template(state, lex, expr):  # a format's value, after "
+                return
         if self._fill_counted(state, lex, expr):
             return
         if pool.has_bool[expr] and self._fill_product(state, lex, self._product_entry(expr)):
@@ -541,12 +543,21 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         together from the row template their pool family keeps (:func:`row_template`): those
         rows are the same in every schema, so their derivatives and byte classes are worked out
         once per process, and each grammar only numbers its states and copies the rows (one
-        numpy write instead of a row at a time as the walks reach them). ``False`` when
+        numpy write instead of a row at a time as the walks reach them). A state of a format's
+        value reached otherwise than from its first state (past an ``anyOf`` of formats) takes
+        the rows of that format's whole template (:func:`template_member`). ``False`` when
         ``expr`` has no template or the states would not fit in ``Limits.max_dfa_states``."""
-        template = lexer_blocks.row_template(self.pool, expr)
+        pool = self.pool
+        template = lexer_blocks.row_template(pool, expr)
+        start = 0
         if template is None:
-            return False
-        exprs, table, root_reached = template
+            member = lexer_blocks.template_member(pool, expr)
+            if member is None:
+                return False
+            template, start, root_reached = member
+        else:
+            root_reached = template[2]
+        exprs, table, _ = template
         if len(self._items) + len(exprs) > self.limits.max_dfa_states:
             return False
         ids = self._ids
@@ -555,7 +566,7 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         local = [DEAD]  # template state j is local[j + 1]
         new_items: list[Items] = []  # states numbered from base, in order
         for index, e in enumerate(exprs):
-            if index == 0 and not (fresh and root_reached):
+            if index == start and not (fresh and root_reached):
                 local.append(state)  # itself (or, fresh, a twin no byte reaches: not made)
                 continue
             items = ((lex, e),)
@@ -577,7 +588,7 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
             self._add_single_states(new_items, lex)
         rows = np.array(local, dtype=np.int32)[table]
         trans = self.trans  # read after the new states: one may grow (replace) the table
-        order = {int(state): 0}
+        order = {int(state): start}
         for index, target in enumerate(local[1:]):
             if target not in order and (target >= base or trans[target, 0] == UNKNOWN):
                 order[target] = index

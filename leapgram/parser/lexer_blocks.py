@@ -8,9 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..regex.dfa import DEAD, class_index
+from ..regex.dfa import DEAD, ROW_TEMPLATE, TEMPLATE_MEMBER, make_row_template
 from ..regex.expr import (
-    EMPTY,
     EPSILON,
     K_BYTES,
     K_CONCAT,
@@ -19,7 +18,6 @@ from ..regex.expr import (
 )
 
 Items = tuple[tuple[int, int], ...]
-MAX_TEMPLATE_STATES = 64  # see row_template: a larger closure is filled row by row, as reached
 MAX_FAMILY_TEMPLATE_STATES = 256  # a pool family's (made once per process): the whitespace run's 120 states fit
 _UNSEEN, _SEEN_ONCE = object(), object()  # row_template in a pool without a family
 ACC_ARRAYS = ("accepting", "acc_start", "acc_len", "acc_id")  # LexerBlock.acc's order (acc_ignore_only apart)
@@ -45,7 +43,7 @@ def row_template(pool: ExprPool, expr: int) -> tuple[tuple[int, ...], np.ndarray
     complement (a dead target is then exactly an empty derivative) and at most
     ``MAX_TEMPLATE_STATES`` states (``MAX_FAMILY_TEMPLATE_STATES`` in a family's memo: the
     flexible whitespace run has 120); ``None`` otherwise."""
-    key = ("lexer row template", expr)
+    key = (ROW_TEMPLATE, expr)
     if pool.family is None:  # a Lark or GBNF grammar's own pool: made at the second request
         found = pool.memo.get(key, _UNSEEN)
         if found is _UNSEEN:  # rows one at a time, as reached, for a tail no other state shares
@@ -61,6 +59,14 @@ def row_template(pool: ExprPool, expr: int) -> tuple[tuple[int, ...], np.ndarray
     if found is False:
         found = memo[key] = make_row_template(pool, expr, pool.family.size, MAX_FAMILY_TEMPLATE_STATES)
     return found
+
+
+def template_member(pool: ExprPool, expr: int) -> tuple[tuple[tuple[int, ...], np.ndarray, bool], int, bool] | None:
+    """``(template, index, reached)`` when ``expr`` is state ``index`` of a row template that
+    ``pool``'s family made with its base pool (a format's value: ``json_schema.common``'s
+    ``keep_templates``), ``reached`` whether some byte leads back to it; else ``None``."""
+    memo = pool.shared_memo(expr)
+    return None if memo is None else memo.get((TEMPLATE_MEMBER, expr))
 
 
 @dataclass(frozen=True)
@@ -279,37 +285,6 @@ def segment_states(exprs: tuple[int, ...], ends: tuple[int, ...], lex: int,
     for j in ends:
         accepted[j] = (lex,)
     return items, {(False, item): state for state, item in enumerate(items, first)}, accepted
-
-
-def make_row_template(pool: ExprPool, expr: int, size: int,
-                  max_states: int = MAX_TEMPLATE_STATES) -> tuple[tuple[int, ...], np.ndarray, bool] | None:
-    if pool.has_bool[expr]:
-        return None
-    index = {expr: 0}
-    exprs = [expr]
-    rows = []
-    root_reached = False
-    for e in exprs:  # grows while walked
-        parts = pool.byte_classes(e)
-        targets = []
-        for part in parts:
-            d = pool.derivative(e, (part & -part).bit_length() - 1)
-            if d == EMPTY:
-                targets.append(0)
-                continue
-            if d >= size or pool.has_bool[d]:
-                return None
-            if d not in index:
-                if len(exprs) == max_states:
-                    return None
-                index[d] = len(exprs)
-                exprs.append(d)
-            root_reached = root_reached or d == expr
-            targets.append(1 + index[d])
-        rows.append(np.array(targets, dtype=np.int32)[class_index(parts)])
-    table = np.stack(rows)
-    table.flags.writeable = False
-    return tuple(exprs), table, root_reached
 
 
 def write_rows(trans: np.ndarray, states: list[int], sources: list[int], rows: np.ndarray) -> None:

@@ -537,6 +537,13 @@ class Constructors:
             cache[x] = combine(x, children)
         return cache[e]
 
+    def fold(self, e: int, combine) -> object:
+        """``combine(x, children)`` of ``e``, each subexpression's value combined once from its
+        children's (``combine`` reads them from the dict it is given as ``values``, keyed by
+        expression): a measure of an expression's graph, bottom-up, with no recursion."""
+        values: dict[int, object] = {}
+        return self._bottom_up(e, values, lambda x, children: combine(x, children, values), self._children)
+
     def _children(self, x: int) -> tuple[int, ...]:
         """The subexpressions of ``x``."""
         kind = self.kind[x]

@@ -7,6 +7,8 @@ one refinement (see docs/design/regex-derivatives.md).
 
 from __future__ import annotations
 
+import itertools
+
 from .construction import (
     ALL_BYTES,
     EMPTY,
@@ -51,6 +53,16 @@ class Derivatives(Constructors):
             found = self._derivative(e, byte)
             self._deriv[key] = found
         return found
+
+    def derivatives_known(self) -> int:
+        """How many derivatives the pool has cached (see :meth:`forget_derivatives`)."""
+        return len(self._deriv)
+
+    def forget_derivatives(self, known: int) -> None:
+        """Forget the derivatives cached after the first ``known`` (:meth:`derivatives_known`):
+        a base pool that took derivatives only to make expressions and their row templates
+        (the JSON Schema formats' value states), whose copies would otherwise copy them all."""
+        self._deriv = dict(itertools.islice(self._deriv.items(), known))  # compact: a dict keeps the room of deleted keys
 
     def set_derivative(self, e: int, byte: int, d: int) -> None:
         """Record ``d`` as the derivative of ``e`` by ``byte``. Exact only where ``d`` matches the

@@ -20,6 +20,9 @@ from .expr import EMPTY, ExprPool
 DEAD = 0
 UNKNOWN = -1
 DFA_READY_ROWS = 64  # rows LazyDfa marks unknown at a time as states are numbered (as the lexer's READY_ROWS)
+MAX_TEMPLATE_STATES = 64  # see parser.lexer_blocks.row_template: a larger closure is filled row by row, as reached
+ROW_TEMPLATE = "lexer row template"  # a row template's key in a pool's or a family's memo: (ROW_TEMPLATE, expr)
+TEMPLATE_MEMBER = "lexer row template member"  # (TEMPLATE_MEMBER, expr) in a family's memo: parser.lexer_blocks.template_member
 SMALL_PAGES_FROM = 1 << 22  # numpy advises huge pages for arrays of 4 MiB or more: see empty_table
 
 
@@ -208,3 +211,40 @@ def class_index(parts: tuple[int, ...]) -> np.ndarray:
             found[np.unpackbits(raw, bitorder="little").astype(bool)] = index
         _CLASS_INDEX[parts] = found
     return found
+
+
+def make_row_template(pool: ExprPool, expr: int, size: int,
+                      max_states: int = MAX_TEMPLATE_STATES) -> tuple[tuple[int, ...], np.ndarray, bool] | None:
+    """The row template of ``expr`` (``(exprs, table, root_reached)``, as
+    :func:`leapgram.parser.lexer_blocks.row_template` describes it): its derivative states by
+    one byte of each class, breadth first. ``None`` when ``expr`` or a state has an intersection
+    or complement, a state is not below ``size`` (a family's members) or there are more than
+    ``max_states``. Kept under ``(ROW_TEMPLATE, expr)`` in a memo (the JSON Schema front end
+    makes its formats' templates with its base pool)."""
+    if pool.has_bool[expr]:
+        return None
+    index = {expr: 0}
+    exprs = [expr]
+    rows = []
+    root_reached = False
+    for e in exprs:  # grows while walked
+        parts = pool.byte_classes(e)
+        targets = []
+        for part in parts:
+            d = pool.derivative(e, (part & -part).bit_length() - 1)
+            if d == EMPTY:
+                targets.append(0)
+                continue
+            if d >= size or pool.has_bool[d]:
+                return None
+            if d not in index:
+                if len(exprs) == max_states:
+                    return None
+                index[d] = len(exprs)
+                exprs.append(d)
+            root_reached = root_reached or d == expr
+            targets.append(1 + index[d])
+        rows.append(np.array(targets, dtype=np.int32)[class_index(parts)])
+    table = np.stack(rows)
+    table.flags.writeable = False
+    return tuple(exprs), table, root_reached

@@ -10,7 +10,7 @@ import leapgram as lg
 import leapgram.parser.lexer_blocks as lexer_blocks_module
 from leapgram.limits import Limits
 from leapgram.parser import Lexer
-from leapgram.regex.dfa import DEAD
+from leapgram.regex.dfa import DEAD, ROW_TEMPLATE
 from tests.helpers.family import without_row_templates
 
 SCHEMA = {"type": "object", "properties": {"s": {"type": "string"}, "n": {"type": "number"},
@@ -116,3 +116,73 @@ def test_a_family_template_is_bounded_by_the_family_limit():
     assert count <= lexer_blocks_module.MAX_FAMILY_TEMPLATE_STATES
     assert lexer_blocks_module.make_row_template(pool, ws, pool.family.size, count) is not None
     assert lexer_blocks_module.make_row_template(pool, ws, pool.family.size, count - 1) is None
+
+
+FORMAT_SCHEMA = {"type": "object", "properties": {"t": {"type": "string", "format": "date-time"},
+                                                  "u": {"type": "string", "format": "uri"},
+                                                  "m": {"type": "string", "format": "email"},
+                                                  "h": {"type": "string", "anyOf": [{"format": "hostname"},
+                                                                                    {"format": "ipv4"},
+                                                                                    {"format": "ipv6"}]}}}
+
+
+def format_tail(pool, name: str) -> int:
+    """The expression after a string of format ``name``'s opening quote."""
+    from leapgram.frontends.json_schema.formats import FORMATS
+    from leapgram.frontends.json_schema.strings import json_encoded
+    from leapgram.regex.syntax import parse_regex
+
+    return pool.concat(json_encoded(pool, parse_regex(FORMATS[name], pool)), pool.literal(b'"'))
+
+
+def test_a_formats_value_rows_come_from_the_template_made_with_the_base_pool(monkeypatch):
+    ir = lg.Grammar.from_json_schema(FORMAT_SCHEMA).ir
+    pool = ir.pool
+    for name in ("date-time", "uri", "email"):  # made when the base pool was built, before any lexer
+        tail = format_tail(pool, name)
+        assert tail < pool.family.size
+        assert pool.family.memo[(ROW_TEMPLATE, tail)] is not None
+    everything = frozenset(range(len(ir.lexemes)))
+    any_of = frozenset(lex for lex, lexeme in enumerate(ir.lexemes) if "anyOf" in lexeme.name)  # hostname, ipv4, ipv6
+    fresh_sets = [everything] + [frozenset([lex]) for lex in everything]
+    used, made = set(), []
+    original = Lexer._fill_from_template
+
+    def recorded(self, state, lex, expr):
+        done = original(self, state, lex, expr)
+        if done:
+            used.add(expr)
+        return done
+
+    monkeypatch.setattr(Lexer, "_fill_from_template", recorded)
+    original_make = lexer_blocks_module.make_row_template
+    monkeypatch.setattr(lexer_blocks_module, "make_row_template", lambda *args: made.append(args[1]) or original_make(*args))
+    with_templates = rows_by_items(ir, fresh_sets)
+    assert {format_tail(pool, name) for name in ("date-time", "uri", "email")} <= used
+    used.clear()
+    past_any_of = rows_by_items(ir, [any_of])  # a hostname's states reached from the state of the three after "
+    hostname = pool.family.memo[(ROW_TEMPLATE, format_tail(pool, "hostname"))][0]
+    assert [expr for expr in used if expr in hostname[1:]]  # from the template, in the middle
+    from leapgram.frontends.json_schema.formats import FORMATS
+
+    templates = [pool.family.memo[(ROW_TEMPLATE, format_tail(pool, name))] for name in FORMATS]
+    format_states = {expr for template in templates if template is not None for expr in template[0]}
+    assert len(format_states) > 500 and not format_states & set(made)  # no mask makes a format's template
+    monkeypatch.undo()
+    without_row_templates(monkeypatch, pool)
+    monkeypatch.setattr(lexer_blocks_module, "template_member", lambda pool, expr: None)
+    assert with_templates == rows_by_items(ir, fresh_sets)
+    assert past_any_of == rows_by_items(ir, [any_of])
+
+
+def test_the_large_formats_are_not_explored_and_get_no_template():
+    from leapgram.frontends.json_schema.common import MAX_FORMAT_POSITIONS, format_positions
+
+    pool = lg.Grammar.from_json_schema({"type": "string", "format": "idn-email"}).ir.pool
+    for name in ("idn-email", "idn-hostname", "iri", "iri-reference"):  # 416 states to thousands
+        tail = format_tail(pool, name)
+        assert format_positions(pool, tail) > MAX_FORMAT_POSITIONS
+        assert lexer_blocks_module.row_template(pool, tail) is None
+    for name in ("uri-reference", "email", "ipv6", "hostname"):  # the largest that fit: 191, 215, 152, 187 states
+        assert format_positions(pool, format_tail(pool, name)) <= MAX_FORMAT_POSITIONS
+        assert lexer_blocks_module.row_template(pool, format_tail(pool, name)) is not None

@@ -5,7 +5,9 @@ The JSON string and number lexemes and the derivatives a lexer takes of them liv
 base and of other schemas. Why: docs/design/json-schema.md ("Time to first mask"). The formats and
 their spellings (two thirds of the base pool's build, mostly the URI and IRI regexes) are in a
 second base pool, its own pool family, built when a process's first schema with a ``format`` asks
-for it (``leapgram.warm_up`` builds it): schemas without one copy the smaller pool.
+for it (``leapgram.warm_up`` builds it): schemas without one copy the smaller pool. That pool also
+holds each format's value states (after the opening quote) and their lexer row template, made as
+it is built, so no mask makes them (docs/design/lexer-templates.md, "A format's value states").
 """
 
 from __future__ import annotations
@@ -13,8 +15,11 @@ from __future__ import annotations
 import functools
 import threading
 
+import numpy as np
+
 from ...limits import Limits
-from ...regex.expr import EMPTY, EPSILON, K_REPEAT, ExprPool
+from ...regex.dfa import ROW_TEMPLATE, TEMPLATE_MEMBER, make_row_template
+from ...regex.expr import EMPTY, EPSILON, INF, K_AND, K_BYTES, K_NOT, K_REPEAT, ExprPool
 from ...regex.syntax import parse_regex
 from ...regex.utf8 import class_within
 from .formats import FORMATS
@@ -29,6 +34,14 @@ INDENT_BYTES = sum(1 << c for c in b" \t")
 SHORT_RUN = 20
 LONG_RUN = 100
 MAX_WARM_STATES = 64  # derivative states warmed per lexeme (all of the whitespace run's)
+# A format's value states (after the opening quote) get a row template at the pool's build when
+# they are at most MAX_FORMAT_STATES (parser.lexer_blocks' MAX_FAMILY_TEMPLATE_STATES). A format
+# whose value has more than MAX_FORMAT_POSITIONS positions (format_positions: the JSON-encoded
+# value's byte classes, repeats counted out; 1,442 at most for the formats that fit, 10,208 and
+# more for idn-email, idn-hostname, iri, iri-reference, which reach 416 states to thousands) is
+# not explored: its rows are made as a mask reaches them, as for any schema expression.
+MAX_FORMAT_STATES = 256
+MAX_FORMAT_POSITIONS = 4096
 # JSON's punctuation and keywords, which most schemas' grammars spell (objects, arrays, booleans, the
 # any-value grammar): a literal is a node per byte, so their nodes are made once, in the base pool,
 # and every copy starts with them. They come after the pool family's expressions (warm_caches): as
@@ -72,14 +85,17 @@ def _base_pool(limits: Limits, formats: bool) -> ExprPool | None:
                    whitespace, string_universe(pool)]
         for integer in (False, True):
             NumberBuilder(pool, integer)
-        for pattern in FORMATS.values() if formats else ():
-            json_encoded(pool, parse_regex(pattern, pool))
+        values = [json_encoded(pool, parse_regex(pattern, pool)) for pattern in (FORMATS.values() if formats else ())]
         for expr in lexemes:
             warm_derivatives(pool, expr, limit=None if expr == whitespace else MAX_WARM_STATES)
+        first_state = len(pool)
+        templates = value_templates(pool, values)
+        states = range(first_state, len(pool))
         warm_slice_checks(pool)
         family = len(pool)
         tokens = {text: pool.literal(text) for text in JSON_TOKENS}  # after the family's expressions: see JSON_TOKENS
         pool.warm_caches(family_size=family)
+        keep_templates(pool, templates, states)
         pool.family.set_up = tuple(tokens[text] for text in SET_UP_TOKENS if text in tokens)
     except Exception:  # noqa: BLE001 - a budget too small for the base pool: schemas start empty
         return None
@@ -127,6 +143,70 @@ def warm_slice_checks(pool: ExprPool) -> None:
     for e in range(len(pool)):
         if pool.kind[e] == K_REPEAT and not first & ~pool.first_bytes(pool.args[e][0]):
             class_within(pool, char, pool.args[e][0])
+
+
+def value_templates(pool: ExprPool, values: list[int]) -> dict[int, tuple | None]:
+    """The lexer row template of each format's value states, after the opening quote (``F'
+    "``, ``F'`` in ``values``: a format's JSON-encoded expression), made in ``pool``
+    (:func:`make_row_template`), by ``F' "``; ``None`` for a format over
+    ``MAX_FORMAT_POSITIONS`` (not explored) or ``MAX_FORMAT_STATES``. The states stay in the
+    pool (family members, the same ids in every copy); the derivatives taken are forgotten
+    after, as the templates give their rows (each copy's derivative cache, copied at its first
+    derivative, would hold thousands more entries)."""
+    known = pool.derivatives_known()
+    quote = pool.literal(b'"')
+    templates: dict[int, tuple | None] = {}
+    for value in values:
+        tail = pool.concat(value, quote)
+        if tail not in templates:
+            fits = format_positions(pool, tail) <= MAX_FORMAT_POSITIONS
+            templates[tail] = make_row_template(pool, tail, 1 << 62, MAX_FORMAT_STATES) if fits else None
+    pool.forget_derivatives(known)
+    return templates
+
+
+def keep_templates(pool: ExprPool, templates: dict[int, tuple | None], states: range) -> None:
+    """Put ``templates`` (:func:`value_templates`) in the memo of ``pool``'s family, where the
+    lexers' ``row_template`` finds them, and ``None`` for every other expression the formats'
+    values added to the family (``states``: their states, and the tails of the formats not
+    explored), so that no mask makes a template of up to 256 states for one of them;
+    each state of a template under ``TEMPLATE_MEMBER`` (the template, its index there, whether a
+    byte leads back to it), for a lexer that reaches it otherwise than from the format's first
+    state (past an ``anyOf`` of formats: ``Lexer._fill_from_template``)."""
+    memo = pool.family.memo
+    for tail, template in templates.items():
+        memo[(ROW_TEMPLATE, tail)] = template
+    for template in templates.values():
+        if template is not None:
+            exprs, table, _ = template
+            reached = np.zeros(len(exprs) + 1, dtype=bool)
+            reached[table] = True
+            for index, expr in enumerate(exprs):
+                if expr in states:
+                    memo.setdefault((TEMPLATE_MEMBER, expr), (template, index, bool(reached[index + 1])))
+    for expr in states:
+        memo.setdefault((ROW_TEMPLATE, expr), None)
+
+
+def format_positions(pool: ExprPool, expr: int) -> float:
+    """How many byte classes ``expr`` spells with its repeats counted out (``R{a,b}``: ``b``
+    times ``R``'s, or ``max(a, 1)`` times when unbounded), infinite with an intersection or
+    complement: an estimate of the states its derivatives reach, read off the expression in
+    microseconds (the formats' derivative states are milliseconds each hundred)."""
+    kind, args = pool.kind, pool.args
+
+    def combine(e: int, children: tuple[int, ...], counts: dict) -> float:
+        k = kind[e]
+        if k == K_BYTES:
+            return 1
+        if k == K_AND or k == K_NOT:
+            return float("inf")
+        if k == K_REPEAT:
+            _, low, high = args[e]
+            return counts[children[0]] * (max(low, 1) if high == INF else high)
+        return sum(counts[c] for c in children)
+
+    return pool.fold(expr, combine)
 
 
 def warm_derivatives(pool: ExprPool, expr: int, limit: int | None = MAX_WARM_STATES) -> None:
