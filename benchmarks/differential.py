@@ -56,7 +56,8 @@ has not the same:
 - **fast-forward**: at every position, ``validate_tokens`` accepts all of ``fast_forward_tokens()``.
 
 Each case is recorded in a worker process (forked: the tokenized cases come from the parent) with
-a time limit, so a hang inside a kernel, which no signal interrupts, or a process that dies is a
+a time limit (not counting the worker's set-up: a first mask, which compiles the kernels in a
+fresh tree, a minute or more under load, once a 120 s timeout of a tree's first case), so a hang inside a kernel, which no signal interrupts, or a process that dies is a
 ``timeout`` or ``died`` record and the worker starts again for the next case.
 
 ``--grammar lark|gbnf|gbnf-optional-ws|gbnf-schema-style`` records instead the documents of
@@ -108,6 +109,7 @@ BATCH = 3  # matchers after the fork's, one more token each, filled by one batch
 WALK = 2  # tokens of a continuation drawn from the masks at a check, then one from the vocabulary
 RANDOM = 4  # tokens drawn from the vocabulary, each validated against the mask's bit, at a check
 ENDED = ("timeout", "died")  # a case's record that says it did not finish
+SETUP_TIMEOUT_S = 900  # a worker's set-up: the kernels compiled in a fresh tree (minutes under load)
 
 
 # ----- cases --------------------------------------------------------------------------------
@@ -422,6 +424,8 @@ class Worker:
         self.process = context.Process(target=serve, args=(child, self.make), daemon=True)
         self.process.start()
         child.close()
+        if not self.conn.poll(SETUP_TIMEOUT_S) or self.conn.recv() != "ready":  # (EOFError: it died)
+            raise RuntimeError(f"the recording worker was not ready in {SETUP_TIMEOUT_S} s")
 
     def stop(self) -> None:
         if self.process is None:
@@ -442,8 +446,9 @@ class Worker:
 
 
 def serve(conn, make) -> None:
-    """The worker's loop: a case in, its record out, until ``None``."""
+    """The worker's loop: ready once ``make()`` is done, then a case in, its record out, until ``None``."""
     record = make()
+    conn.send("ready")
     while (case := conn.recv()) is not None:
         conn.send(record(case))
 
@@ -472,8 +477,9 @@ def schema_records(recorder: Recorder, args, folder: Path):
     yield header(recorder, args, "jsonschemabench", folder, len(files))
     any_order = {"declared": False, "any": True, "auto": "auto"}[args.property_order]
 
-    def make():
+    def make():  # a first mask loads (or compiles) the kernels outside the first case's time limit
         compiler = recorder.lg.GrammarCompiler(recorder.vocab)
+        recorder.mask(recorder.lg.Matcher(compiler.compile(recorder.lg.Grammar.from_json_schema({"type": "object"}))))
         return lambda case: record_schema_case(recorder, compiler, any_order, case)
 
     worker = Worker(make, args.timeout_s)
