@@ -502,8 +502,9 @@ def cfg_records(recorder: Recorder, args, folder: Path):
     grammar = leapgram_grammar_factory(recorder.lg, False, notes, args.grammar)
     yield {**header(recorder, args, f"cfg:{args.grammar}", folder, len(docs)), "grammar": notes}
 
-    def make():  # one compiled grammar for every document the worker records
+    def make():  # one compiled grammar for every document the worker records; its first mask (the kernels)
         compiled = recorder.lg.GrammarCompiler(recorder.vocab).compile(grammar())
+        recorder.mask(recorder.lg.Matcher(compiled))
         return lambda case: record_document(recorder, compiled, *case)
 
     worker = Worker(make, args.timeout_s)
