@@ -144,3 +144,18 @@ def test_a_schema_translates_with_collections_paused(monkeypatch):
         assert gc.isenabled()  # also after a schema that fails
     finally:
         gc.enable() if was_enabled else gc.disable()
+
+
+def test_the_lexers_process_wide_caches_keep_nothing_the_collector_scans():
+    """``literal_states`` and ``segment_states`` (lru caches as old as the process) return
+    tuples, bytes and dicts of untracked tuples: after a full collection none of their parts is
+    tracked (the tuple that holds a dict stays tracked: five references), so later full
+    collections do not scan them (lists were scanned at each, with every item)."""
+    from leapgram.parser.lexer_blocks import literal_states, segment_states
+
+    kept = [literal_states(5, 900_001, (900_002, 900_003), 40, 7, 3),
+            segment_states((900_004, 900_005, 900_006), (2,), 6, 50)]
+    for _ in range(3):  # a tuple is untracked once its items are: a level per collection at worst
+        gc.collect()
+    for result in kept:
+        assert not any(gc.is_tracked(part) for part in result)

@@ -254,38 +254,41 @@ def _punctuation_rows(block: LexerBlock, chains: list[tuple[int, tuple[int, ...]
 
 
 @functools.lru_cache(maxsize=4096)
-def literal_states(lex: int, chain: tuple[int, tuple[int, ...], tuple[int, ...]], first: int, start: int, list_id: int
-                    ) -> tuple[list[Items], list[bool], dict[tuple[bool, Items], int], list[tuple[int, ...]],
-                               tuple[tuple[int, ...], int, int, int]]:
-    """For :meth:`Lexer._lay_out_punctuation`: the states of literal lexeme ``lex`` (its
-    ``(expr, tails, path)``: :meth:`Lexer._punctuation`) numbered from ``first``, the fresh
+def literal_states(lex: int, expr: int, tails: tuple[int, ...], first: int, start: int, list_id: int
+                   ) -> tuple[tuple[Items, ...], bytes, dict[tuple[bool, Items], int], tuple[tuple[int, ...], ...],
+                              tuple[tuple[int, ...], int, int, int]]:
+    """For :meth:`Lexer._lay_out_punctuation`: the states of literal lexeme ``lex`` (``expr``
+    and ``tails`` of its ``(expr, tails, path)``: :meth:`Lexer._punctuation`; not the chain
+    itself, which a process that froze its objects after ``warm_up`` may keep tracked, and with
+    it every key that held it) numbered from ``first``, the fresh
     state of the lexeme alone and then the state after each byte: their items, fresh flags,
     ``_ids`` entries, ``_accepted`` entries (``(lex,)`` at the end) and the slot of ``(lex,)``
     (``Lexer._acc_slots``) at ``start`` in ``acc_pool``, with list id ``list_id``. Not
-    modified by the lexers."""
-    expr, tails, _ = chain
-    items: list[Items] = [((lex, expr),)]
-    items.extend([((lex, tail),) for tail in tails])
+    modified by the lexers; tuples and bytes, not lists, so that the collector stops tracking
+    what this cache keeps (see :func:`segment_states`)."""
+    items = ((lex, expr),), *[((lex, tail),) for tail in tails]
     fresh = [True] + [False] * len(tails)
-    accepted: list[tuple[int, ...]] = [()] * len(tails)
-    accepted.append((lex,))
     ids = {key: state for state, key in enumerate(zip(fresh, items), first)}
-    return items, fresh, ids, accepted, ((lex,), start, list_id, 0)
+    return items, bytes(fresh), ids, ((),) * len(tails) + ((lex,),), ((lex,), start, list_id, 0)
 
 
 @functools.lru_cache(maxsize=4096)
 def segment_states(exprs: tuple[int, ...], ends: tuple[int, ...], lex: int,
-                    first: int) -> tuple[list[Items], dict[tuple[bool, Items], int], list[tuple[int, ...]]]:
+                    first: int) -> tuple[tuple[Items, ...], dict[tuple[bool, Items], int], tuple[tuple[int, ...], ...]]:
     """The items of the block states ``exprs`` of lexeme ``lex``, numbered from ``first``,
     their entries in ``Lexer._ids`` and in ``Lexer._accepted`` (``(lex,)`` at the indices
     ``ends``): the lexeme ids of a root recur across schemas, and a segment starts at the same
     state in every lexer of its block, so these are made once, not per grammar (a dict merges
-    into ``_ids`` without hashing its keys again). Neither is modified by the lexers."""
-    items = [((lex, e),) for e in exprs]
+    into ``_ids`` without hashing its keys again). Neither is modified by the lexers. Tuples,
+    not lists: the cache lives as long as the process, and the collector untracks a tuple of
+    untracked tuples (and a dict of them, at a full collection) but scans every list at every
+    full collection (2,700 lists after 1,450 schemas of the dev set, about half of what then
+    stayed between schemas)."""
+    items = tuple(((lex, e),) for e in exprs)
     accepted: list[tuple[int, ...]] = [()] * len(exprs)
     for j in ends:
         accepted[j] = (lex,)
-    return items, {(False, item): state for state, item in enumerate(items, first)}, accepted
+    return items, {(False, item): state for state, item in enumerate(items, first)}, tuple(accepted)
 
 
 @dataclass(frozen=True)

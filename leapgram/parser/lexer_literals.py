@@ -61,7 +61,7 @@ class LiteralRows:
         first_id = len(self._acc_ids)
         acc_ids, slots = self._acc_ids, self._acc_slots
         for k, (lex, chain) in enumerate(punctuation):
-            items, fresh, ids, accepted, slot = literal_states(lex, chain, state, used + k, first_id + k)
+            items, fresh, ids, accepted, slot = literal_states(lex, *chain[:2], state, used + k, first_id + k)
             self._items.extend(items)
             self._fresh.extend(fresh)
             self._ids.update(ids)
