@@ -4,17 +4,17 @@
 [--kinds base|keys|all] [--tokenizer NAME]``: ``N`` cases of ``FOLDER`` (a JSONSchemaBench
 folder, or one with links to some of its files), shuffled with ``S``, each compiled and walked
 over its valid instances as ``profile_masks.py`` does. A first pass records the sets of lexemes
-whose fresh state (``Lexer.start_state``) each case's lexer makes. Then, ``R`` rounds, each case
+whose fresh state (``Lexer.fresh_state``) each case's lexer makes. Then, ``R`` rounds, each case
 runs twice in a row, in alternating order: plainly, and with the recorded sets' fresh states and
 their rows made right after the first mask (where ``Lexer.lay_out_literals`` runs) by the plain
-``start_state`` and ``fill_row``, their thread CPU taken off. ``--kinds`` picks the sets: ``base``
+``fresh_state`` and ``fill_row``, their thread CPU taken off. ``--kinds`` picks the sets: ``base``
 (every lexeme's expression in the pool family's base pool: JSON whitespace, punctuation,
 strings, numbers), ``keys`` (the others: a schema's keys, enums, patterns) or ``all``.
 
 Prints per round the fills' thread CPU with the states made for free over the plain run (the
 most any layout of those states after the first mask could save, each state chosen right and
 made at no cost), what making them took over the plain run (what they cost one at a time, out
-of the masks), and per state the CPU of ``start_state`` and ``fill_row`` there. Nothing in
+of the masks), and per state the CPU of ``fresh_state`` and ``fill_row`` there. Nothing in
 leapgram changes: the functions are wrapped here. Docs: docs/design/lexer-templates.md,
 "Fresh states laid out before the second mask: measured (round 22)".
 """
@@ -42,33 +42,33 @@ class Recorder:
 
         self.lexer = lexer
         self.kinds = kinds
-        self.sets: dict[int, list[frozenset[int]]] = {}
+        self.sets: dict[int, list] = {}  # per case, the sets' int32 arrays
         self.case = -1
         self.mode = "record"
         self.hook = 0  # thread CPU of the states made, this case (µs)
-        self.spent = [0, 0, 0]  # start_state, fill_row (ns), states made
-        self.start_state = lexer.Lexer.start_state
+        self.spent = [0, 0, 0]  # fresh_state, fill_row (ns), states made
+        self.fresh_state = lexer.Lexer.fresh_state
         self.lay_out_literals = lexer.Lexer.lay_out_literals
 
     def install(self) -> None:
         lexer = self.lexer
-        lexer.Lexer.start_state = lambda lx, lexemes: self._start_state(lx, lexemes)
+        lexer.Lexer.fresh_state = lambda lx, members: self._fresh_state(lx, members)
         lexer.Lexer.lay_out_literals = lambda lx: self._lay_out_literals(lx)
 
     def uninstall(self) -> None:
-        self.lexer.Lexer.start_state = self.start_state
+        self.lexer.Lexer.fresh_state = self.fresh_state
         self.lexer.Lexer.lay_out_literals = self.lay_out_literals
 
-    def _wanted(self, lx, lexemes: frozenset[int]) -> bool:
+    def _wanted(self, lx, lexemes) -> bool:
         family = lx.pool.family
         size = family.base_size if family is not None else 0
         base = all(lx._lexeme_exprs[lex] < size for lex in lexemes)
         return self.kinds == "all" or base == (self.kinds == "base")
 
-    def _start_state(self, lx, lexemes: frozenset[int]) -> int:
-        if self.mode == "record" and lexemes not in lx._start_of and self._wanted(lx, lexemes):
-            self.sets.setdefault(self.case, []).append(lexemes)
-        return self.start_state(lx, lexemes)
+    def _fresh_state(self, lx, members) -> int:
+        if self.mode == "record" and members.tobytes() not in lx._start_of and self._wanted(lx, members.tolist()):
+            self.sets.setdefault(self.case, []).append(members.copy())
+        return self.fresh_state(lx, members)
 
     def _lay_out_literals(self, lx) -> None:
         self.lay_out_literals(lx)
@@ -76,9 +76,9 @@ class Recorder:
             return
         lx._probe_premade = True
         start = time.thread_time_ns()
-        for lexemes in self.sets.get(self.case, ()):
+        for members in self.sets.get(self.case, ()):
             t0 = time.thread_time_ns()
-            state = self.start_state(lx, lexemes)
+            state = self.fresh_state(lx, members)
             t1 = time.thread_time_ns()
             if state > 0:
                 lx.fill_row(state)
@@ -135,7 +135,7 @@ def main() -> int:
                 hook += spent["premade"][1]
             made = max(recorder.spent[2], 1)
             print(f"round {round_}: fills with the states made for free {premade / max(plain, 1):.3f}x the plain run; "
-                  f"making them took {hook / max(plain, 1):.3f}x; a state: start_state "
+                  f"making them took {hook / max(plain, 1):.3f}x; a state: fresh_state "
                   f"{recorder.spent[0] / made / 1e3:.1f} µs, fill_row {recorder.spent[1] / made / 1e3:.1f} µs", flush=True)
     finally:
         recorder.uninstall()

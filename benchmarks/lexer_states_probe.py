@@ -4,7 +4,7 @@
 ``N`` cases of ``FOLDER`` (a JSONSchemaBench folder, or one with links to some of its files),
 shuffled with ``S``, compiled and walked over their valid instances in one process, a mask per
 token, as ``profile_masks.py`` does. For every lexer row filled (``Lexer.fill_row`` on an
-unknown row) and every fresh state made (``Lexer.start_state`` adding a state), it asks whether
+unknown row) and every fresh state made (``Lexer.fresh_state`` adding a state), it asks whether
 an earlier case's lexer had a state with the same items *by expression*: expressions compared
 by structure, lexemes labelled by their expression and whether they are ignored
 (``profile_masks.Canonical``). A row counts as found when such a state had its row known at
@@ -111,7 +111,7 @@ class Probe:
         from leapgram.regex.dfa import UNKNOWN
 
         saved = [(Lexer, "__init__", Lexer.__init__), (Lexer, "fill_row", Lexer.fill_row),
-                 (Lexer, "start_state", Lexer.start_state),
+                 (Lexer, "fresh_state", Lexer.fresh_state),
                  (engines._WALK_KERNEL, "call", engines._WALK_KERNEL.call),
                  (compiler_module.CompiledGrammar, "_new_row", compiler_module.CompiledGrammar._new_row)]
         init, fill_row, start_state, kernel, new_row = (original for _, _, original in saved)
@@ -134,12 +134,12 @@ class Probe:
             probe.overhead += t1 - t0
             return None
 
-        def timed_start(lexer, lexemes):
-            if lexemes in lexer._start_of:
-                return start_state(lexer, lexemes)
+        def timed_start(lexer, members):
+            if members.tobytes() in lexer._start_of:
+                return start_state(lexer, members)
             before = lexer.num_states
             t0 = time.thread_time_ns()
-            state = start_state(lexer, lexemes)
+            state = start_state(lexer, members)
             took = time.thread_time_ns() - t0
             if lexer.num_states > before:
                 t1 = time.thread_time_ns()
@@ -182,7 +182,7 @@ class Probe:
                             (Lexer, "lay_out_literals")):
             saved.append((owner, name, getattr(owner, name)))
             setattr(owner, name, self.timer(getattr(owner, name), name))
-        Lexer.__init__, Lexer.fill_row, Lexer.start_state = lexer_init, timed_fill, timed_start
+        Lexer.__init__, Lexer.fill_row, Lexer.fresh_state = lexer_init, timed_fill, timed_start
         engines._WALK_KERNEL.call = counted_kernel
         compiler_module.CompiledGrammar._new_row = timed_mask
         return saved

@@ -215,7 +215,7 @@ class ChartArena:
         fresh = self.set_fresh.item(set_id)
         if fresh < 0:
             lo, hi = self.set_ptr.item(set_id), self.set_ptr.item(set_id + 1)
-            fresh = self.lexer.start_state(frozenset(self.set_items[lo:hi].tolist()))
+            fresh = self.lexer.fresh_state(self.set_items[lo:hi])
             self.set_fresh[set_id] = fresh
         return fresh
 

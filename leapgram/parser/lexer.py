@@ -75,7 +75,7 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         self._fresh = bytearray()  # per state, 1 where no byte of the lexeme is read: out of the collector's scans
         self._accepted: list[tuple[int, ...]] = []
         self._ids: dict[tuple[bool, Items], int] = {}
-        self._start_of: dict[frozenset[int], int] = {}
+        self._start_of: dict[bytes, int] = {}  # fresh_state: a sorted set's int32 bytes -> its state
         self._capacity = min(16, limits.max_dfa_states)  # states _new_state may add before it grows trans
         self._ready = 16  # rows of trans written (UNKNOWN past the states): see _ready_rows
         self._nullable = ir.pool.nullable  # appended to in place, never replaced
@@ -133,16 +133,26 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
     def start_state(self, lexemes: frozenset[int]) -> int:
         """The fresh state for the lexemes the parser allows (ignored lexemes are added);
         ``DEAD`` when the set is empty."""
-        found = self._start_of.get(lexemes)
+        return self.fresh_state(np.array(sorted(lexemes), dtype=np.int32))
+
+    def fresh_state(self, members: np.ndarray) -> int:
+        """:meth:`start_state` of the lexemes ``members``, sorted and distinct int32 (a chart
+        arena's set of lexemes, as the kernel interned it), keyed by their bytes: no frozenset,
+        and no sort when the grammar ignores nothing (docs/design/lexer-templates.md, "Round 24:
+        fresh states")."""
+        key = members.tobytes()
+        found = self._start_of.get(key)
         if found is None:
             with self._lock:
-                allowed = sorted(lexemes | self._ignore) if self._ignore else sorted(lexemes)
+                allowed = members.tolist()
+                if self._ignore:
+                    allowed = sorted(self._ignore.union(allowed))
                 if self._intersections.isdisjoint(allowed):  # most sets
                     items = tuple(zip(allowed, map(self._lexeme_exprs.__getitem__, allowed)))
                 else:
                     items = self._start_items(allowed)
                 found = self._state_of(True, items) if items else DEAD
-                self._start_of[lexemes] = found
+                self._start_of[key] = found
         return found
 
     def _start_items(self, allowed: list[int]) -> Items:

@@ -386,22 +386,23 @@ def is_literal_set(pool: ExprPool, expr: int, limit: int = LITERAL_SET_NODES) ->
     ``^[a-zA-Z0-9_-]{0,250}$``) makes each step a derivative of a class-and-repeat expression,
     slower than the intersection it replaces: o64731's first mask went from 7 to 29 ms."""
     kind, args = pool.kind, pool.args
-    seen = set()
+    seen = {EPSILON}  # ε is no node of the limit: hence limit + 1 below
     todo = [expr]
+    pop, extend, add = todo.pop, todo.extend, seen.add
     while todo:
-        node = todo.pop()
-        if node in seen or node == EPSILON:
+        node = pop()
+        if node in seen:
             continue
-        seen.add(node)
-        if len(seen) > limit:
-            return False
+        add(node)
         k = kind[node]
-        if k == K_BYTES:
+        if k == K_CONCAT or k == K_OR:
+            if len(seen) > limit + 1:
+                return False
+            extend(args[node])
+        elif k != K_BYTES:
+            return False
+        else:
             byte_class = args[node][0]
             if byte_class & (byte_class - 1):
                 return False
-        elif k == K_CONCAT or k == K_OR:
-            todo.extend(args[node])
-        else:
-            return False
-    return True
+    return len(seen) <= limit + 1

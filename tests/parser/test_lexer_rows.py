@@ -178,3 +178,43 @@ def test_budget_out_inside_a_literal_leaves_no_state_behind():
         assert not accepted, text
     lexer = compiled._engine.lexer
     assert max(lexer._ids.values()) < lexer.num_states
+
+
+@pytest.mark.parametrize("name", ["schema", "schema_any_key", "json"])
+def test_fresh_state_of_an_arena_set_is_start_state(name):
+    """``fresh_state`` (an arena's sorted int32 set, keyed by its bytes) and ``start_state``
+    (a frozenset) name one state per set, in one memo, in either order."""
+    import numpy as np
+
+    ir = IRS[name]()
+    lexer = Lexer(ir, Limits())
+    sets = [frozenset(range(len(ir.lexemes)))] + [frozenset([lex]) for lex in range(len(ir.lexemes))]
+    sets += [frozenset(range(0, len(ir.lexemes), 2)), frozenset()]
+    for n, lexemes in enumerate(sets):
+        members = np.array(sorted(lexemes), dtype=np.int32)
+        first, second = (lexer.fresh_state(members), lexer.start_state(lexemes))
+        if n % 2:
+            first, second = second, first
+        assert first == second == lexer.fresh_state(members.copy())
+        assert lexer.is_fresh(first) or first == DEAD
+
+
+def test_literal_set_limit_counts_distinct_nodes():
+    """``is_literal_set``'s limit counts the distinct nodes other than ε, and only single bytes,
+    concatenations and alternations are literal."""
+    from leapgram.parser.lexer_blocks import is_literal_set
+    from leapgram.regex.expr import K_BYTES, ExprPool
+
+    pool = ExprPool()
+    names = pool.alt([pool.literal(b'"ab"'), pool.literal(b'"b"')])
+    seen, todo = set(), [names]
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(pool.args[node] if pool.kind[node] != K_BYTES else ())
+    nodes = len(seen)
+    assert is_literal_set(pool, names, nodes) and not is_literal_set(pool, names, nodes - 1)
+    assert not is_literal_set(pool, pool.alt([names, pool.byteset(0b110)]))
+    assert is_literal_set(pool, pool.literal(b"x"))
+    assert not is_literal_set(pool, pool.intersect([names, pool.complement(pool.literal(b'"b"'))]))
