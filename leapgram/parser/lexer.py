@@ -30,7 +30,7 @@ from .._kernels.views import lexer_views
 from ..errors import BudgetExceededError
 from ..grammar.ir import GrammarIR
 from ..limits import Limits
-from ..regex.dfa import DEAD, UNKNOWN, LazyRows, empty_table, publish_row
+from ..regex.dfa import DEAD, UNKNOWN, LazyRows, empty_table, publish_row, write_row
 from ..regex.emptiness import WITNESS_BYTES
 from ..regex.expr import (
     ALL_BYTES,
@@ -97,6 +97,10 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         self._shapes_of: dict[int, int] = {}  # _verdict: an item's P' -> 0 (ε), 1 (infinite), 2 (other)
         self._products: dict[int, tuple[ProductGraph, int, int, int, int]] = {}  # _fill_product: expr -> its state
         self._plain_patterns: dict[int, int] = {}  # _plain_and: a pattern state -> _plain_pattern
+        family = ir.pool.family
+        self._base_size = 0 if family is None else family.base_size  # _shared_rows
+        self._shared: dict | None = None  # the family's memo of rows, once read (_shared_rows)
+        self._row_budget = ["max_row_emptiness_steps", limits.max_row_emptiness_steps, 0]  # fill_row's, reused
         self._new_state(False, ())  # DEAD (no table read)
         if not self._start_with_block(self._punctuation()):
             self._set_up_tables()
@@ -340,18 +344,30 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         """Compute every transition out of ``state`` (one derivative per byte class and lexeme).
         The emptiness searches of one row share ``Limits.max_row_emptiness_steps``."""
         with self._lock:
-            if self.trans[state, 0] != UNKNOWN:
+            if self.trans.item(state, 0) != UNKNOWN:
                 return
             items = self._items[state]
-            if len(items) == 1 and (not self.pool.has_bool[items[0][1]] or items[0][1] in self._products):
-                # no search to budget (most rows; a counted lexeme under a pattern reads its counts)
-                self._fill_row(state)
-                return
+            if len(items) == 1:
+                lex, expr = items[0]
+                if not self.pool.has_bool[expr] or expr in self._products:
+                    # no search to budget (most rows; a counted lexeme under a pattern reads its counts)
+                    self._fill_single(state, lex, expr)
+                    return
             shared = self._shared_rows(items)
             if shared is not None and self._copy_shared_row(state, items, shared):
                 return
-            with self.pool.emptiness_budget("max_row_emptiness_steps", self.limits.max_row_emptiness_steps):
+            pool = self.pool
+            outer = pool._shared_budget
+            budget = self._row_budget
+            if outer is budget:  # a row filled inside another's (its budget is its own)
+                budget = [budget[0], budget[1], budget[1]]
+            else:
+                budget[2] = budget[1]
+            pool._shared_budget = budget  # (what pool.emptiness_budget does, without an object per row)
+            try:
                 self._fill_row(state)
+            finally:
+                pool._shared_budget = outer
             if shared is not None:
                 self._share_row(state, items, shared)
 
@@ -359,13 +375,18 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         """The pool family's memo of rows (see :meth:`_share_row`) when every item of a state
         is an expression of the family's base pool (``PoolFamily.base_size``: the family's and
         JSON's punctuation, the same ids in every copy), else ``None``."""
-        family = self.pool.family
-        if family is None or any(expr >= family.base_size or lex < 0 for lex, expr in items):
-            return None
-        rows = family.memo.get(SHARED_ROWS)
+        size = self._base_size  # (0 without a family)
+        for lex, expr in items:
+            if expr >= size or lex < 0:
+                return None
+        rows = self._shared
         if rows is None:
-            with BLOCKS_LOCK:
-                rows = family.memo.setdefault(SHARED_ROWS, {})
+            memo = self.pool.family.memo
+            rows = memo.get(SHARED_ROWS)
+            if rows is None:
+                with BLOCKS_LOCK:
+                    rows = memo.setdefault(SHARED_ROWS, {})
+            self._shared = rows
         return rows
 
     def _copy_shared_row(self, state: int, items: Items, shared: dict) -> bool:
@@ -377,10 +398,7 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         targets, index = found
         ids = np.array([DEAD if target is None else self._state_of(False, target) for target in targets],
                        dtype=np.int32)
-        row = ids[index]
-        trans = self.trans  # read after the targets: a new state may grow (replace) the table
-        trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
-        trans[state, 0] = row[0]
+        write_row(self.trans, state, ids, index)  # (self.trans read after the targets: a new state may grow it)
         return True
 
     def _share_row(self, state: int, items: Items, shared: dict) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import BudgetExceededError
-from ..regex.dfa import DEAD
+from ..regex.dfa import DEAD, write_row
 from ..regex.expr import (
     EMPTY,
     EPSILON,
@@ -48,13 +48,15 @@ class CountedRows:
         if index == char.eps:  # X{a,b} T: X's first row, one count used
             row_index, low_after, high_after = 0, max(low - 1, 0), high if high == INF else high - 1
         local = self._counted_targets(lex, shape, char.targets[row_index], low_after, high_after)
-        row = np.array(local, dtype=np.int32)[char.table[row_index]]
         if index == char.eps and low == 0:  # T may start: its bytes c lead to d(T, c) (none starts X)
+            row = np.array(local, dtype=np.int32)[char.table[row_index]]
             self._tail_entries(row, lex, shape.tail)
-        trans = self.trans  # read after the targets: a new state may grow (replace) the table
-        trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
-        trans[state, 0] = row[0]
-        return True
+            trans = self.trans  # read after the targets: a new state may grow (replace) the table
+            trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
+            trans[state, 0] = row[0]
+            return True
+        write_row(self.trans, state, np.array(local, dtype=np.int32), char.table[row_index])  # (trans read after
+        return True  # the targets: a new state may grow it)
 
     def _tail_entries(self, row: np.ndarray, lex: int, tail: int) -> None:
         """``row`` on the bytes ``tail`` starts with: ``d(tail, c)``, where a counted lexeme can
@@ -185,12 +187,14 @@ class CountedRows:
             low, high = max(low - 1, 0), high if high == INF else high - 1
         targets, index = made
         local = self._product_targets(lex, graph, targets, low, high, tail)
-        row = np.array(local, dtype=np.int32)[index]
         if i == eps and found[2] == 0 and self.pool.nullable[graph.pattern.exprs[j]]:  # P ∩ X{0,b} ends: T may start
+            row = np.array(local, dtype=np.int32)[index]
             self._tail_entries(row, lex, tail)
-        trans = self.trans  # read after the targets: a new state may grow (replace) the table
-        trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
-        trans[state, 0] = row[0]
+            trans = self.trans  # read after the targets: a new state may grow (replace) the table
+            trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
+            trans[state, 0] = row[0]
+            return True
+        write_row(self.trans, state, np.array(local, dtype=np.int32), index)  # (trans read after the targets)
         return True
 
     def _product_targets(self, lex: int, graph: ProductGraph, targets: tuple[int, ...], low: int, high: int,

@@ -191,9 +191,16 @@ class LazyDfa(LazyRows):
 def publish_row(trans: np.ndarray, state: int, parts: tuple[int, ...], targets: list[int]) -> None:
     """Write the row of ``state``: byte class ``parts[k]`` goes to ``targets[k]``. Byte 0, the
     "row known" marker that kernels test, is written last."""
-    row = np.array(targets, dtype=np.int32)[class_index(parts)]
-    trans[state, 1:] = row[1:]
-    trans[state, 0] = row[0]
+    write_row(trans, state, np.array(targets, dtype=np.int32), class_index(parts))
+
+
+def write_row(trans: np.ndarray, state: int, targets: np.ndarray, index: np.ndarray) -> None:
+    """Write the row of ``state``: byte ``b`` goes to ``targets[index[b]]`` (int32 ``targets``;
+    ``index`` best as ``intp``, which numpy takes without a cast). The bytes are gathered
+    straight into the row, each entry written once with its final value, and byte 0, the "row
+    known" marker that kernels test, last (walks read the table unlocked)."""
+    targets.take(index[1:], out=trans[state, 1:], mode="clip")  # (clip: no buffer; every index is in range)
+    trans[state, 0] = targets.item(index.item(0))
 
 
 _CLASS_INDEX: dict[tuple[int, ...], np.ndarray] = {}
@@ -244,7 +251,7 @@ def make_row_template(pool: ExprPool, expr: int, size: int,
                 exprs.append(d)
             root_reached = root_reached or d == expr
             targets.append(1 + index[d])
-        rows.append(np.array(targets, dtype=np.int32)[class_index(parts)])
-    table = np.stack(rows)
+        rows.append(np.array(targets, dtype=np.intp)[class_index(parts)])
+    table = np.stack(rows)  # intp: an index numpy gathers by without a cast (Lexer._fill_from_template)
     table.flags.writeable = False
     return tuple(exprs), table, root_reached
