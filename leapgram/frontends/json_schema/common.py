@@ -160,9 +160,21 @@ def value_templates(pool: ExprPool, values: list[int]) -> dict[int, tuple | None
         tail = pool.concat(value, quote)
         if tail not in templates:
             fits = format_positions(pool, tail) <= MAX_FORMAT_POSITIONS
-            templates[tail] = make_row_template(pool, tail, 1 << 62, MAX_FORMAT_STATES) if fits else None
+            templates[tail] = _compact(make_row_template(pool, tail, 1 << 62, MAX_FORMAT_STATES)) if fits else None
     pool.forget_derivatives(known)
     return templates
+
+
+def _compact(template: tuple | None) -> tuple | None:
+    """A format's template with an int32 table: the formats' templates are up to 256 states
+    each and live as long as the process (int32 halves them: the pool of the formats +21 → +10
+    MB of RSS), and a format value's rows are few, so the gather's index cast costs little."""
+    if template is None:
+        return None
+    exprs, table, root_reached = template
+    table = table.astype(np.int32)
+    table.flags.writeable = False
+    return exprs, table, root_reached
 
 
 def keep_templates(pool: ExprPool, templates: dict[int, tuple | None], states: range) -> None:
