@@ -25,7 +25,6 @@ BLOCK_SPARE = 512  # a lexer made from a block has room for this many more state
 PUNCTUATION_ROOM = 8  # room after a block for the literals laid out with it (JSON's "{" and "[": 4 states)
 SET_UP_LITERALS = ("literals set up with the block",)  # their chains' key in a family's memo (set_up_chains)
 MAX_FAMILY_BLOCKS = 64  # lexer blocks kept per pool family, one per set of family lexemes (family_block)
-MAX_BLOCK_STATES = 256  # prepared state lists kept per pool family (block_states): one per block and lexeme ids
 MAX_PUNCTUATION_ROWS = 128  # punctuation layouts kept per pool family (punctuation_rows): 4 rows and 4 acc arrays each
 BLOCKS_LOCK = threading.Lock()  # inserts into a family's blocks (the memo itself is shared by every thread)
 LITERAL_SET_NODES = 1 << 16  # see is_literal_set: a larger set of names keeps the intersection
@@ -289,55 +288,6 @@ def segment_states(exprs: tuple[int, ...], ends: tuple[int, ...], lex: int,
     for j in ends:
         accepted[j] = (lex,)
     return items, {(False, item): state for state, item in enumerate(items, first)}, tuple(accepted)
-
-
-@dataclass(frozen=True)
-class BlockStates:
-    """A lexer's Python bookkeeping of ``DEAD`` and a family block's states, for one set of
-    lexeme ids of the block's roots (:func:`block_states`): ``items``, ``ids``, ``accepted``
-    and ``acc_ids`` as ``Lexer._items``, ``_ids``, ``_accepted`` and ``_acc_ids`` hold them
-    right after the block, and ``acc_pool`` the lexemes of its first ``acc_pool`` entries.
-    A lexer copies them (one ``list.copy`` or ``dict.copy`` each); none is modified."""
-
-    items: list[Items]
-    ids: dict[tuple[bool, Items], int]
-    accepted: list[tuple[int, ...]]
-    acc_ids: dict[tuple[int, ...], int]
-    acc_pool: np.ndarray
-
-
-def block_states(pool: ExprPool, block: LexerBlock, lexes: tuple[int, ...]) -> BlockStates:
-    """The :class:`BlockStates` of ``block`` whose roots have the lexeme ids ``lexes`` (the
-    same in most schemas of a family: a tool call's string, number and whitespace lexemes),
-    kept in ``pool``'s family memo, at most ``MAX_BLOCK_STATES``; past that, made per call."""
-    key = (block.roots, lexes)
-    kept = pool.family.memo.get(("lexer block states",))
-    if kept is None:
-        with BLOCKS_LOCK:
-            kept = pool.family.memo.setdefault(("lexer block states",), {})
-    found = kept.get(key)
-    if found is None:
-        found = _block_states(block, lexes)
-        if len(kept) < MAX_BLOCK_STATES:
-            with BLOCKS_LOCK:
-                found = kept.setdefault(key, found)
-    return found
-
-
-def _block_states(block: LexerBlock, lexes: tuple[int, ...]) -> BlockStates:
-    items: list[Items] = [()]  # DEAD's entries, as Lexer._new_state writes them
-    ids: dict[tuple[bool, Items], int] = {(False, ()): DEAD}
-    accepted: list[tuple[int, ...]] = [()]
-    for exprs, ends, lex in zip(block.segments, block.segment_ends, lexes):
-        segment_items, segment_ids, segment_accepted = segment_states(exprs, ends, lex, len(items))
-        items.extend(segment_items)
-        ids.update(segment_ids)
-        accepted.extend(segment_accepted)
-    acc_ids = {(): 0}
-    acc_ids.update({(lexes[r],): k for k, r in enumerate(block.end_roots, 1)})  # ids after () (0)
-    acc_pool = np.array(lexes, dtype=np.int32)[block.end_root]
-    acc_pool.flags.writeable = False
-    return BlockStates(items, ids, accepted, acc_ids, acc_pool)
 
 
 def write_rows(trans: np.ndarray, states: list[int], sources: list[int], rows: np.ndarray) -> None:

@@ -19,11 +19,11 @@ from .lexer_blocks import (
     ACC_ARRAYS,
     PUNCTUATION_ROOM,
     Items,
-    block_states,
     family_block,
     literal_states,
     literal_tails,
     punctuation_rows,
+    segment_states,
     set_up_chains,
     write_rows,
 )
@@ -81,10 +81,8 @@ class LiteralRows:
         that are expressions of the pool family (JSON whitespace, strings, numbers, punctuation)
         and every state they reach, with their rows, copied from the family's
         :func:`family_block` for this set of lexemes. Their rows are the same in every schema;
-        a grammar numbers them and copies them at compile (one array copy; its ``_items``,
-        ``_ids``, ``_accepted`` and ``_acc_ids``, ``DEAD``'s entries first, copied whole from the
-        family's :func:`block_states`: called right after ``DEAD`` is made) instead of building
-        them, template by template, during its first masks.
+        a grammar numbers them and copies them at compile (one array copy, a few list
+        extensions) instead of building them, template by template, during its first masks.
         The literals ``punctuation`` (:meth:`_punctuation`: JSON's ``{``, ``,``...) follow, their
         rows and ``acc_*`` entries copied with the block's from the family's
         :func:`punctuation_rows` (see :meth:`_lay_out_punctuation`); ``BLOCK_SPARE`` states
@@ -115,25 +113,27 @@ class LiteralRows:
         self.trans = trans
         self._capacity = capacity
         self._ready = n + 1 + count
-        lexes = tuple([lex_of[root] for root in block.roots])
+        lexes = [lex_of[root] for root in block.roots]
         for name, head in zip(ACC_ARRAYS, block.acc if layout is None else layout.acc):  # 0 for DEAD and past
             setattr(self, name, head[:capacity].copy())
+        ignored = [lex in self._ignore for lex in lexes]
         self.acc_ignore_only = np.zeros(capacity, dtype=np.int8)
-        if self._ignore:
-            ignored = [lex in self._ignore for lex in lexes]
-            if any(ignored[r] for r in block.end_roots):
-                self.acc_ignore_only[block.ends] = np.array(ignored, dtype=np.int8)[block.end_root]
-        prepared = block_states(self.pool, block, lexes)  # DEAD's entries and the block's, copied
-        self._items = prepared.items.copy()
-        self._ids = prepared.ids.copy()
-        self._accepted = prepared.accepted.copy()
-        self._acc_ids = prepared.acc_ids.copy()
+        if any(ignored[r] for r in block.end_roots):
+            self.acc_ignore_only[block.ends] = np.array(ignored, dtype=np.int8)[block.end_root]
+        state = 1
+        for exprs, ends, lex in zip(block.segments, block.segment_ends, lexes):
+            items, ids, accepted = segment_states(exprs, ends, lex, state)
+            self._items.extend(items)
+            self._ids.update(ids)
+            self._accepted.extend(accepted)
+            state += len(items)
         self._fresh.extend(bytes(n))
         used = block.ends.shape[0]
         if used > self.acc_pool.shape[0]:
             self.acc_pool = np.zeros(2 * used, dtype=np.int32)
         if used:
-            self.acc_pool[:used] = prepared.acc_pool
+            self.acc_pool[:used] = np.array(lexes, dtype=np.int32)[block.end_root]
+        self._acc_ids.update({(lexes[r],): k for k, r in enumerate(block.end_roots, 1)})  # ids after () (0)
         self._acc_used = used
         if layout is not None:
             self._lay_out_punctuation(punctuation)

@@ -108,26 +108,6 @@ def test_blocks_are_bounded_per_family(monkeypatch):
     assert [walks(vocab, index, limits) for index in range(len(SCHEMAS))] == reference
 
 
-def test_block_states_are_bounded_per_family_and_copied(monkeypatch):
-    """Past ``MAX_BLOCK_STATES`` a lexer's entries of the block's states are made per grammar,
-    equal to those kept in the family memo; a lexer's own lists and dicts are copies."""
-    kept_limits, cold_limits = Limits(max_dfa_states=49_011), Limits(max_dfa_states=49_012)
-
-    def entries(limits: Limits) -> list[tuple]:
-        lexers = [Lexer(Grammar.from_json_schema(schema, limits=limits).ir, limits) for schema in SCHEMAS]
-        return [(lx._items, lx._ids, lx._accepted, bytes(lx._fresh), lx._acc_ids, lx.acc_pool[:lx._acc_used].tolist())
-                for lx in lexers]
-
-    reference = entries(kept_limits)
-    lexer = Lexer(Grammar.from_json_schema(SCHEMAS[0], limits=kept_limits).ir, kept_limits)
-    kept = lexer.pool.family.memo[("lexer block states",)]
-    assert kept and all(found.items is not lexer._items and found.ids is not lexer._ids for found in kept.values())
-    monkeypatch.setattr(lexer_blocks_module, "MAX_BLOCK_STATES", 0)
-    assert entries(cold_limits) == reference
-    cold = Lexer(Grammar.from_json_schema(SCHEMAS[0], limits=cold_limits).ir, cold_limits)
-    assert not cold.pool.family.memo[("lexer block states",)]
-
-
 def test_compiles_and_walks_in_threads_on_a_cold_family():
     vocab = small_vocab()
     reference = [walks(vocab, index, Limits(max_dfa_states=49_005)) for index in range(len(SCHEMAS))]
