@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from numba.core import config as numba_config
 
 from leapgram._kernels import start_loading_cached_kernels
 
@@ -129,3 +130,35 @@ def test_kernel_argument_types_equal_numbas():
     assert earley.root_kernel.typeof_pyval(tuple(arrays)) == typeof(tuple(arrays), Purpose.argument)
     with pytest.raises(NumbaTypeError, match="MaskedArray"):  # numba's error, as before
         earley.root_kernel.typeof_pyval((masked, 1))
+
+
+# called inside other kernels (compiled with them; numba's cache gives the callers whole)
+ONLY_CALLED_FROM_KERNELS = {"earley.boundary_kernel", "earley.scan_kernel", "tables.table_put_kernel",
+                            "trie_walk.copy_duplicate_bits_kernel", "rule_tables._least"}
+UNREACHED_AFTER_WARM_UP = """
+import importlib
+from numba.core.registry import CPUDispatcher
+import leapgram
+from leapgram import _kernels
+leapgram.warm_up()
+for module in _kernels._MODULES:
+    found = importlib.import_module(f"leapgram._kernels.{module}")
+    for name, kernel in vars(found).items():
+        if (isinstance(kernel, CPUDispatcher) and kernel.__module__ == found.__name__ and not kernel.signatures
+                and kernel.targetoptions.get("inline") != "always"):
+            print(f"{module}.{name}")
+"""
+
+
+@pytest.mark.skipif(numba_config.DISABLE_JIT, reason="numba disabled: nothing to load or compile")
+def test_warm_up_reaches_every_kernel():
+    """With the loading thread off, a kernel has a signature only when something called it: after
+    ``warm_up`` every kernel called from Python must have one (else an installation's first
+    call of it compiles inside a mask). Kernels numba inlines into their callers are left out;
+    a kernel only ever called from other kernels has a signature when it was compiled, not when
+    its callers came from the cache, so those are named here."""
+    env = {**os.environ, "LEAPGRAM_PRELOAD_KERNELS": "0"}
+    run = subprocess.run([sys.executable, "-c", UNREACHED_AFTER_WARM_UP], capture_output=True, text=True,
+                         timeout=600, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert set(run.stdout.split()) <= ONLY_CALLED_FROM_KERNELS
