@@ -64,9 +64,9 @@ def _rehash_a_table() -> None:
     """Run the arena's table growth once (``table_rehash_kernel``): the small grammars never
     fill a table past half load, so on an installation whose kernels are not compiled yet a long
     process's first rehash compiled it inside a mask (170 ms, round 24's 480-case run)."""
-    from .parser.arena import _empty_table, _rehashed
+    from .parser.arena import rehash_a_small_table
 
-    _rehashed(*_empty_table(2))
+    rehash_a_small_table()
 
 
 def _walk_all(vocab) -> None:

@@ -300,6 +300,12 @@ def _grown_rows(array: np.ndarray, size: int) -> np.ndarray:
     return grown
 
 
+def rehash_a_small_table() -> None:
+    """Grow a 2-slot table once: ``warm_up`` loads (or, on a fresh installation, compiles)
+    ``table_rehash_kernel`` with it, which its small grammars never reach."""
+    _rehashed(*_empty_table(2))
+
+
 def _rehashed(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     new_keys, new_values = _empty_table(keys.shape[0] * 2)
     table_rehash_kernel(keys, values, new_keys, new_values)
