@@ -54,7 +54,8 @@ def test_the_estimate_grows_with_the_masks_and_is_near_a_walk_over_the_objects()
     estimate = memory_of([compiled])
     assert estimate > before + len(INSTANCE) * compiled._eos_row.nbytes // 2  # half the rows at least differ
     shared = (vocab, compiled.vocab, compiled._trie, compiled._rows, compiled._engine.trie, compiled.limits,
-              compiled._engine.lexer.pool.family, compiled._token_bytes, compiled._not_text)
+              compiled._engine.lexer.pool.family, compiled._engine.lexer._shared, compiled._token_bytes,
+              compiled._not_text)
     walk = deep_bytes(compiled, shared) - compiled._engine.lexer.unwritten_bytes  # allocated rows never written: no memory
     assert 0.5 * walk < estimate < 2 * walk
 
