@@ -153,9 +153,11 @@ def _checked_width(matcher: Matcher, bitmask: np.ndarray) -> int:
 
 
 def _checked_indices(indices: Sequence[int] | None, count: int, bitmask: np.ndarray) -> list[int]:
-    if not isinstance(bitmask, np.ndarray) or bitmask.ndim != 2:
-        raise ValueError("bitmask must be a 2-D numpy int32 array; allocate one with "
-                         "leapgram.allocate_token_bitmask")
+    if not isinstance(bitmask, np.ndarray):
+        raise TypeError(f"bitmask must be a 2-D numpy int32 array, not {type(bitmask).__name__}; "
+                        "allocate one with leapgram.allocate_token_bitmask")
+    if bitmask.ndim != 2:
+        raise ValueError(f"bitmask must have shape (batch, words), got {bitmask.shape}")
     if bitmask.dtype != np.int32:
         raise TypeError(f"bitmask dtype must be int32, got {bitmask.dtype}")
     if bitmask.shape[1] > 1 and bitmask.strides[1] != bitmask.itemsize:  # as the matcher: rows contiguous

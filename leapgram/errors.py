@@ -9,6 +9,8 @@ named :class:`leapgram.limits.Limits` budget ran out) and :class:`TokenizerError
 
 from __future__ import annotations
 
+import operator
+
 
 class LeapgramError(Exception):
     """Base class of everything leapgram raises on purpose."""
@@ -87,3 +89,16 @@ class BudgetExceededError(LeapgramError):
 
 class TokenizerError(LeapgramError, ValueError):
     """A tokenizer (file, rank table or object) that cannot be read into a vocabulary; says why."""
+
+
+def checked_count(value, what: str, low: int) -> int:
+    """``value`` as an int >= ``low``; a ``TypeError`` or ``ValueError`` naming ``what`` if not."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be an int, not bool")
+    try:
+        count = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
+    if count < low:
+        raise ValueError(f"{what} must be >= {low}, got {count}")
+    return count

@@ -8,7 +8,7 @@ import pytest
 import leapgram
 
 torch = pytest.importorskip("torch", reason="needs torch: pip install 'leapgram[torch]'")
-from leapgram.integrations.torch import apply_token_bitmask_torch, bitmask_to_bool  # noqa: E402
+from leapgram.integrations.torch import apply_token_bitmask_torch, bitmask_to_bool
 
 
 def random_bitmask(rng: np.random.Generator, batch: int, vocab_size: int, density: float) -> np.ndarray:
@@ -57,7 +57,28 @@ def test_dispatch_from_public_apply() -> None:
 def test_torch_bitmask_input_and_errors() -> None:
     words = torch.tensor([[0b11]], dtype=torch.int32)
     assert bitmask_to_bool(words, 3).tolist() == [[True, True, False]]
-    with pytest.raises(ValueError, match="int32"):
-        bitmask_to_bool(np.zeros((1, 1), dtype=np.int64), 3)
     with pytest.raises(ValueError, match="rows"):
         apply_token_bitmask_torch(torch.zeros(2, 5), np.zeros((3, 1), dtype=np.int32))
+
+
+ROW = np.zeros((1, 2), dtype=np.int32)
+
+
+@pytest.mark.parametrize(("thunk", "error", "message"), [
+    pytest.param(lambda: bitmask_to_bool(np.zeros((1, 1), dtype=np.int64), 3), TypeError, "int32", id="int64"),
+    pytest.param(lambda: bitmask_to_bool(torch.zeros(1, 2), 3), TypeError, "int32", id="float tensor"),
+    pytest.param(lambda: bitmask_to_bool(None, 3), TypeError, "int32 array or tensor", id="None"),
+    pytest.param(lambda: bitmask_to_bool(np.zeros((1, 1, 2), np.int32), 3), ValueError, "shape", id="3-D"),
+    pytest.param(lambda: bitmask_to_bool(ROW, -1), ValueError, "vocab_size must be >= 0", id="negative vocab"),
+    pytest.param(lambda: bitmask_to_bool(ROW, 2.5), TypeError, "vocab_size must be an int", id="float vocab"),
+    pytest.param(lambda: bitmask_to_bool(ROW, 3, device="no-such-device"), ValueError, "device", id="device"),
+    pytest.param(lambda: apply_token_bitmask_torch(np.zeros((1, 40), np.float32), ROW), TypeError, "torch tensor",
+                 id="numpy logits"),
+    pytest.param(lambda: apply_token_bitmask_torch(torch.zeros(1, 40, dtype=torch.int64), ROW), TypeError,
+                 "floating point", id="integer logits"),
+    pytest.param(lambda: leapgram.apply_token_bitmask(torch.zeros(1, 1, 40), ROW), ValueError,
+                 r"shape \(vocab,\) or \(batch, vocab\)", id="3-D logits"),
+])
+def test_torch_misuse_says_what_was_expected(thunk, error, message) -> None:
+    with pytest.raises(error, match=message):
+        thunk()
