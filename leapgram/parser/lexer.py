@@ -38,6 +38,7 @@ from ..regex.expr import (
     K_AND,
     K_BYTES,
     K_CONCAT,
+    K_OR,
     bits_of,
     refine_partition,
 )
@@ -544,6 +545,8 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         if pool.has_bool[expr] and self._fill_product(state, lex, self._product_entry(expr)):
             return
         if pool.kind[expr] == K_AND and self._fill_minus_some(state, lex, expr):
+            return
+        if pool.kind[expr] == K_OR and self._lay_out_trie(state, lex, expr):  # an enum's trie, at once
             return
         parts = pool.byte_classes(expr)
         derivative = pool.derivative

@@ -13,6 +13,7 @@ from ..regex.expr import (
     EPSILON,
     K_BYTES,
     K_CONCAT,
+    K_OR,
 )
 from . import lexer_blocks
 from .lexer_blocks import (
@@ -29,6 +30,7 @@ from .lexer_blocks import (
 )
 
 MAX_LITERAL_STATES = 512  # see Lexer.lay_out_literals (1 KB each): the literals past it are filled as reached
+MAX_TRIE_STATES = 2048  # see Lexer._lay_out_trie: new states per layout (1 KB each); the nodes past them as reached
 
 
 class LiteralRows:
@@ -312,3 +314,106 @@ class LiteralRows:
             rows[index, row_bytes[index]] = targets[index]  # a few scalar writes: cheaper than fancy indexing
         write_rows(self.trans, chain, list(range(len(chain))), rows)  # (read after the new states: they may grow it)
         return more
+
+    def _trie_step(self, expr: int) -> tuple[tuple[int, int], ...] | None:
+        """``(byte, tail)`` for each byte that continues ``expr`` when ``expr`` is a node of a
+        literal trie (:meth:`ExprPool.literal_set`: an enum's spellings): a byte then its tail,
+        one byte alone (its tail ``ε``), ``ε`` (none), or an alternation of those whose first
+        bytes differ; ``tail`` is the derivative by ``byte`` (a one-byte head's tail, which the
+        alternation's derivative, ``alt([tail])``, gives back: the pool's alternations are kept
+        flat and sorted). ``None`` for other expressions."""
+        pool = self.pool
+        kind, args = pool.kind, pool.args
+        k = kind[expr]
+        if k == K_CONCAT:
+            head, tail = args[expr]
+            if kind[head] == K_BYTES:
+                bits = args[head][0]
+                if bits & (bits - 1) == 0:
+                    return ((bits.bit_length() - 1, tail),)
+            return None
+        if k == K_OR:
+            out = []
+            seen = 0
+            for child in args[expr]:
+                k = kind[child]
+                if k == K_CONCAT:
+                    head, tail = args[child]
+                    if kind[head] != K_BYTES:
+                        return None
+                    bits = args[head][0]
+                elif k == K_BYTES:
+                    bits, tail = args[child][0], EPSILON
+                elif child == EPSILON:
+                    continue
+                else:
+                    return None
+                if bits & (bits - 1) or seen & bits:
+                    return None
+                seen |= bits
+                out.append((bits.bit_length() - 1, tail))
+            return tuple(out)
+        if k == K_BYTES:
+            bits = args[expr][0]
+            return ((bits.bit_length() - 1, EPSILON),) if bits & (bits - 1) == 0 else None
+        return () if expr == EPSILON else None
+
+    def _lay_out_trie(self, state: int, lex: int, expr: int) -> bool:
+        """The rows of ``state`` (its item ``expr`` an alternation of a literal trie: an enum of
+        16 strings or more, :meth:`_trie_step`) and of the trie's nodes below it, breadth first,
+        at most ``MAX_TRIE_STATES`` new states: numbered together and their rows written with a
+        few numpy writes. Reached one walk return at a time, galaxy's ~500 licences made 850
+        states in one mask, a byte-class row or a :meth:`_fill_literal` chain per return. A node
+        whose row is known already is left, as is one that is no trie node (its row as
+        reached). ``False`` (nothing made) when ``expr`` is no such alternation or its own
+        targets do not fit in ``Limits.max_dfa_states``."""
+        children = self._trie_step(expr) if self.pool.kind[expr] == K_OR else None
+        if not children:
+            return False
+        ids = self._ids
+        step_of = self._trie_step
+        base = next_state = len(self._items)
+        room = min(MAX_TRIE_STATES, self.limits.max_dfa_states - base)
+        queue = [(state, children)]  # the nodes whose rows are written here, breadth first
+        queued = {state}  # of the states made before (new ones are queued once, when made)
+        cells: list[int] = []  # 256 * (index in queue) + byte
+        targets: list[int] = []
+        new_items: list[Items] = []
+        index = 0
+        while index < len(queue):
+            kids = queue[index][1]
+            if next_state - base + len(kids) > room:
+                break  # this node and those after it: rows as reached
+            for byte, tail in kids:
+                items = ((lex, tail),)
+                found = ids.get((False, items))
+                if found is None:
+                    found = ids[(False, items)] = next_state
+                    next_state += 1
+                    new_items.append(items)
+                    step = step_of(tail)
+                    if step is not None:
+                        queue.append((found, step))
+                elif found < base and found not in queued and self.trans[found, 0] == UNKNOWN:
+                    step = step_of(tail)
+                    if step is not None:
+                        queue.append((found, step))
+                        queued.add(found)
+                cells.append(index << 8 | byte)
+                targets.append(found)
+            index += 1
+        if index == 0:
+            return False
+        if new_items:
+            if next_state > self._capacity:
+                try:
+                    self._grow(min(max(2 * base, next_state + 32), self.limits.max_dfa_states))
+                except BaseException:  # (out of memory) no state was made: take their ids back
+                    for items in new_items:
+                        ids.pop((False, items), None)
+                    raise
+            self._add_single_states(new_items, lex)
+        rows = np.zeros((index, 256), dtype=np.int32)  # DEAD but for each node's bytes
+        rows.reshape(-1)[cells] = targets
+        write_rows(self.trans, [node for node, _ in queue[:index]], list(range(index)), rows)
+        return True
