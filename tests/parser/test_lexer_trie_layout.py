@@ -4,9 +4,8 @@ items, as rows built one at a time, within its budget of states and past it."""
 from __future__ import annotations
 
 import leapgram as lg
-import leapgram.parser.lexer_literals as lexer_literals
 from leapgram.limits import Limits
-from leapgram.parser import Lexer
+from leapgram.parser import Lexer, lexer_literals
 from tests.parser.test_lexer_templates import rows_by_items
 
 NAMES = ["Apache-2.0", "Apache-1.1", "AGPL-3.0-only", "AGPL-3.0-or-later", "BSD-2-Clause", "BSD-3-Clause",
