@@ -14,6 +14,9 @@ counted after the clock stops).
 since the last automatic one), the tracked objects and references a full collection would scan,
 grouped by the attribute of the grammar that holds them (``pool.args``, ``lexer._items``, ...).
 It walks the whole object graph per case: use it with ``--only`` or a small ``--limit``.
+``--promotions``: what each generation-1 collection moved into generation 2, by type (a tuple by
+its items' types): what counts towards the next full collection (CPython 3.11 runs one once the
+objects moved there since the last exceed a quarter of those it left).
 
 ``--skip`` and ``--limit`` slice the shard's cases (after ``--shard``). Design notes:
 ``docs/design/performance-by-source.md``, "Round 25: collections inside masks".
@@ -38,19 +41,26 @@ class CollectionLog:
     """A ``gc.callbacks`` probe: one row per collection (generation, thread-CPU ms, collected,
     case, fill index or ``None`` outside a fill, tracked objects after a full one)."""
 
-    def __init__(self) -> None:
+    def __init__(self, promotions: bool = False) -> None:
         self.rows: list[tuple] = []
+        self.promoted: Counter | None = Counter() if promotions else None
+        self._old: set[int] = set()
         self.case = ""
         self.fill: int | None = None
         self.fills = 0
         self._began = 0.0
 
     def __call__(self, phase: str, info: dict) -> None:
+        generation = info["generation"]
         if phase == "start":
+            if self.promoted is not None and generation == 1:
+                self._old = {id(o) for o in gc.get_objects(2)}
             self._began = time.thread_time()
             return
         ms = (time.thread_time() - self._began) * 1e3
-        generation = info["generation"]
+        if self.promoted is not None and generation == 1:
+            self.promoted.update(shape(o) for o in gc.get_objects(2) if id(o) not in self._old)
+            self._old = set()
         after = len(gc.get_objects(2)) if generation == 2 else 0
         self.rows.append((generation, ms, info["collected"], self.case, self.fill, after))
 
@@ -67,6 +77,14 @@ class CollectionLog:
                 self.fill = None
 
         engine.fill = counted
+
+
+def shape(o) -> str:
+    """A tuple as the types of its items (``(bool,tuple)``), anything else as its type's name.
+    Items are read with ``gc.get_referents`` (a tuple being built may hold NULLs)."""
+    if type(o) is not tuple:
+        return type(o).__name__
+    return "(" + ",".join(type(x).__name__ for x in reversed(gc.get_referents(o))) + ")"
 
 
 def owners(compiled, matcher) -> tuple[Counter, Counter]:
@@ -160,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", type=int, default=0)
     parser.add_argument("--limit", type=int)
     parser.add_argument("--owners", action="store_true")
+    parser.add_argument("--promotions", action="store_true",
+                        help="what generation-1 collections move into generation 2, by shape")
     args = parser.parse_args(argv)
     k, n = map(int, args.shard.split("/"))
     folder, tokenizer = Path(args.folder), resolve_tokenizer(args.tokenizer)
@@ -169,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         cases = load_cases(folder, tokenizer, None, args.sample)[k::n]
     cases = cases[args.skip:None if args.limit is None else args.skip + args.limit]
     engine = LeapgramEngine(tokenizer)
-    log = CollectionLog()
+    log = CollectionLog(args.promotions)
     log.wrap_fill(engine)
     gc.freeze()  # as worst_masks and bench_schemas' workers
     gc.callbacks.append(log)
@@ -181,6 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.owners:
         print(", ".join(f"{round(v)} {k}" for k, v in counts.items()), "(fill thread CPU)")
     print_log(log.rows)
+    if log.promoted:
+        total = sum(log.promoted.values())
+        print(f"moved into generation 2 by generation-1 collections: {total}")
+        for key, count in log.promoted.most_common(12):
+            print(f"  {count:8d} {100 * count / total:4.1f}% {key}")
     return 0
 
 

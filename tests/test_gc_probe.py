@@ -18,7 +18,7 @@ def test_gc_probe_logs_the_collections_and_the_holders(tmp_path, capsys):
     for name in ("BFCL_java_0", "BFCL_java_5"):
         (tmp_path / f"{name}.json").symlink_to(REPO / "tests" / "data" / "jsonschemabench" / f"{name}.json")
     tokenizer = str(tokenizer_path("llama3") / "tokenizer.json")
-    assert gc_probe.main([str(tmp_path), "--tokenizer", tokenizer, "--owners"]) == 0
+    assert gc_probe.main([str(tmp_path), "--tokenizer", tokenizer, "--owners", "--promotions"]) == 0
     printed = capsys.readouterr().out
     assert "BFCL_java_0: " in printed and "tracked objects" in printed and "lexer._ids" in printed
     assert "| generation | where | collections |" in printed and "2 cases in" in printed
@@ -26,3 +26,4 @@ def test_gc_probe_logs_the_collections_and_the_holders(tmp_path, capsys):
     log("start", {"generation": 2})
     log("stop", {"generation": 2, "collected": 3})
     assert log.rows[0][0] == 2 and log.rows[0][2] == 3 and log.rows[0][5] > 0
+    assert gc_probe.shape((False, ((1, 2),))) == "(bool,tuple)" and gc_probe.shape([]) == "list"
