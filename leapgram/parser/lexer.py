@@ -358,17 +358,11 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
             if shared is not None and self._copy_shared_row(state, items, shared):
                 return
             pool = self.pool
-            outer = pool._shared_budget
-            budget = self._row_budget
-            if outer is budget:  # a row filled inside another's (its budget is its own)
-                budget = [budget[0], budget[1], budget[1]]
-            else:
-                budget[2] = budget[1]
-            pool._shared_budget = budget  # (what pool.emptiness_budget does, without an object per row)
+            outer = pool.enter_budget(self._row_budget)
             try:
                 self._fill_row(state)
             finally:
-                pool._shared_budget = outer
+                pool.leave_budget(outer)
             if shared is not None:
                 self._share_row(state, items, shared)
 

@@ -185,6 +185,24 @@ class Emptiness(Derivatives):
         patterns makes hundreds of lexemes, each search within its own budget."""
         return SharedBudget(self, name, steps)
 
+    def enter_budget(self, budget: list) -> list | None:
+        """Put ``budget`` (``[limit name, value, steps left]``) in force for the emptiness
+        searches, refilled to its value, and return the budget it replaces, for
+        :meth:`leave_budget`. What :meth:`emptiness_budget` does without an object per use (a
+        lexer row reuses one list); a budget already in force (a row filled inside another's)
+        goes in as a copy, so each row's steps stay its own."""
+        outer = self._shared_budget
+        if outer is budget:
+            budget = [budget[0], budget[1], budget[1]]
+        else:
+            budget[2] = budget[1]
+        self._shared_budget = budget
+        return outer
+
+    def leave_budget(self, outer: list | None) -> None:
+        """Put back ``outer``, the budget :meth:`enter_budget` replaced."""
+        self._shared_budget = outer
+
     def _mark_nonempty(self, d: int) -> None:
         """Remember that ``d`` and every expression seen to derive to it (in any search so far)
         match some string."""
