@@ -27,7 +27,7 @@ def threaded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     compute = batch_module._compute_in_threads
 
-    def spy(matchers, missing, sources, workers):  # noqa: ANN001, ANN202
+    def spy(matchers, missing, sources, workers):
         calls.append(workers)
         return compute(matchers, missing, sources, workers)
 

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from leapgram import Grammar, Limits, Matcher
+from leapgram import Grammar, GrammarError, Limits, Matcher
 from leapgram.frontends.gbnf import gbnf_to_ir
 from leapgram.frontends.lark import lark_to_ir
 from tests.helpers.compiling import compile_for
@@ -69,7 +69,7 @@ def test_only_built_pools_are_taken_in():
     assert built is not None
     building = lark_common.cfg_pool(limits)  # what a front end starts from
     assert lark_common._last.get(limits) is not building
-    with pytest.raises(Exception):
+    with pytest.raises(GrammarError):
         lark_to_ir('start: "a" NAME\nNAME: /[/', limits=limits)  # fails half-way: never registered
     assert lark_common._last.get(limits) in (None, built)
 

@@ -39,6 +39,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Self
 
 REPO = Path(__file__).resolve().parents[2]
 VLLM_VENV_PYTHON = REPO / ".venv-vllm" / "bin" / "python"
@@ -172,7 +173,7 @@ class VllmServer:
         except ProcessLookupError:
             pass
 
-    def __enter__(self) -> VllmServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:

@@ -103,7 +103,7 @@ def test_every_proposal_is_grammatical(vocab, compiled, cut, indent) -> None:
     document = json.dumps(value, indent=indent or None).encode()
     prefix = document[: cut % (len(document) + 1)]
     drafter, matcher = follow(vocab, compiled, prefix, b"Describe Ann Lee: yew wand, 10.5 inches.")
-    text, kinds = proposal(vocab, drafter, matcher, limit=24)
+    _text, kinds = proposal(vocab, drafter, matcher, limit=24)
     assert set(kinds) <= set(KINDS)
 
 

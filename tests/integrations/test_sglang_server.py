@@ -124,7 +124,7 @@ def test_openai_response_format_structural_tag(client, server) -> None:
     choice = client.chat.completions.create(model=server.model, messages=[{"role": "user", "content": "Weather in Oslo?"}],
                                             max_tokens=60, temperature=0, response_format=tag).choices[0]
     assert choice.finish_reason == "stop", choice.message.content
-    call = re.fullmatch(r"<function=get_weather>(.*)</function>", choice.message.content, re.S)
+    call = re.fullmatch(r"<function=get_weather>(.*)</function>", choice.message.content, re.DOTALL)
     assert call, choice.message.content
     jsonschema.validate(json.loads(call.group(1)), weather)
 

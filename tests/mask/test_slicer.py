@@ -84,7 +84,7 @@ def test_slices_partition_the_vocabulary(llama3_vocab):
         assert not (total & slice_.mask).any(), "slices are disjoint"
         total |= slice_.mask
     in_slices = int(np.unpackbits(total.view(np.uint8)).sum())
-    trie_tokens = lambda trie: int((trie.node_token >= 0).sum()) + len(trie.dup_other)  # noqa: E731
+    trie_tokens = lambda trie: int((trie.node_token >= 0).sum()) + len(trie.dup_other)
     assert in_slices == sum(trie_tokens(s.trie) for s in sliced.slices)
     assert in_slices + trie_tokens(sliced.rest) == trie_tokens(token_trie(llama3_vocab))
     assert in_slices > 0.9 * llama3_vocab.size

@@ -22,7 +22,7 @@ def long_token_trie() -> tuple[Vocabulary, TokenTrie]:
 def test_rows_are_filled_down_the_first_child_chain():
     """From the root, ``a``'s subtree continues ``b``, ``c``, ...: every state on the way gets its
     row, and the walk stops at the end of the chain."""
-    vocab, trie = long_token_trie()
+    _vocab, trie = long_token_trie()
     pool = ExprPool()
     dfa = LazyDfa(pool, parse_regex("[a-h]{0,6}x?", pool))
     first = 1  # the root's first child, ``a``

@@ -52,7 +52,10 @@ def lexeme_ids(ir) -> dict[str, int]:
     return {lexeme.name: i for i, lexeme in enumerate(ir.lexemes)}
 
 
-def arena_for(ir, use_leo=True, limits=Limits()):
+DEFAULT_LIMITS = Limits()
+
+
+def arena_for(ir, use_leo=True, limits=DEFAULT_LIMITS):
     return ChartArena(ParserTables(ir), Lexer(ir, limits), limits, use_leo=use_leo)
 
 

@@ -14,6 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 
 
 @dataclass
@@ -83,7 +84,7 @@ class ScriptedServer:
                 return error(500, "the script ran out")
             return self.script.pop(0)
 
-    def __enter__(self) -> ScriptedServer:
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 

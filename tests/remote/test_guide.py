@@ -135,9 +135,8 @@ def test_deadline_finishes_in_time():
 
 
 def test_call_timeout_raises_with_the_partial_result():
-    with ScriptedServer([hang(3)]) as server:
-        with pytest.raises(RemoteTimeoutError, match="call_timeout=0.3") as info:
-            run(server, AGE, call_timeout=0.3)
+    with ScriptedServer([hang(3)]) as server, pytest.raises(RemoteTimeoutError, match="call_timeout=0.3") as info:
+        run(server, AGE, call_timeout=0.3)
     assert info.value.partial.valid and info.value.partial.text.startswith('{"age":')
 
 
@@ -155,15 +154,14 @@ def test_broken_stream_is_continued():
 
 def test_streams_that_keep_breaking_raise():
     script = [stream("1", "2", break_after=0)] * 3
-    with ScriptedServer(script) as server:
-        with pytest.raises(RemoteProtocolError, match="broke off 3 times"):
-            run(server, AGE)
+    with ScriptedServer(script) as server, pytest.raises(RemoteProtocolError, match="broke off 3 times"):
+        run(server, AGE)
 
 
 def test_http_error_names_status_and_message():
-    with ScriptedServer([error(400, "logprobs are not allowed")]) as server:
-        with pytest.raises(RemoteHTTPError, match="HTTP 400: logprobs are not allowed") as info:
-            run(server, AGE)
+    with (ScriptedServer([error(400, "logprobs are not allowed")]) as server,
+          pytest.raises(RemoteHTTPError, match="HTTP 400: logprobs are not allowed") as info):
+        run(server, AGE)
     assert info.value.status == 400
 
 
@@ -178,9 +176,8 @@ def test_unreachable_server():
                                             (garbage(b"hello there\r\n\r\n", sse=False), "not an HTTP response"),
                                             (garbage(b'{"id": 1}'), "no 'choices'")])
 def test_garbage_is_a_protocol_error(entry, message):
-    with ScriptedServer([entry]) as server:
-        with pytest.raises(RemoteProtocolError, match=message):
-            run(server, AGE)
+    with ScriptedServer([entry]) as server, pytest.raises(RemoteProtocolError, match=message):
+        run(server, AGE)
 
 
 def test_chat_with_continue_final_message():

@@ -5,7 +5,6 @@ the table itself is right), the refusals and their messages, and JSONSchemaBench
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest

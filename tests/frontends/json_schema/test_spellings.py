@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-import leapgram
 from leapgram import Grammar, Vocabulary
 from leapgram.frontends.json_schema.strings import encoded_string, literal_string
 from leapgram.regex import ExprPool
