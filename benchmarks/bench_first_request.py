@@ -14,7 +14,7 @@ last lines are the medians. The default case is JSONSchemaBench's ``BFCL_simple_
 
 ``--modes`` picks what each run's processes do, in turn (interleaved): ``plain`` (no warm-up),
 ``warm_up`` (with ``warm_up(vocab)``), ``nocache`` (no warm-up, ``LEAPGRAM_VOCAB_CACHE=0``: the
-vocabulary parsed, as before its on-disk cache). The vocabulary cache lives in a temporary
+vocabulary parsed and the JSON Schema base pools built, as before their on-disk cache). The vocabulary cache lives in a temporary
 folder of the run (``LEAPGRAM_CACHE_DIR``), filled by the unmeasured first process. The measured
 process imports only the standard library's ``json``, ``os``, ``sys`` and ``time`` before its clock
 starts, so ``import_s`` includes numpy and numba.

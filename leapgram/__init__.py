@@ -23,6 +23,7 @@ with _collections_deferred():  # numpy, numba and leapgram's modules: no collect
     from .limits import Limits
     from .matcher import Matcher
     from .vocab import Vocabulary
+    from . import pool_cache as _pool_cache  # registers the on-disk store of the JSON Schema base pools
 
     if TYPE_CHECKING:
         from .batch import fill_next_token_bitmasks

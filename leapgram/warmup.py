@@ -4,8 +4,9 @@ A fresh process otherwise pays inside its first request what a server should pay
 numba loading the kernels from its on-disk cache (``cache=True``; ``import leapgram`` starts a
 thread that loads most of them, see :func:`leapgram._kernels.start_loading_cached_kernels`; the
 first run of an installation compiles them instead, about a minute), the JSON Schema front end's
-base pool of regexes, and, per vocabulary, the token trie and the slices of the slicer (read
-from the on-disk vocabulary cache, :mod:`leapgram.vocab.cache`, after the first run). With
+base pools of regexes (:mod:`leapgram.pool_cache`), and, per vocabulary,
+the token trie and the slices of the slicer (both read from the on-disk cache,
+:mod:`leapgram.vocab.cache`, after the first run). With
 Llama-3 it took 0.64-0.95 s on a loaded 2-core machine in round 14 (1.2-1.5 s before the kernels
 skipped numba's refresh and the trie was built with numpy); in round 15, with the vocabulary
 cache, 0.44-0.77 s at load 5-5.5. Measured costs are in ``docs/design/warm-up.md``.
@@ -51,7 +52,7 @@ def warm_up(vocab=None) -> dict[str, float]:
     if vocab is None:
         _walk_all(Vocabulary.byte_vocabulary())
     _rehash_a_table()
-    base_pool(DEFAULT_LIMITS, formats=True)  # else built inside the first schema with a format (0.05-0.1 s)
+    base_pool(DEFAULT_LIMITS, formats=True)  # else made in the first schema with a format (read: 7 ms; built: 0.09 s)
     timings["kernels"] = time.perf_counter() - start
     if vocab is not None:
         start = time.perf_counter()

@@ -17,7 +17,8 @@ truncated, corrupt (a CRC-32 over its header and arrays), of another format or a
 ignored and the tokenizer parsed as without a cache; a trie read back is also checked for
 consistency (array lengths, child links and token ids in range) before a kernel walks it. Every
 error of the cache (a read-only or missing folder included) is silent: the cache only ever saves
-time.
+time. The JSON Schema base pools keep their entries in the same folder, under the same bounds
+(:mod:`leapgram.pool_cache`).
 
 File layout: ``MAGIC``, a little-endian u32 header length, a u32 CRC-32 of everything after it,
 a JSON header (format, key, and per array its dtype, shape and offset), then the arrays, each at
@@ -253,6 +254,12 @@ def _derived_key(vocab: Vocabulary, name: str, sources: tuple[str, ...]) -> str 
     digest.update(np.array(sorted(vocab.special_token_ids), dtype=np.int64).tobytes())
     digest.update(_files_digest(sources))
     return digest.hexdigest()
+
+
+def files_digest(sources: tuple[str, ...]) -> bytes:
+    """A SHA-256 of ``sources`` (files, or folders of ``.py`` files), computed once per process:
+    the part of a key that makes an edit of the code computing an entry miss."""
+    return _files_digest(sources)
 
 
 def _files_digest(sources: tuple[str, ...]) -> bytes:
