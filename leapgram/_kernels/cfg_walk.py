@@ -13,7 +13,9 @@ otherwise); ``MISSING_ROW`` (the row of the parent's
 lexer state is not computed); ``MISSING_ROW_AFTER_STEP`` (the row of the fresh state after the
 boundary is not computed); or a parser request (``NEED_FRESH`` with the chart as payload,
 ``NEED_SPACE``, ``OVER_BUDGET``) for :meth:`leapgram.parser.arena.ChartArena.handle`. The caller
-fills what is missing and calls again from ``node``.
+fills what is missing and calls again from ``node``. ``NEED_FRESH`` comes only where the lexer
+may not have the fresh state (a child chart's set of lexemes is new to the arena and holds two
+lexemes or more, or one whose fresh state the lexer has not made: ``Lexer.single_fresh``).
 """
 
 from __future__ import annotations

@@ -329,11 +329,13 @@ def boundary_kernel(grammar, arena, lexer, chart, lex, max_row, use_leo):
     ``status`` ``NEED_FRESH`` comes with the child chart as ``value``; ``STALE_LEXER`` when
     ``lex``'s lexemes lie past ``acc_pool``: another thread grew the pool after the caller read
     the lexer's arrays (``lex`` was reached through a row written in place), so the caller
-    calls again with the lexer's current ones instead of scanning a cut list."""
+    calls again with the lexer's current ones instead of scanning a cut list. ``lexer`` is
+    ``Lexer.kernel_arrays``: a child chart that allows one lexeme, or none, gets its fresh state
+    from ``single_fresh`` where the lexer has it (no ``NEED_FRESH``)."""
     (items, charts, counts, bound_keys, bound_vals, child_keys, child_vals, leo_keys, leo_vals,
      set_keys, set_vals, set_ptr, set_items, set_fresh, scr_keys, scr_gen, nt_gen, lex_gen, tmp, chain,
      fps) = arena
-    acc_start, acc_len, acc_pool, acc_id, acc_ignore_only = lexer
+    acc_start, acc_len, acc_pool, acc_id, acc_ignore_only, single_fresh = lexer
     key = (np.int64(chart) << 32) | lex
     found = table_get_kernel(bound_keys, bound_vals, key)
     if found != ABSENT:
@@ -358,9 +360,16 @@ def boundary_kernel(grammar, arena, lexer, chart, lex, max_row, use_leo):
     if child == NONE:
         value = np.int64(NONE)
     else:
-        fresh = set_fresh[charts[child, SET]]
-        if fresh < 0:
-            return NEED_FRESH, child
+        set_id = charts[child, SET]
+        fresh = set_fresh[set_id]
+        if fresh < 0:  # new to the arena: the lexer may have the fresh state of one lexeme alone, or of none
+            lo = set_ptr[set_id]
+            size = set_ptr[set_id + 1] - lo
+            if size <= 1:
+                fresh = single_fresh[set_items[lo] if size else single_fresh.shape[0] - 1]
+            if fresh < 0:
+                return NEED_FRESH, child
+            set_fresh[set_id] = fresh
         value = (child << 32) | fresh
     table_put_kernel(bound_keys, bound_vals, counts, BOUND_COUNT, key, value)
     return OK, value

@@ -11,7 +11,7 @@ array (:meth:`leapgram.parser.arena.ChartArena._pack`). A views array holds the 
 (its base is a :class:`_Holder` of them), and a kernel's caller holds its argument until the call
 returns: a kernel still running on views made before a replacement reads the old arrays, alive,
 never freed memory, and they are freed once no call holds those views (no walk in flight). That
-is what lets the lexer's 7 arrays come as views too (``Lexer.views``): one lexer serves every
+is what lets the lexer's 8 arrays come as views too (``Lexer.views``): one lexer serves every
 thread, and a thread that grows it replaces arrays another thread's kernel may be reading.
 
 With numba disabled the views *are* the tuple, and :func:`arena_of` and :func:`grammar_of`
@@ -31,7 +31,7 @@ from .entry import DirectKernel
 
 ARENA_ARRAYS = 21  # the arrays of ChartArena.arrays
 GRAMMAR_ARRAYS = 6  # the arrays of ParserTables.grammar, before its start symbol
-LEXER_ARRAYS = 7  # Lexer.trans, Lexer.accepting, then the 5 of Lexer.kernel_arrays
+LEXER_ARRAYS = 8  # Lexer.trans, Lexer.accepting, then the 6 of Lexer.kernel_arrays
 
 
 @intrinsic
@@ -141,21 +141,18 @@ def grammar_views_kernel(grammar, views):
 
 @njit(cache=True, nogil=True)
 def lexer_views_kernel(trans, accepting, arrays, views):
-    """Write the views of ``trans``, ``accepting`` and the 5 arrays of ``Lexer.kernel_arrays``."""
+    """Write the views of ``trans``, ``accepting`` and the 6 arrays of ``Lexer.kernel_arrays``."""
     _put(views, 0, trans)
     _put(views, 1, accepting)
-    _put(views, 2, arrays[0])
-    _put(views, 3, arrays[1])
-    _put(views, 4, arrays[2])
-    _put(views, 5, arrays[3])
-    _put(views, 6, arrays[4])
+    _put_six(views, 2, arrays)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def lexer_of(views):
-    """``(trans, accepting, acc_start, acc_len, acc_pool, acc_id, acc_ignore_only)`` of a lexer's views."""
+    """``(trans, accepting, acc_start, acc_len, acc_pool, acc_id, acc_ignore_only, single_fresh)``
+    of a lexer's views."""
     return (_mat32(views, 0), _vec8(views, 1), _vec32(views, 2), _vec32(views, 3), _vec32(views, 4),
-            _vec32(views, 5), _vec8(views, 6))
+            _vec32(views, 5), _vec8(views, 6), _vec32(views, 7))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -213,7 +210,7 @@ def grammar_views(grammar: tuple) -> np.ndarray | tuple:
 
 def lexer_views(trans: np.ndarray, accepting: np.ndarray, arrays: tuple[np.ndarray, ...]) -> np.ndarray | tuple:
     """The views of a lexer's ``trans``, ``accepting`` and ``kernel_arrays`` (while numba is
-    disabled, the tuple of the 7 arrays)."""
+    disabled, the tuple of the 8 arrays)."""
     if numba_config.DISABLE_JIT:
         return (trans, accepting, *arrays)
     views = holding(LEXER_ARRAYS, (trans, accepting, *arrays))
@@ -231,5 +228,5 @@ if numba_config.DISABLE_JIT:  # the twins: the views are the tuples themselves
         return views
 
     def lexer_of(views):
-        """A lexer's 7 arrays (the views are their tuple while numba is disabled)."""
+        """A lexer's 8 arrays (the views are their tuple while numba is disabled)."""
         return views

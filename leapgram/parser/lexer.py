@@ -10,7 +10,10 @@ The table layout is the one of :class:`leapgram.regex.dfa.LazyDfa` (int32 ``(cap
 ``-1`` unknown, ``0`` dead), so the same kernels read it; ``accepting[s]`` is 1 when some lexeme
 can end in state ``s``. For the parser kernels, :attr:`Lexer.kernel_arrays` lists per state the
 lexemes that end there (``acc_pool[acc_start[s]:acc_start[s] + acc_len[s]]``), an id per distinct
-list (``acc_id``) and whether they are all ignored lexemes (``acc_ignore_only``).
+list (``acc_id``) and whether they are all ignored lexemes (``acc_ignore_only``); then per lexeme
+the fresh state of that lexeme alone where the lexer has it, and last that of no lexeme
+(``single_fresh``, -1 where unknown), so that a chart arena's kernel needs no Python for them
+(docs/design/earley-walk.md, "Round 25: known fresh states").
 
 This module holds the lexer's state and its core: numbering states, fresh states, the table's
 growth and the rows of composed and single-lexeme states. The row builders of the special shapes
@@ -86,6 +89,9 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         self._acc_slots: dict[tuple[int, ...], tuple[tuple[int, ...], int, int, int]] = {}  # see _mark_ended
         self._ignore = frozenset(ir.ignore)
         self._lexeme_exprs = [lexeme.expr for lexeme in ir.lexemes]
+        self.single_fresh = np.full(len(self._lexeme_exprs) + 1, -1, dtype=np.int32)  # see _note_singles
+        if not self._ignore:
+            self.single_fresh[-1] = DEAD  # the fresh state of no lexeme
         self._widened: dict[tuple[int, int], int] = {}
         self._byte_of: dict[int, int] = {}  # _literal_tails: a class of bytes' byte (-1: not one byte)
         self._literals_laid_out = False  # lay_out_literals
@@ -127,9 +133,9 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
 
     @property
     def kernel_arrays(self) -> tuple[np.ndarray, ...]:
-        """``(acc_start, acc_len, acc_pool, acc_id, acc_ignore_only)`` as the kernels take them
-        (read them again after the lexer grows)."""
-        return self.acc_start, self.acc_len, self.acc_pool, self.acc_id, self.acc_ignore_only
+        """``(acc_start, acc_len, acc_pool, acc_id, acc_ignore_only, single_fresh)`` as the kernels
+        take them (read them again after the lexer grows)."""
+        return self.acc_start, self.acc_len, self.acc_pool, self.acc_id, self.acc_ignore_only, self.single_fresh
 
     @property
     def num_states(self) -> int:
@@ -158,7 +164,22 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
                     items = self._start_items(allowed)
                 found = self._state_of(True, items) if items else DEAD
                 self._start_of[key] = found
+                if members.shape[0] == 1:
+                    self.single_fresh[members.item(0)] = found  # written once, its final value (walks run unlocked)
         return found
+
+    def _note_singles(self, states) -> None:
+        """Write ``single_fresh`` for the states of ``states`` (pairs ``(_ids key, state)``, just
+        numbered) that are :meth:`fresh_state` of one lexeme alone: fresh, one item, the
+        lexeme's own expression (no shadow split), in a grammar that ignores no lexeme."""
+        if self._ignore:
+            return
+        exprs, intersections, single = self._lexeme_exprs, self._intersections, self.single_fresh
+        for (fresh, items), state in states:
+            if fresh and len(items) == 1:
+                lex, expr = items[0]
+                if lex >= 0 and expr == exprs[lex] and lex not in intersections:
+                    single[lex] = state  # written once, its final value (walks run unlocked)
 
     def _start_items(self, allowed: list[int]) -> Items:
         """The items of the fresh state of the lexemes ``allowed`` (sorted): ``(lexeme, its

@@ -63,8 +63,10 @@ class LiteralRows:
         used = self._acc_used
         first_id = len(self._acc_ids)
         acc_ids, slots = self._acc_ids, self._acc_slots
+        firsts = []
         for k, (lex, chain) in enumerate(punctuation):
             items, fresh, ids, accepted, slot = literal_states(lex, *chain[:2], state, used + k, first_id + k)
+            firsts.append(((bool(fresh[0]), items[0]), state))
             self._items.extend(items)
             self._fresh.extend(fresh)
             self._ids.update(ids)
@@ -72,6 +74,7 @@ class LiteralRows:
             acc_ids[slot[0]] = slot[2]  # as _acc_slot would
             slots[slot[0]] = slot
             state += len(items)
+        self._note_singles(firsts)
         ended = len(punctuation)
         if used + ended > self.acc_pool.shape[0]:
             self.acc_pool = np.concatenate([self.acc_pool, np.zeros(self.acc_pool.shape[0] + ended, np.int32)])
@@ -224,6 +227,7 @@ class LiteralRows:
         self._items.extend([key[1] for key in keys])
         self._fresh.extend([key[0] for key in keys])
         self._ids.update(zip(keys, range(base, base + count)))
+        self._note_singles([(keys[index], base + index) for index, byte in enumerate(steps) if byte < 0])  # firsts
         block = self.trans[base:base + count]  # a view: rows DEAD but for each literal's next byte
         block[...] = DEAD
         cells = [256 * index + byte for index, byte in enumerate(steps[1:]) if byte >= 0]  # a state to the next

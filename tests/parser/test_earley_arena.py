@@ -300,11 +300,72 @@ def test_a_boundary_past_a_stale_acc_pool_asks_to_be_called_again():
     lexer.fill_row(fresh)
     lex = int(lexer.trans[fresh, ord("a")])
     assert lex > 0 and lexer.accepting[lex]
-    acc_start, acc_len, acc_pool, acc_id, ignore_only = lexer.kernel_arrays
-    cut = (acc_start, acc_len, acc_pool[:int(acc_start[lex])].copy(), acc_id, ignore_only)
+    acc_start, acc_len, acc_pool, acc_id, ignore_only = lexer.kernel_arrays[:5]
+    cut = (acc_start, acc_len, acc_pool[:int(acc_start[lex])].copy(), acc_id, ignore_only, lexer.single_fresh)
     limits = arena.limits
     status, _ = k.boundary_kernel(arena.tables.grammar, arena.arrays, cut, np.int64(chart), np.int64(lex),
                                   limits.max_earley_items, True)
     assert status == k.STALE_LEXER and arena.num_boundaries == 0
     arena.handle(status, 0)  # nothing to do
     assert arena.boundary(chart, lex) is not None
+
+
+def test_one_lexeme_or_none_gets_its_fresh_state_inside_the_kernel():
+    """A child chart that allows one lexeme whose fresh state the lexer made (for another arena)
+    or none (no ignored lexemes: ``DEAD``) gets it from ``boundary_kernel`` (no ``NEED_FRESH``),
+    the same state ``fresh_of`` gives."""
+    from leapgram._kernels import earley as k
+
+    ir = right_recursive_list()
+    names = lexeme_ids(ir)
+    first = arena_for(ir)
+    lexer = first.lexer
+    second = ChartArena(first.tables, lexer, first.limits)
+
+    def ask(arena, chart, lex):
+        return k.boundary_kernel(arena.tables.grammar, arena.arrays, lexer.kernel_arrays, np.int64(chart),
+                                 np.int64(lex), arena.limits.max_earley_items, True)
+
+    root = first.fresh_of(0)
+    lexer.fill_row(root)
+    lex = int(lexer.trans[root, ord("[")])
+    child, fresh = first.boundary(0, lex)  # {ITEM}: made for the first arena
+    assert first.allowed_lexemes(child) == {names["ITEM"]} and lexer.single_fresh[names["ITEM"]] == fresh
+    status, value = ask(second, 0, lex)
+    assert status == k.OK and value & 0xFFFFFFFF == fresh and second.fresh_of(int(value >> 32)) == fresh
+    chart = first.scan(first.scan(child, (names["ITEM"],)), (names["']'"],))
+    lexer.fill_row(first.fresh_of(int(first.charts[chart, k.PARENT])))
+    assert first.allowed_lexemes(chart) == frozenset()
+    end = int(lexer.trans[first.fresh_of(int(first.charts[chart, k.PARENT])), ord("]")])
+    status, value = ask(first, int(first.charts[chart, k.PARENT]), end)
+    assert status == k.OK and value & 0xFFFFFFFF == lexer.start_state(frozenset()) == 0
+
+
+@pytest.mark.parametrize("name", sorted(IRS))
+def test_single_fresh_is_the_fresh_state_of_each_lexeme_alone(name):
+    """Every state ``single_fresh`` names (laid out with the punctuation and the literals, or
+    made by ``fresh_state``) is ``start_state`` of its lexeme alone; that of no lexeme is
+    ``DEAD`` but where the grammar ignores lexemes (then it is left to ``fresh_state``)."""
+    ir = IRS[name]()
+    lexer = Lexer(ir, Limits())
+    lexer.lay_out_literals()
+    laid = lexer.single_fresh.tolist()
+    for lex, state in enumerate(laid[:-1]):
+        found = lexer.start_state(frozenset({lex}))
+        assert state in (-1, found) and lexer.single_fresh[lex] == found
+    assert laid[-1] == (-1 if ir.ignore else 0) and (lexer.start_state(frozenset()) == 0) == (not ir.ignore)
+
+
+def test_laid_out_literals_are_the_fresh_states_of_their_lexemes():
+    """A JSON Schema's punctuation and keys, laid out before any fresh state is asked for, are
+    in ``single_fresh`` as the states ``fresh_state`` gives them."""
+    import leapgram
+
+    ir = leapgram.Grammar.from_json_schema({"type": "object", "properties": {"name": {"type": "string"},
+                                                                           "size": {"type": "integer"}}}).ir
+    lexer = Lexer(ir, Limits())
+    lexer.lay_out_literals()
+    laid = {lex: state for lex, state in enumerate(lexer.single_fresh.tolist()[:-1]) if state >= 0}
+    assert len(laid) >= 3  # "{" and the two keys at least
+    for lex, state in laid.items():
+        assert lexer.fresh_state(np.array([lex], dtype=np.int32)) == state

@@ -34,7 +34,7 @@ def rows_by_items(ir, fresh_sets) -> dict:
             if target != DEAD and target not in seen:
                 seen.add(target)
                 queue.append(target)
-        acc_start, acc_len, acc_pool, acc_id, ignore_only = lexer.kernel_arrays
+        acc_start, acc_len, acc_pool, acc_id, ignore_only = lexer.kernel_arrays[:5]
         ended = tuple(acc_pool[acc_start[state]:acc_start[state] + acc_len[state]].tolist())
         assert ended == lexer.accepted(state) and bool(lexer.accepting[state]) == bool(ended)
         assert (acc_id[state] == 0) == (not ended)
