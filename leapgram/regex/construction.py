@@ -395,6 +395,8 @@ class Constructors:
         if has_bytes:
             flat.add(self.byteset(byte_mask))
         flat.discard(self._universal())
+        if any(self.kind[x] == K_NOT and self.args[x][0] in flat for x in flat):  # A & ~A & ...
+            return EMPTY
         for star in [x for x in flat if self._is_star(x)]:  # A & R* = A when A ⊆ R* (a length bound
             if any(x != star and self._within_star(x, self.args[star][0]) for x in flat):  # and a
                 flat.discard(star)  # pattern already matched: C{2,254} & C* = C{2,254})
@@ -447,6 +449,8 @@ class Constructors:
             a, b = b, a
         if kind[b] != K_NOT or (kind[a] != K_CONCAT and kind[a] != K_OR):
             return None
+        if self.args[b][0] == a:  # A & ~A (a key that a patternProperties prefix took, after it)
+            return EMPTY
         if kind[a] == K_CONCAT and self.args[a][1] == b and self._is_star(self.args[a][0]):
             return None
         children = (a, b) if a < b else (b, a)

@@ -132,6 +132,17 @@ def test_complement_laws(pool):
     assert pool.nullable[pool.complement(r)] and not pool.nullable[pool.complement(EPSILON)]
 
 
+def test_an_expression_and_its_complement_intersect_to_nothing(pool):
+    for pattern in ("[a-z]*\"", "ab|cd", "x(y|z)*"):  # a concatenation, an alternation (_intersect_minus), ...
+        r = parse_regex(pattern, pool)
+        assert pool.intersect([r, pool.complement(r)]) == EMPTY
+        assert pool.intersect([pool.complement(r), r]) == EMPTY
+        other = parse_regex("[a-z]+", pool)
+        assert pool.intersect([other, r, pool.complement(r)]) == EMPTY  # ... and the general path
+    star = parse_regex("a*", pool)  # a repeat: the general path
+    assert pool.intersect([star, pool.complement(star)]) == EMPTY
+
+
 def test_repeat_laws(pool):
     a = lit(pool, "a")
     star = pool.star(a)
