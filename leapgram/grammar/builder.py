@@ -11,7 +11,7 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..regex.expr import EPSILON, INF, ExprPool
 from ..regex.syntax import parse_regex
 from .analysis import pack_rules, packed_productive_and_nullable, productive_and_nullable
-from .ir import GrammarIR, Lexeme, Rule, lexeme_symbol
+from .ir import GrammarIR, Lexeme, Rule, lexeme_symbol, new_lexeme
 
 
 class GrammarBuilder:
@@ -74,7 +74,7 @@ class GrammarBuilder:
         found = self._lexeme_of_expr.get(expr)
         if found is None:
             found = len(self._lexemes)
-            self._lexemes.append(Lexeme(name, expr))
+            self._lexemes.append(new_lexeme(name, expr))
             self._lexeme_of_expr[expr] = found
         return lexeme_symbol(found)
 
@@ -183,7 +183,7 @@ class GrammarBuilder:
         if self.pool.is_empty(expr):
             return
         index = len(self._lexemes)
-        self._lexemes.append(Lexeme(name, expr))
+        self._lexemes.append(new_lexeme(name, expr))
         self._ignore.append(index)
 
     # ----- freezing -----------------------------------------------------------------------

@@ -74,13 +74,13 @@ class CountedShape:
             return base
         if base == EPSILON:  # concat(r, ε) = r
             return self.char.exprs[index]
-        ids = pool._ids
+        pairs = pool._pairs
         has_bool = pool.has_bool
         out = base
         for head in reversed(self.char.spines[index]):
-            key = (K_CONCAT, (head, out))
-            found = ids.get(key)
-            out = pool._intern(K_CONCAT, key[1], False, has_bool[head] or has_bool[out]) if found is None else found
+            pair = (head, out)
+            found = pairs.get(pair)
+            out = pool._intern_pair(pair, False, has_bool[head] or has_bool[out]) if found is None else found
         return out
 
 

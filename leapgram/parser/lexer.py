@@ -26,6 +26,7 @@ row templates, punctuation rows).
 from __future__ import annotations
 
 from bisect import insort
+from operator import attrgetter
 
 import numpy as np
 
@@ -51,6 +52,8 @@ from .lexer_blocks import BLOCKS_LOCK, Items, split_off, write_rows
 from .lexer_counted import CountedRows
 from .lexer_keys import OtherKeyRows
 from .lexer_literals import LiteralRows
+
+_EXPR_OF = attrgetter("expr")  # a lexeme's expression
 
 MAX_SHARED_ROWS = 8192  # rows kept per pool family (Lexer._share_row): 0.6 KB each
 SHARED_ROWS = ("lexer rows",)  # their key in the family's memo
@@ -88,8 +91,8 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         self._acc_ids: dict[tuple[int, ...], int] = {(): 0}
         self._acc_slots: dict[tuple[int, ...], tuple[tuple[int, ...], int, int, int]] = {}  # see _mark_ended
         self._ignore = frozenset(ir.ignore)
-        self._lexeme_exprs = [lexeme.expr for lexeme in ir.lexemes]
-        self.single_fresh = np.full(len(self._lexeme_exprs) + 1, -1, dtype=np.int32)  # see _note_singles
+        self._lexeme_exprs = exprs = list(map(_EXPR_OF, ir.lexemes))
+        self.single_fresh = np.full(len(exprs) + 1, -1, dtype=np.int32)  # see _note_singles
         if not self._ignore:
             self.single_fresh[-1] = DEAD  # the fresh state of no lexeme
         self._widened: dict[tuple[int, int], int] = {}
@@ -98,7 +101,8 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         self._counted: dict[int, tuple[CountedShape, int, int, int]] = {}  # _fill_counted: expr -> its S(r, a, b)
         self._shapes: dict[tuple[int, int], CountedShape | None] = {}  # _counted_of: (X, T) -> its shape
         self._splits: dict[int, int | Items] = {}  # lexeme -> its start item's expression, or items (_start_item)
-        self._intersections = frozenset(lex for lex, expr in enumerate(self._lexeme_exprs) if ir.pool.kind[expr] == K_AND)
+        kinds = ir.pool.kind
+        self._intersections = frozenset([lex for lex, expr in enumerate(exprs) if kinds[expr] == K_AND])
         self._shadow_steps: dict[int, int] = {}  # _shadow_step: names << 8 | byte -> the names after it
         self._shadow_tails: dict[int, dict[int, list[int]]] = {}  # _tails_by_byte, per names
         self._shapes_of: dict[int, int] = {}  # _verdict: an item's P' -> 0 (ε), 1 (infinite), 2 (other)

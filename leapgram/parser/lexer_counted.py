@@ -222,7 +222,7 @@ class CountedRows:
                 d = pool.concat(pool.intersect([patterns[j], counted]), tail)
                 exprs.append(EMPTY if verdict is None and pool.is_empty(d) else d)
                 continue
-            d = pool._intern(K_CONCAT, (both, tail), nullable[both] and nullable[tail], True) if plain_tail \
+            d = pool._intern_pair((both, tail), nullable[both] and nullable[tail], True) if plain_tail \
                 else pool.concat(both, tail)
             if verdict is None and pool.is_empty(d):
                 exprs.append(EMPTY)

@@ -98,9 +98,10 @@ class LiteralRows:
         if family is None:
             return False
         lex_of: dict[int, int] = {}
-        for lex, lexeme in enumerate(self.ir.lexemes):
-            if lexeme.expr < family.size:  # a root shared by two lexemes is left to the rows as reached
-                lex_of[lexeme.expr] = -1 if lexeme.expr in lex_of else lex
+        size = family.size
+        for lex, expr in enumerate(self._lexeme_exprs):
+            if expr < size:  # a root shared by two lexemes is left to the rows as reached
+                lex_of[expr] = -1 if expr in lex_of else lex
         roots = tuple(sorted(expr for expr, lex in lex_of.items() if lex >= 0))
         block = family_block(self.pool, roots) if roots else None
         if block is None or 4 * (block.size + 1) > self.limits.max_dfa_states:

@@ -42,21 +42,38 @@ class Constructors:
     has_bool: list[bool]  # an intersection or complement inside
     memo: dict[tuple, int]
     largest_count: int
-    _ids: dict[tuple, int]
+    _ids: dict[tuple, int]  # (kind, args) -> id, for every kind but K_CONCAT
+    _pairs: dict[tuple[int, int], int]  # a concatenation's args -> its id
     _lengths: dict[int, int]
     _single_bytes: list[int | None]
     _within: dict[tuple[int, int], bool]
     _univ: int
 
     def _intern(self, kind: int, args: tuple, nullable: bool, has_bool: bool) -> int:
+        if kind == K_CONCAT:
+            return self._intern_pair(args, nullable, has_bool)
         key = (kind, args)
         found = self._ids.get(key)
-        if found is not None:
-            return found
-        if len(self.kind) >= self.limits.max_regex_nodes:
-            raise BudgetExceededError("max_regex_nodes", self.limits.max_regex_nodes, "too many regex expressions")
+        if found is None:
+            found = self._ids[key] = self._new_node(kind, args, nullable, has_bool)
+        return found
+
+    def _intern_pair(self, pair: tuple[int, int], nullable: bool, has_bool: bool) -> int:
+        """:meth:`_intern` of the concatenation ``pair``: keyed in ``_pairs`` by its ``args``
+        tuple itself, where another kind's key wraps its ``args`` in a second tuple (most of a
+        schema's nodes are concatenations, one per byte of a key: a tuple fewer each for the
+        allocator and for the collection after the translation to scan)."""
+        found = self._pairs.get(pair)
+        if found is None:
+            found = self._pairs[pair] = self._new_node(K_CONCAT, pair, nullable, has_bool)
+        return found
+
+    def _new_node(self, kind: int, args: tuple, nullable: bool, has_bool: bool) -> int:
+        """Append a node (not interned yet) and return its id; past ``Limits.max_regex_nodes``,
+        :class:`BudgetExceededError`, nothing appended."""
         eid = len(self.kind)
-        self._ids[key] = eid
+        if eid >= self.limits.max_regex_nodes:
+            raise BudgetExceededError("max_regex_nodes", self.limits.max_regex_nodes, "too many regex expressions")
         self.kind.append(kind)
         self.args.append(args)
         self.nullable.append(nullable)
@@ -121,13 +138,14 @@ class Constructors:
         nothing is added. Unlike a look-up in :attr:`memo`, the answer does not depend on how the
         expression was built (a literal, or a regex spelling it byte by byte)."""
         ids = self._ids
+        pairs = self._pairs
         out = EPSILON
         for b in reversed(data):
             byte = ids.get((K_BYTES, (1 << b,)))
             if byte is None:
                 return -1
             if out != EPSILON:
-                byte = ids.get((K_CONCAT, (byte, out)))
+                byte = pairs.get((byte, out))
                 if byte is None:
                     return -1
             out = byte
@@ -142,7 +160,7 @@ class Constructors:
         # _intern's steps inlined (a literal is one node per byte; keys are most of a schema's).
         single = self._single_bytes
         lengths = self._lengths
-        ids = self._ids
+        pairs = self._pairs
         out = EPSILON
         size = 0
         n = len(data)
@@ -152,7 +170,7 @@ class Constructors:
             if byte is None:
                 byte = single[b] = self.byteset(1 << b)
             if out != EPSILON:
-                found = ids.get((K_CONCAT, (byte, out)))
+                found = pairs.get((byte, out))
                 if found is None:
                     break
                 byte = found
@@ -168,7 +186,7 @@ class Constructors:
         holds: ``byte`` is the node of ``data[rest - 1]`` and ``out`` that of ``data[rest:]``."""
         single = self._single_bytes
         lengths = self._lengths
-        ids = self._ids
+        pairs = self._pairs
         kinds = self.kind
         args = self.args
         nullable = self.nullable
@@ -178,8 +196,8 @@ class Constructors:
         while True:
             pair = (byte, out)
             if len(kinds) >= limit:
-                return self._intern(K_CONCAT, pair, False, False)  # raises
-            out = ids[(K_CONCAT, pair)] = len(kinds)
+                return self._intern_pair(pair, False, False)  # raises
+            out = pairs[pair] = len(kinds)
             kinds.append(K_CONCAT)
             args.append(pair)
             nullable.append(False)
@@ -223,8 +241,7 @@ class Constructors:
             for head in reversed(heads):
                 out = self.concat(head, out)
             return out
-        return self._intern(K_CONCAT, (a, b), self.nullable[a] and self.nullable[b],
-                            self.has_bool[a] or self.has_bool[b])
+        return self._intern_pair((a, b), self.nullable[a] and self.nullable[b], self.has_bool[a] or self.has_bool[b])
 
     def concat_all(self, items: list[int]) -> int:
         """``items[0] items[1] ...``; ε for an empty list."""

@@ -100,7 +100,8 @@ class ExprPool(Emptiness, Widening):
         self.args: list[tuple] = []
         self.nullable: list[bool] = []
         self.has_bool: list[bool] = []
-        self._ids: dict[tuple, int] = {}
+        self._ids: dict[tuple, int] = {}  # (kind, args) -> id, but for concatenations:
+        self._pairs: dict[tuple[int, int], int] = {}  # their args -> id (Constructors._intern_pair)
         self._deriv: dict[int, int] = {}
         self._classes: dict[int, tuple[int, ...]] = {}
         self._refined: dict[frozenset, tuple[int, ...]] = {}
