@@ -81,7 +81,7 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         self._items: list[Items] = []
         self._fresh = bytearray()  # per state, 1 where no byte of the lexeme is read: out of the collector's scans
         self._accepted: list[tuple[int, ...]] = []
-        self._ids: dict[tuple[bool, Items], int] = {}
+        self._ids: dict[Items | tuple[bool, Items], int] = {}  # by lexer_blocks.state_key
         self._start_of: dict[bytes, int] = {}  # fresh_state: a sorted set's int32 bytes -> its state
         self._capacity = min(16, limits.max_dfa_states)  # states _new_state may add before it grows trans
         self._ready = 16  # rows of trans written (UNKNOWN past the states): see _ready_rows
@@ -173,7 +173,7 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         return found
 
     def _note_singles(self, states) -> None:
-        """Write ``single_fresh`` for the states of ``states`` (pairs ``(_ids key, state)``, just
+        """Write ``single_fresh`` for the states of ``states`` (pairs ``((fresh, items), state)``, just
         numbered) that are :meth:`fresh_state` of one lexeme alone: fresh, one item, the
         lexeme's own expression (no shadow split), in a grammar that ignores no lexeme."""
         if self._ignore:
@@ -270,8 +270,7 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         return found
 
     def _state_of(self, fresh: bool, items: Items) -> int:
-        key = (fresh, items)
-        found = self._ids.get(key)
+        found = self._ids.get((True, items) if fresh else items)
         if found is None:
             found = self._new_state(fresh, items)
         return found
@@ -293,7 +292,7 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
                 ended = [lex for lex in ended if lex >= 0 and ~lex not in ended]
         self._items.append(items)
         self._fresh.append(fresh)
-        self._ids[(fresh, items)] = state
+        self._ids[(True, items) if fresh else items] = state
         if not ended:  # most states: the acc_* entries keep their zeros (no lexeme, list id 0 is ())
             self._accepted.append(())
             return state
@@ -543,7 +542,7 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
             trans[state, 0] = DEAD
             return
         if self._fresh[state]:  # the row of its twin that bytes reach (a block state, most often)
-            twin = self._ids.get((False, self._items[state]))
+            twin = self._ids.get(self._items[state])
             if twin is not None and self.trans[twin, 0] != UNKNOWN:
                 row = self.trans[twin].copy()
                 trans = self.trans
@@ -578,7 +577,7 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
                 targets.append(DEAD)
                 continue
             items = ((lex, d),)
-            found = ids.get((False, items))
+            found = ids.get(items)
             targets.append(self._new_state(False, items) if found is None else found)
         publish_row(self.trans, state, parts, targets)
 
@@ -631,10 +630,9 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
                 local.append(state)  # itself (or, fresh, a twin no byte reaches: not made)
                 continue
             items = ((lex, e),)
-            key = (False, items)
-            found = ids.get(key)
+            found = ids.get(items)
             if found is None:
-                found = ids[key] = next_state
+                found = ids[items] = next_state
                 next_state += 1
                 new_items.append(items)
             local.append(found)
@@ -644,7 +642,7 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
                     self._grow(min(max(2 * base, next_state), self.limits.max_dfa_states))
                 except BaseException:  # (out of memory) no state was made: take their ids back
                     for items in new_items:
-                        ids.pop((False, items), None)
+                        ids.pop(items, None)
                     raise
             self._add_single_states(new_items, lex)
         rows = np.array(local, dtype=np.int32)[table]
@@ -745,7 +743,7 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         if not alive or (not certain and self._all_empty([d for lex, d in alive if lex >= 0])):
             return DEAD
         alive = tuple(alive)
-        found = self._ids.get((False, alive))
+        found = self._ids.get(alive)
         return self._new_state(False, alive) if found is None else found
 
     def _derivative(self, expr: int, byte: int) -> int:

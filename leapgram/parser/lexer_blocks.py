@@ -18,6 +18,16 @@ from ..regex.expr import (
 )
 
 Items = tuple[tuple[int, int], ...]
+
+
+def state_key(fresh: bool, items: Items) -> Items | tuple[bool, Items]:
+    """The key of a lexer state in ``Lexer._ids``: its items, or ``(True, items)`` for a fresh
+    state (an items tuple never equals that: its first element is a pair, not a bool). No
+    ``(False, items)`` tuple per state: such a key outlives the young collections tracked (the
+    collector moves the ``(lex, expr)`` pairs behind the tuples that hold them before it untracks
+    tuples), and those keys were a third of what moves into the oldest generation and brings on
+    full collections (performance-by-source.md, "Round 25: collections inside masks")."""
+    return (True, items) if fresh else items
 MAX_FAMILY_TEMPLATE_STATES = 256  # a pool family's (made once per process): the whitespace run's 120 states fit
 _UNSEEN, _SEEN_ONCE = object(), object()  # row_template in a pool without a family
 ACC_ARRAYS = ("accepting", "acc_start", "acc_len", "acc_id")  # LexerBlock.acc's order (acc_ignore_only apart)
@@ -267,7 +277,7 @@ def literal_states(lex: int, expr: int, tails: tuple[int, ...], first: int, star
     what this cache keeps (see :func:`segment_states`)."""
     items = ((lex, expr),), *[((lex, tail),) for tail in tails]
     fresh = [True] + [False] * len(tails)
-    ids = {key: state for state, key in enumerate(zip(fresh, items), first)}
+    ids = {state_key(is_fresh, item): state for state, (is_fresh, item) in enumerate(zip(fresh, items), first)}
     return items, bytes(fresh), ids, ((),) * len(tails) + ((lex,),), ((lex,), start, list_id, 0)
 
 
@@ -287,7 +297,7 @@ def segment_states(exprs: tuple[int, ...], ends: tuple[int, ...], lex: int,
     accepted: list[tuple[int, ...]] = [()] * len(exprs)
     for j in ends:
         accepted[j] = (lex,)
-    return items, {(False, item): state for state, item in enumerate(items, first)}, tuple(accepted)
+    return items, {item: state for state, item in enumerate(items, first)}, tuple(accepted)
 
 
 def write_rows(trans: np.ndarray, states: list[int], sources: list[int], rows: np.ndarray) -> None:

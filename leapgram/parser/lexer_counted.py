@@ -105,12 +105,11 @@ class CountedRows:
                     out.append(DEAD)
                     continue
                 items = ((lex, e),)
-                key = (False, items)
-                found = ids.get(key)
+                found = ids.get(items)
                 if found is None:
                     if next_state >= self.limits.max_dfa_states:
                         raise BudgetExceededError("max_dfa_states", self.limits.max_dfa_states, "lexer DFA too large")
-                    found = ids[key] = next_state
+                    found = ids[items] = next_state
                     next_state += 1
                     new_items.append(items)
                 out.append(found)
@@ -118,7 +117,7 @@ class CountedRows:
                 self._grow(min(max(2 * start, next_state), self.limits.max_dfa_states))
         except BaseException:  # out of budget (states, expressions) or memory: no state was made
             for items in new_items:
-                ids.pop((False, items), None)
+                ids.pop(items, None)
             raise
         if new_items:
             self._add_single_states(new_items, lex)

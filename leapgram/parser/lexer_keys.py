@@ -117,7 +117,7 @@ class OtherKeyRows:
             verdict = self._verdict(after[1], d)
             if verdict > 0:
                 key = (after, (shadow, d))
-                found = ids.get((False, key))
+                found = ids.get(key)
                 row[byte] = self._new_state(False, key) if found is None else found
             elif verdict < 0:
                 row[byte] = DEAD

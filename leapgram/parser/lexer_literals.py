@@ -26,6 +26,7 @@ from .lexer_blocks import (
     punctuation_rows,
     segment_states,
     set_up_chains,
+    state_key,
     write_rows,
 )
 
@@ -192,7 +193,7 @@ class LiteralRows:
                 continue
             tails, path = found
             chain = [(False, ((lex, tail),)) for tail in tails]
-            if any(map(ids.__contains__, chain)):  # reached already, in part at least: the rest as reached
+            if any(ids.__contains__(key[1]) for key in chain):  # reached already, in part at least: the rest as reached
                 continue
             fresh = (True, ((lex, lexeme.expr),))  # the parser's start state for this lexeme alone
             if alone and fresh not in ids:
@@ -227,7 +228,7 @@ class LiteralRows:
         self._ready = max(self._ready, base + count)  # every entry of their rows is written below
         self._items.extend([key[1] for key in keys])
         self._fresh.extend([key[0] for key in keys])
-        self._ids.update(zip(keys, range(base, base + count)))
+        self._ids.update(zip([state_key(*key) for key in keys], range(base, base + count)))
         self._note_singles([(keys[index], base + index) for index, byte in enumerate(steps) if byte < 0])  # firsts
         block = self.trans[base:base + count]  # a view: rows DEAD but for each literal's next byte
         block[...] = DEAD
@@ -265,7 +266,7 @@ class LiteralRows:
         base = next_state = len(self._items)
         limit = self.limits.max_dfa_states
         more = None
-        added: list[tuple[bool, Items]] = []  # keys put in self._ids here, taken back if this raises
+        added: list[Items] = []  # keys put in self._ids here, taken back if this raises
         try:
             while True:
                 if first == 0:
@@ -284,16 +285,15 @@ class LiteralRows:
                     targets.append(DEAD)
                     break
                 items = ((lex, d),)
-                key = (False, items)
-                found = ids.get(key)
+                found = ids.get(items)
                 row_bytes.append(byte)
                 if found is None:
                     found = next_state
                     if found >= limit:
                         raise BudgetExceededError("max_dfa_states", limit, "lexer DFA too large")
                     next_state += 1
-                    ids[key] = found  # found again along this literal (a byte loop)
-                    added.append(key)
+                    ids[items] = found  # found again along this literal (a byte loop)
+                    added.append(items)
                     new_items.append(items)
                     targets.append(found)
                 else:
@@ -392,9 +392,9 @@ class LiteralRows:
                 break  # this node and those after it: rows as reached
             for byte, tail in kids:
                 items = ((lex, tail),)
-                found = ids.get((False, items))
+                found = ids.get(items)
                 if found is None:
-                    found = ids[(False, items)] = next_state
+                    found = ids[items] = next_state
                     next_state += 1
                     new_items.append(items)
                     step = step_of(tail)
@@ -416,7 +416,7 @@ class LiteralRows:
                     self._grow(min(max(2 * base, next_state + 32), self.limits.max_dfa_states))
                 except BaseException:  # (out of memory) no state was made: take their ids back
                     for items in new_items:
-                        ids.pop((False, items), None)
+                        ids.pop(items, None)
                     raise
             self._add_single_states(new_items, lex)
         rows = np.zeros((index, 256), dtype=np.int32)  # DEAD but for each node's bytes

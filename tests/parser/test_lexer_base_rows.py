@@ -10,6 +10,7 @@ import numpy as np
 
 from leapgram import Grammar, GrammarCompiler, Limits
 from leapgram.parser.lexer import DEAD, UNKNOWN, Lexer
+from leapgram.parser.lexer_blocks import state_key
 from tests.helpers.masks import masks_along
 
 _OWN = itertools.count(1)
@@ -62,7 +63,7 @@ def test_base_pool_rows_are_shared_and_equal_the_derived_rows(byte_vocab, monkey
         assert np.array_equal(a, b) and np.array_equal(a, c)
     lexer, other = compiled._engine.lexer, derived._engine.lexer
     for _, state in copied:
-        twin = other._ids[(lexer.is_fresh(state), lexer.items(state))]  # reached by the same walk
+        twin = other._ids[state_key(lexer.is_fresh(state), lexer.items(state))]  # reached by the same walk
         if other.trans[twin, 0] == UNKNOWN:
             other.fill_row(twin)
         assert target_items(lexer, state) == target_items(other, twin)

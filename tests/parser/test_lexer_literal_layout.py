@@ -62,7 +62,7 @@ def test_key_states_after_the_layout():
     made = 0
     for lex in literals:
         tails, path = lexer._literal_tails(ir.lexemes[lex].expr)
-        states = [lexer._ids[(False, ((lex, tail),))] for tail in tails]
+        states = [lexer._ids[((lex, tail),)] for tail in tails]
         assert states == list(range(states[0], states[0] + len(states)))
         for state, following, byte in zip(states, states[1:], path[1:]):
             row = lexer.trans[state]
@@ -115,7 +115,7 @@ def test_a_literal_reached_before_the_layout_keeps_its_states(monkeypatch):
     made = lexer.num_states
     lexer.lay_out_literals()
     tails, _ = lexer._literal_tails(ir.lexemes[key].expr)
-    assert lexer._ids[(False, ((key, tails[3]),))] == state < made  # not made twice
+    assert lexer._ids[((key, tails[3]),)] == state < made  # not made twice
     for byte in b'ted"':
         lexer.fill_row(state)
         state = int(lexer.trans[state, byte])
