@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ._gc import collections_deferred as _collections_deferred
 
 with _collections_deferred():  # numpy, numba and leapgram's modules: no collection scans them now
+    from . import pool_cache as _pool_cache  # noqa: F401 - registers the on-disk store of the JSON Schema base pools
     from .bitmask import allocate_token_bitmask, allowed_tokens, apply_token_bitmask, unpack_bitmask
     from .compiler import CompiledGrammar, GrammarCompiler
     from .errors import BudgetExceededError, GrammarError, LeapgramError, TokenizerError, UnsupportedError
@@ -23,7 +24,6 @@ with _collections_deferred():  # numpy, numba and leapgram's modules: no collect
     from .limits import Limits
     from .matcher import Matcher
     from .vocab import Vocabulary
-    from . import pool_cache as _pool_cache  # registers the on-disk store of the JSON Schema base pools
 
     if TYPE_CHECKING:
         from .batch import fill_next_token_bitmasks
