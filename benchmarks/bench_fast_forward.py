@@ -55,8 +55,8 @@ sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(REPO_ROOT / "tests" / "mask"))
 
-import leapgram as lg  # noqa: E402
-from leapgram.vocab.partial import encode_in_context  # noqa: E402
+import leapgram as lg
+from leapgram.vocab.partial import encode_in_context
 
 TARGET_SHARE = 0.10
 EXAMPLES_KEPT = 5
@@ -253,11 +253,11 @@ def run_tokenizer(name: str, args: argparse.Namespace, make_grammar) -> Totals:
 
 def render(name: str, totals: Totals, seconds: float) -> str:
     """The report of one tokenizer."""
-    lines = [f"{name}: {totals.cases} cases, {totals.instances} instances, {totals.tokens:,} tokens "
-             f"({totals.skipped_schema} grammars not compiled, {totals.skipped_tokenization} instances "
-             f"not tokenizable alone, {totals.rejected} instances rejected by the grammar); {seconds:.0f} s",
-             f"{'depth':>5} {'forwarded':>10} {'share':>7} {'runs':>7} {'non-canon runs':>15} "
-             f"{'non-canon tokens':>17} {'unconsumable':>13} {'us/call':>8}"]
+    lines = [(f"{name}: {totals.cases} cases, {totals.instances} instances, {totals.tokens:,} tokens "
+              f"({totals.skipped_schema} grammars not compiled, {totals.skipped_tokenization} instances "
+              f"not tokenizable alone, {totals.rejected} instances rejected by the grammar); {seconds:.0f} s"),
+             (f"{'depth':>5} {'forwarded':>10} {'share':>7} {'runs':>7} {'non-canon runs':>15} "
+              f"{'non-canon tokens':>17} {'unconsumable':>13} {'us/call':>8}")]
     for depth, c in totals.depths.items():
         share = c.forwarded / totals.tokens if totals.tokens else 0.0
         lines.append(f"{depth:>5} {c.forwarded:>10,} {share:>7.1%} {c.runs:>7,} {c.noncanonical_runs:>15,} "

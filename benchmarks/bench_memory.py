@@ -164,8 +164,8 @@ def measure_serving(rounds: int, cache_size: int, cache_mb: float, max_tokens: i
     backend.warm_up(cache.compiler)
     scratch = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
     start_rss, start_objects = rss_mb(), len(gc.get_objects())
-    lines, kept = [f"start: RSS {start_rss:.0f} MB, {start_objects} GC-tracked objects, "
-                   f"full collection {full_collection_ms():.1f} ms"], {}
+    lines, kept = [(f"start: RSS {start_rss:.0f} MB, {start_objects} GC-tracked objects, "
+                    f"full collection {full_collection_ms():.1f} ms")], {}
     for number, batch in enumerate(batches, 1):
         for request in batch:
             compiled = cache.get("JSON", json.dumps(request["schema"]))

@@ -47,9 +47,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -58,7 +59,7 @@ DEFAULT_TOKENIZER = REPO_ROOT / ".." / "shared" / "tokenizers" / "llama3"
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from peers import LlguidanceEngine  # noqa: E402
+from peers import LlguidanceEngine
 
 TARGET_NS_PER_NODE = 10.0
 TARGET_DIGITS_US = 50.0
@@ -203,7 +204,7 @@ class TokenizerFile:
         if self.token_bytes is not None:
             return [self.token_bytes.index(data)]
         text = data.decode("utf-8")
-        for key in (text, "<0x%02X>" % data[0]):
+        for key in (text, f"<0x{data[0]:02X}>"):
             if key in self.vocab:
                 return [self.vocab[key]]
         raise ValueError(f"no single token spells {data!r} in {self.path}")
@@ -470,7 +471,8 @@ def run_python(args: list[str], env: dict[str, str], timeout: float = 600.0) -> 
     """Run ``python ARGS`` in the repo root; wall seconds and stdout. Raises on failure."""
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout
+        [sys.executable, *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout,
+        check=False,
     )
     seconds = time.perf_counter() - start
     if done.returncode != 0:
@@ -735,7 +737,7 @@ def make_engines(args: argparse.Namespace, path: Path, notes: list[str]) -> dict
         if args.only in (None, name):
             try:
                 engines[name] = make()
-            except Exception as err:  # the engine may not exist yet, or lack an API
+            except Exception as err:  # noqa: BLE001 - the engine may not exist yet, or lack an API
                 notes.append(f"{name} unavailable: {type(err).__name__}: {err}")
     return engines
 
@@ -764,7 +766,7 @@ def run_cases(engines: dict[str, Engine], tokenizer: TokenizerFile, args: argpar
             print(f"  {case.key} on {name} ...", file=sys.stderr, flush=True)
             try:
                 measured = measure_case(engine, case, prefix_ids, args.reps, args.warmup)
-            except Exception as err:
+            except Exception as err:  # noqa: BLE001 - a peer's failure on one case is reported, not fatal
                 results["cases"].setdefault(case.key, {})[name] = {"error": f"{type(err).__name__}: {err}"}
                 results["notes"].append(f"{case.key} on {name} failed: {type(err).__name__}: {err}")
                 continue
@@ -789,7 +791,7 @@ def run_loads_and_startup(engines: dict[str, Engine], path: Path, args: argparse
         print(f"  starting fresh {name} processes ...", file=sys.stderr, flush=True)
         try:
             results["startup"][name] = measurers[name]()
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 - reported in the notes
             results["notes"].append(f"{name} startup timing failed: {type(err).__name__}: {err}")
 
 

@@ -226,7 +226,7 @@ def run_grammar_guide(tasks: list[dict], args) -> list[dict]:
     payload = {"base_url": args.base_url, "model": args.model, "max_tokens": args.max_tokens,
                "lookahead": args.gg_lookahead,
                "max_calls": args.max_calls, "tasks": [{"prompt": t["prompt"], "lark": t["lark"]} for t in tasks]}
-    process = subprocess.run([args.gg_python, __file__, "--gg-worker"], input=json.dumps(payload), text=True,
+    process = subprocess.run([args.gg_python, __file__, "--gg-worker"], check=False, input=json.dumps(payload), text=True,
                              stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": ""})
     if process.returncode != 0:
         raise SystemExit(f"grammar-guide worker failed with status {process.returncode}")

@@ -37,7 +37,8 @@ outcome=collections.Counter(); feats=collections.Counter(); slow=[]; stats=colle
 cache={}
 for name in sorted(os.listdir(D)):
     if not name.endswith('.json'): continue
-    try: d=json.load(open(os.path.join(D,name)))
+    try:
+        with open(os.path.join(D,name)) as f: d=json.load(f)
     except ValueError: continue
     for t in d.get('tests',[]):
         out=[]; walk(d['schema'], t['data'], out)

@@ -27,7 +27,7 @@ from pathlib import Path
 import leapgram
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_schemas import REORDER_BUDGET, accepts_reordered  # noqa: E402
+from bench_schemas import REORDER_BUDGET, accepts_reordered
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "jsonschemabench"

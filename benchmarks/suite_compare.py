@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(REPO))
 
-from tests.helpers.json_schema_suite import DIALECTS, SUITE, suite_schema  # noqa: E402
+from tests.helpers.json_schema_suite import DIALECTS, SUITE, suite_schema
 
 
 class GroupTimeout(Exception):

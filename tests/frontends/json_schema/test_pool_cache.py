@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from leapgram import Grammar, GrammarCompiler, Matcher, Vocabulary, allocate_token_bitmask
-from leapgram import pool_cache
+from leapgram import Grammar, GrammarCompiler, Matcher, Vocabulary, allocate_token_bitmask, pool_cache
 from leapgram.frontends.json_schema import common
 from leapgram.limits import DEFAULT_LIMITS
 from leapgram.regex.dfa import ROW_TEMPLATE, TEMPLATE_MEMBER
