@@ -85,7 +85,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_regex_masks import DEFAULT_TOKENIZER, format_table, ratio, tokenizer_json_path, verdict
 from peers import LlguidanceLarkEngine
 
-from tests.helpers.gbnf_grammars import JSON as GBNF_JSON_OBJECT
+from tests.helpers.gbnf_grammars import JSON as GBNF_JSON_OBJECT  # llama.cpp's json.gbnf
 
 TARGET_SLICER_SPEEDUP = 5.0
 TARGET_MEAN_RATIO = 1.0
