@@ -581,6 +581,19 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
             targets.append(self._new_state(False, items) if found is None else found)
         publish_row(self.trans, state, parts, targets)
 
+    def _add_numbered_states(self, new_items: list[Items], lex: int, capacity: int) -> None:
+        """:meth:`_add_single_states`, the table grown to ``capacity`` first when they do not fit
+        in it; if growing fails (out of memory), no state is made and their ids are taken back
+        out of ``_ids``."""
+        if len(self._items) + len(new_items) > self._capacity:
+            try:
+                self._grow(capacity)
+            except BaseException:
+                for items in new_items:
+                    self._ids.pop(items, None)
+                raise
+        self._add_single_states(new_items, lex)
+
     def _add_single_states(self, new_items: list[Items], lex: int) -> None:
         """Number the states ``new_items`` (each one item of lexeme ``lex``, not fresh, their
         ids already in ``_ids`` from ``len(_items)`` on, within ``_capacity``) in one go: what
@@ -636,15 +649,8 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
                 next_state += 1
                 new_items.append(items)
             local.append(found)
-        if new_items:
-            if next_state > self._capacity:  # within max_dfa_states: checked above
-                try:
-                    self._grow(min(max(2 * base, next_state), self.limits.max_dfa_states))
-                except BaseException:  # (out of memory) no state was made: take their ids back
-                    for items in new_items:
-                        ids.pop(items, None)
-                    raise
-            self._add_single_states(new_items, lex)
+        if new_items:  # (within max_dfa_states: checked above)
+            self._add_numbered_states(new_items, lex, min(max(2 * base, next_state), self.limits.max_dfa_states))
         rows = np.array(local, dtype=np.int32)[table]
         trans = self.trans  # read after the new states: one may grow (replace) the table
         order = {int(state): start}

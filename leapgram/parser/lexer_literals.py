@@ -411,14 +411,7 @@ class LiteralRows:
         if index == 0:
             return False
         if new_items:
-            if next_state > self._capacity:
-                try:
-                    self._grow(min(max(2 * base, next_state + 32), self.limits.max_dfa_states))
-                except BaseException:  # (out of memory) no state was made: take their ids back
-                    for items in new_items:
-                        ids.pop(items, None)
-                    raise
-            self._add_single_states(new_items, lex)
+            self._add_numbered_states(new_items, lex, min(max(2 * base, next_state + 32), self.limits.max_dfa_states))
         rows = np.zeros((index, 256), dtype=np.int32)  # DEAD but for each node's bytes
         rows.reshape(-1)[cells] = targets
         write_rows(self.trans, [node for node, _ in queue[:index]], list(range(index)), rows)
