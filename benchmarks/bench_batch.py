@@ -9,7 +9,12 @@ Only the fill calls are timed. Every run compiles its grammars afresh (leapgram 
 compiled grammar, so a reused grammar would time cache hits). Speed-up = 1-thread time / N-thread
 time, measured in the same run for each library, the repeats of 1 and N threads interleaved.
 
-    .venv-vllm/bin/python benchmarks/bench_batch.py [--batch 32] [--threads 2] [--repeat 3]
+    .venv-vllm/bin/python benchmarks/bench_batch.py [--batch 32] [--threads 2[,4,...]] [--repeat 3]
+        [--bench FOLDER] [--model TOKENIZER_FOLDER]
+
+``--threads 2,4,8,16`` measures each count against 1 thread in the same run (a machine with that
+many cores: docs/design/generation.md, "On a GPU", has a 16-core run); ``--bench`` takes another
+folder of JSONSchemaBench files (``tests/data/jsonschemabench`` where ../shared is missing).
 
 (needs llguidance, xgrammar and torch: the vLLM venv has all three.)
 """
@@ -31,11 +36,11 @@ REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO.parent / "shared" / "jsonschemabench"
 
 
-def load_cases(limit: int, tokenizer) -> list[tuple[str, list[int]]]:
+def load_cases(limit: int, tokenizer, folder: Path = BENCH) -> list[tuple[str, list[int]]]:
     """(schema text, tokens of its first valid instance) for schemas all three libraries take."""
 
     cases = []
-    for path in sorted(glob.glob(str(BENCH / "*.json"))):
+    for path in sorted(glob.glob(str(folder / "*.json"))):
         doc = json.loads(Path(path).read_text())
         valid = [t["data"] for t in doc.get("tests", []) if t.get("valid")]
         if not valid:
@@ -151,34 +156,35 @@ def accepts(side, case) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", default="2", help="thread counts to compare with 1, comma-separated")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--model", default=None, help="tokenizer folder (default: the embedded SmolLM2)")
+    parser.add_argument("--bench", type=Path, default=BENCH, help="folder of JSONSchemaBench files")
     args = parser.parse_args()
+    counts = sorted({int(n) for n in args.threads.split(",")} - {1})
     from transformers import AutoTokenizer
 
     from leapgram.integrations import smollm2
 
     tokenizer = AutoTokenizer.from_pretrained(args.model or str(smollm2.cache_dir()))
     sides = [LeapgramSide(tokenizer), LlguidanceSide(tokenizer), XgrammarSide(tokenizer)]
-    cases = load_cases(3 * args.batch, tokenizer)
+    cases = load_cases(3 * args.batch, tokenizer, args.bench)
     for side in sides:
         taken = [case for case in cases if accepts(side, case)]
         print(f"{side.name} takes {len(taken)} of {len(cases)} instances")
         cases = taken
     cases = cases[: args.batch]
     steps = sum(len(t) for _, t in cases)
-    print(f"{len(cases)} schemas, {steps} masks per run, threads 1 vs {args.threads}, best of {args.repeat}")
+    print(f"{len(cases)} schemas, {steps} masks per run, threads 1 vs {counts}, best of {args.repeat}")
     for side in sides:
         run(side, cases, 1, len(tokenizer))  # warm-up: numba kernels, tokenizer tables, thread pools
-        times = {1: float("inf"), args.threads: float("inf")}
-        for _ in range(args.repeat):  # interleaved, so that a change of the machine's load hits both
+        times = dict.fromkeys([1, *counts], float("inf"))
+        for _ in range(args.repeat):  # interleaved, so that a change of the machine's load hits all
             for n, best in list(times.items()):
                 times[n] = min(best, run(side, cases, n, len(tokenizer)))
-        one, many = times[1], times[args.threads]
-        print(f"{side.name:>10}: 1 thread {one * 1e3:8.1f} ms ({one / steps * 1e6:6.1f} us/mask)  "
-              f"{args.threads} threads {many * 1e3:8.1f} ms  speed-up {one / many:4.2f}x")
-
+        one = times[1]
+        many = "  ".join(f"{n} threads {times[n] * 1e3:8.1f} ms ({one / times[n]:4.2f}x)" for n in counts)
+        print(f"{side.name:>10}: 1 thread {one * 1e3:8.1f} ms ({one / steps * 1e6:6.1f} us/mask)  {many}")
 
 if __name__ == "__main__":
     main()

@@ -406,7 +406,12 @@ class _Decoder:
         return [self._result(row) for row in rows]
 
     def _row(self, index: int, prompt_ids: list[int], heal: bool, began: float) -> _Row:
+        if not prompt_ids:
+            raise ValueError("a prompt encoded to no tokens: the model needs at least one "
+                             "(a tokenizer that adds no BOS token needs a non-empty prompt)")
         ids, prefix = healed_prompt(self.vocab, prompt_ids) if heal else (list(prompt_ids), b"")
+        if not ids:  # healing would leave the model nothing to read: keep the prompt whole
+            ids, prefix = list(prompt_ids), b""
         matcher = self._matcher(prefix)
         if matcher is None and self.compiled is not None:
             ids, prefix, matcher = list(prompt_ids), b"", self._matcher(b"")
@@ -574,6 +579,8 @@ class _Decoder:
             ids[row.index, width - count:] = torch.tensor(row.pending, dtype=torch.long)
             block[row.index, width - count:] = 1
             row.pending = []
+        device = _device_of(self.model)
+        ids, block = ids.to(device), block.to(device)
         self.attention = block if self.attention is None else torch.cat([self.attention, block], dim=1)
         positions = (self.attention.cumsum(dim=1) - 1).clamp(min=0)[:, -width:]
         with torch.inference_mode():
@@ -590,7 +597,19 @@ class _Decoder:
             if not row.fed:
                 row.stats.prefill_seconds += share
                 row.fed = True
-        return out.logits.float().clone()
+        # the kept positions' logits come back to the CPU once per pass (masks, sampling and the
+        # draft checks run there; at most MAX_DRAFT + 1 positions a row)
+        return out.logits.to("cpu", torch.float32, copy=True)
+
+
+def _device_of(model: Any) -> torch.device:
+    """Where ``model``'s inputs go: its ``device`` attribute, else that of its first parameter."""
+    device = getattr(model, "device", None)
+    if isinstance(device, torch.device):
+        return device
+    for parameter in model.parameters():
+        return parameter.device
+    return torch.device("cpu")
 
 
 def _few_allowed(row: np.ndarray, vocab_size: int, at_most: int) -> list[int] | None:
