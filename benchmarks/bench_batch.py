@@ -12,7 +12,8 @@ time, measured in the same run for each library, the repeats of 1 and N threads 
     .venv-vllm/bin/python benchmarks/bench_batch.py [--batch 32] [--threads 2[,4,...]] [--repeat 3]
         [--bench FOLDER] [--model TOKENIZER_FOLDER]
 
-``--threads 2,4,8,16`` measures each count against 1 thread in the same run (a machine with that
+``--reuse`` times walks on grammars compiled and walked once before (leapgram's masks computed
+again from known lexer rows: a server's repeated schema). ``--threads 2,4,8,16`` measures each count against 1 thread in the same run (a machine with that
 many cores: docs/design/generation.md, "On a GPU", has a 16-core run); ``--bench`` takes another
 folder of JSONSchemaBench files (``tests/data/jsonschemabench`` where ../shared is missing).
 
@@ -61,10 +62,14 @@ class LeapgramSide:
     def __init__(self, tokenizer) -> None:
         self.vocab = leapgram.Vocabulary.from_huggingface(tokenizer)
 
-    def matchers(self, cases):
+    def compile(self, cases):
         compiler = leapgram.GrammarCompiler(self.vocab, cache_size=0)
-        return [Matcher(compiler.compile(Grammar.from_json_schema(schema, whitespace="compact")))
-                for schema, _ in cases]
+        return [compiler.compile(Grammar.from_json_schema(schema, whitespace="compact")) for schema, _ in cases]
+
+    def matchers(self, cases, compiled=None):
+        for grammar in compiled or ():
+            grammar._masks.clear()  # rows, lexer states and charts stay: each mask is computed again
+        return [Matcher(grammar) for grammar in compiled or self.compile(cases)]
 
     def fill(self, matchers, bitmask, threads):
         leapgram.fill_next_token_bitmasks(matchers, bitmask, threads=threads)
@@ -86,10 +91,12 @@ class LlguidanceSide:
         self.par = llguidance.numpy.fill_next_token_bitmask_par
         self.executors = {}
 
-    def matchers(self, cases):
+    def compile(self, cases):
         options = json.dumps({"whitespace_flexible": False})
-        return [self.llg.LLMatcher(self.tokenizer, self.llg.LLMatcher.grammar_from_json_schema(schema, options))
-                for schema, _ in cases]
+        return [self.llg.LLMatcher.grammar_from_json_schema(schema, options) for schema, _ in cases]
+
+    def matchers(self, cases, compiled=None):
+        return [self.llg.LLMatcher(self.tokenizer, grammar) for grammar in compiled or self.compile(cases)]
 
     def fill(self, matchers, bitmask, threads):
         executor = self.executors.setdefault(threads, self.llg.LLExecutor(threads))
@@ -109,11 +116,13 @@ class XgrammarSide:
         self.info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=len(tokenizer))
         self.batchers = {}
 
-    def matchers(self, cases):
+    def compile(self, cases):
         compiler = self.xgr.GrammarCompiler(self.info, cache_enabled=False)
-        return [self.xgr.GrammarMatcher(compiler.compile_json_schema(schema, any_whitespace=False,
-                                                                           separators=(",", ":")))
+        return [compiler.compile_json_schema(schema, any_whitespace=False, separators=(",", ":"))
                 for schema, _ in cases]
+
+    def matchers(self, cases, compiled=None):
+        return [self.xgr.GrammarMatcher(grammar) for grammar in compiled or self.compile(cases)]
 
     def fill(self, matchers, bitmask, threads):
         batcher = self.batchers.setdefault(threads, self.xgr.BatchGrammarMatcher(threads))
@@ -123,11 +132,12 @@ class XgrammarSide:
         return matcher.accept_token(token)
 
 
-def run(side, cases, threads: int, vocab_size: int) -> float:
-    """Seconds spent in the batch fill calls over every step of every case's instance."""
+def run(side, cases, threads: int, vocab_size: int, compiled=None) -> float:
+    """Seconds spent in the batch fill calls over every step of every case's instance (on
+    grammars compiled for this run, or on ``compiled`` ones, walked before)."""
     import torch
 
-    matchers = side.matchers(cases)
+    matchers = side.matchers(cases, compiled)
     bitmask = torch.zeros((len(cases), (vocab_size + 31) // 32), dtype=torch.int32)
     target = bitmask.numpy() if side.name != "xgrammar" else bitmask
     live = list(range(len(cases)))
@@ -160,6 +170,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--model", default=None, help="tokenizer folder (default: the embedded SmolLM2)")
     parser.add_argument("--bench", type=Path, default=BENCH, help="folder of JSONSchemaBench files")
+    parser.add_argument("--reuse", action="store_true",
+                        help="compile once and walk once untimed; then time walks on those grammars "
+                             "(leapgram's mask caches cleared, its lexer rows and charts kept)")
     args = parser.parse_args()
     counts = sorted({int(n) for n in args.threads.split(",")} - {1})
     from transformers import AutoTokenizer
@@ -177,11 +190,12 @@ def main() -> None:
     steps = sum(len(t) for _, t in cases)
     print(f"{len(cases)} schemas, {steps} masks per run, threads 1 vs {counts}, best of {args.repeat}")
     for side in sides:
-        run(side, cases, 1, len(tokenizer))  # warm-up: numba kernels, tokenizer tables, thread pools
+        compiled = side.compile(cases) if args.reuse else None
+        run(side, cases, 1, len(tokenizer), compiled)  # warm-up: kernels, tables, pools (and rows)
         times = dict.fromkeys([1, *counts], float("inf"))
         for _ in range(args.repeat):  # interleaved, so that a change of the machine's load hits all
             for n, best in list(times.items()):
-                times[n] = min(best, run(side, cases, n, len(tokenizer)))
+                times[n] = min(best, run(side, cases, n, len(tokenizer), compiled))
         one = times[1]
         many = "  ".join(f"{n} threads {times[n] * 1e3:8.1f} ms ({one / times[n]:4.2f}x)" for n in counts)
         print(f"{side.name:>10}: 1 thread {one * 1e3:8.1f} ms ({one / steps * 1e6:6.1f} us/mask)  {many}")
