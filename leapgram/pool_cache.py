@@ -11,15 +11,26 @@ with a ``format`` and by its first Lark or GBNF grammar. Read back from a file i
 and tuples of ints, bytes and strings) is written with :mod:`marshal`; the family's memo holds
 numpy arrays (the templates' tables), stored as arrays of the entry.
 
-Entries live in the vocabulary cache's folder with its bounds, atomic writes and CRC-32
-(:mod:`leapgram.vocab.cache`; ``LEAPGRAM_VOCAB_CACHE=0`` turns both off, ``LEAPGRAM_POOL_CACHE=0``
-this one alone). The key covers the Python version (marshal's format), the limits, the sources
-that build a pool (``leapgram/regex``, ``leapgram/frontends/json_schema``, ``limits.py``) and the
-values of the module constants the build reads (the formats' regexes, the template bounds, JSON's
-tokens), so an edit or a patched constant misses. A file that does not read back whole (a
-missing, corrupt or foreign entry, or a state of an unexpected shape) is a miss: the pool is
-built as without the cache. Like numba's cache (pickles under ``__pycache__``), an entry is
-trusted as far as the folder it is in: never write one there from elsewhere.
+Entries are files of the vocabulary cache's format (:mod:`leapgram.vocab.cache`: atomic writes,
+CRC-32) in a folder of their own beside its folder (:func:`pool_folder`, ``.../leapgram/pools``),
+with bounds of their own (:data:`MAX_ENTRIES`, :data:`MAX_BYTES`: a pool does not push a
+tokenizer out); ``LEAPGRAM_VOCAB_CACHE=0`` turns both off, ``LEAPGRAM_POOL_CACHE=0`` this one
+alone. The key covers the Python version (marshal's format), the limits, the sources that build
+a pool (``leapgram/regex``, ``leapgram/frontends/json_schema``, ``limits.py``) and the values of
+the module constants the build reads (the formats' regexes, the template bounds, JSON's tokens),
+so an edit or a patched constant misses. A file that does not read back whole (a missing,
+corrupt or foreign entry, or a state of an unexpected shape) is a miss: the pool is built as
+without the cache.
+
+:mod:`marshal` is not meant to be safe against crafted data (a crafted file can crash the process),
+the pool read back decides every mask of its schemas, and an entry has no signature. So an entry is
+read only where no other user could have written it: the folder and the file owned by this user (or
+root) and writable by their owner alone, the file opened through the checked folder without
+following a link (:func:`leapgram.vocab.cache.open_private`); written, the folder is made ``0o700``
+and the file ``0o600``. Anything else (a folder shared with a group, one made by another user, a
+link) is a miss, and nothing is written there. Where the platform has no POSIX owners (Windows) the
+pools are not cached. The vocabulary cache's own entries are arrays checked before use and never
+unpickled, so they need no such rule.
 """
 
 from __future__ import annotations
@@ -38,6 +49,10 @@ from .regex.expr import ExprPool, PoolFamily
 from .vocab import cache
 
 POOL_FORMAT = 1
+# an entry per limits value and formats flag (1.7 MB the formats' pool, 73 KB the other): room
+# for four limits values, LRU beyond
+MAX_ENTRIES = 8
+MAX_BYTES = 64 << 20
 _ARRAY = "leapgram.pool_cache.array"  # marks an array of the entry inside the encoded memo
 _NOT_STORED = ("lock", "limits", "family")  # remade on reading
 _SOURCES = tuple(str(Path(__file__).parent / name) for name in
@@ -48,7 +63,7 @@ def read_pool(limits: Limits, formats: bool, settings: tuple) -> ExprPool | None
     """The base pool stored for these ``limits``, ``formats`` and ``settings`` (the values of
     the build's module constants), or None (off, missing, or unreadable)."""
     key = _key(limits, formats, settings)
-    arrays = None if key is None else cache.read_entry(key)
+    arrays = None if key is None else cache.read_entry(key, pool_folder(), private=True)
     if arrays is None or "state" not in arrays:
         return None
     try:
@@ -73,13 +88,20 @@ def write_pool(pool: ExprPool, limits: Limits, formats: bool, settings: tuple) -
         return False
     entry = {"state": np.frombuffer(blob, dtype=np.uint8)}
     entry.update((f"a{index}", array) for index, array in enumerate(arrays))
-    return cache.write_entry(key, entry)
+    return cache.write_entry(key, entry, pool_folder(), private=True, bounds=(MAX_ENTRIES, MAX_BYTES))
+
+
+def pool_folder() -> Path | None:
+    """The folder of the pools' entries: ``pools`` beside the vocabulary cache's folder
+    (``$LEAPGRAM_CACHE_DIR/pools``, ``~/.cache/leapgram/pools``...); None when that cache is off."""
+    folder = cache.cache_folder()
+    return None if folder is None else folder.parent / "pools"
 
 
 def _key(limits: Limits, formats: bool, settings: tuple) -> str | None:
     if os.environ.get("LEAPGRAM_POOL_CACHE", "1").strip().lower() in ("0", "false", "no", "off"):
         return None
-    if cache.cache_folder() is None:
+    if cache.cache_folder() is None or not cache.PRIVATE_READS:
         return None
     text = repr((POOL_FORMAT, sys.version, marshal.version, limits, bool(formats), settings))
     return cache.entry_key(b"json-schema-base-pool", text.encode(), cache.files_digest(_SOURCES))

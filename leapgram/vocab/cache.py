@@ -17,8 +17,9 @@ truncated, corrupt (a CRC-32 over its header and arrays), of another format or a
 ignored and the tokenizer parsed as without a cache; a trie read back is also checked for
 consistency (array lengths, child links and token ids in range) before a kernel walks it. Every
 error of the cache (a read-only or missing folder included) is silent: the cache only ever saves
-time. The JSON Schema base pools keep their entries in the same folder, under the same bounds
-(:mod:`leapgram.pool_cache`).
+time. The JSON Schema base pools use the same file format in a folder of their own, with bounds of
+their own and read only where nobody else could have written (``private``: :func:`open_private`;
+:mod:`leapgram.pool_cache`).
 
 File layout: ``MAGIC``, a little-endian u32 header length, a u32 CRC-32 of everything after it,
 a JSON header (format, key, and per array its dtype, shape and offset), then the arrays, each at
@@ -31,10 +32,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 import time
 import weakref
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,6 +57,9 @@ TRIE_FIELDS = ("node_byte", "node_depth", "node_token", "node_end", "node_info",
 _SOURCES = ("byte_level.py", "loaders.py", "trie.py", "vocabulary.py", "cache.py")
 _ALIGN = 64
 STALE_TEMPORARY_S = 3600  # a temporary file this old belongs to a writer that died: removed by _evict
+# open_private needs POSIX owners, a folder's descriptor to open a file from, and no-follow opens
+PRIVATE_READS = (hasattr(os, "geteuid") and hasattr(os, "O_DIRECTORY") and hasattr(os, "O_NOFOLLOW")
+                 and os.open in os.supports_dir_fd)
 
 # vocabularies loaded from (or written to) the cache -> their trie's arrays, for TokenTrie(vocab)
 _TRIES: weakref.WeakKeyDictionary[Vocabulary, dict[str, np.ndarray]] = weakref.WeakKeyDictionary()
@@ -104,14 +110,19 @@ def _source_digest() -> bytes:
     return _SOURCE_DIGEST[0]
 
 
-def read_entry(key: str) -> dict[str, np.ndarray] | None:
-    """The arrays stored under ``key``, or None (no cache, no entry, or an unreadable one)."""
-    folder = cache_folder()
+def read_entry(key: str, folder: Path | None = None, *, private: bool = False) -> dict[str, np.ndarray] | None:
+    """The arrays stored under ``key`` in ``folder`` (default :func:`cache_folder`), or None (no
+    cache, no entry, or an unreadable one). ``private``: only a file that :func:`open_private`
+    opens (the folder and the file this user's or root's, writable by nobody else)."""
+    folder = cache_folder() if folder is None else folder
     if folder is None:
         return None
     path = folder / (key + SUFFIX)
     try:
-        with open(path, "rb") as f:
+        opened = open_private(folder, path.name) if private else open(path, "rb")  # noqa: SIM115
+        if opened is None:
+            return None
+        with opened as f:
             size = os.fstat(f.fileno()).st_size
             buffer = bytearray(size)
             if f.readinto(buffer) != size:
@@ -125,6 +136,36 @@ def read_entry(key: str) -> dict[str, np.ndarray] | None:
         except OSError:  # a read-only folder (a cache shipped in an image) still serves hits
             pass
     return arrays
+
+
+def open_private(folder: Path, name: str):
+    """``folder/name`` opened for binary reading, or None unless the folder and the file are owned
+    by this user or by root and writable by no one else (no group or other write bit), and the
+    file is a regular file named without a link: an entry whose contents are trusted (the pool
+    cache's :mod:`marshal`) is read only where no other user could have put it. The file is
+    opened through the checked folder's descriptor, so neither can be swapped between the check
+    and the read. None where :data:`PRIVATE_READS` is False (no POSIX owners: Windows). OSError
+    when the folder or the file cannot be opened."""
+    if not PRIVATE_READS:
+        return None
+    folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if not _private(os.fstat(folder_fd), stat.S_ISDIR):
+            return None
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder_fd)
+    finally:
+        os.close(folder_fd)
+    if not _private(os.fstat(fd), stat.S_ISREG):
+        os.close(fd)
+        return None
+    return open(fd, "rb")  # (the caller closes it)
+
+
+def _private(status: os.stat_result, kind: Callable[[int], bool]) -> bool:
+    """Of ``kind``, owned by this user or root (who can change anything anyway), and writable
+    by its owner alone."""
+    return (kind(status.st_mode) and status.st_uid in (os.geteuid(), 0)
+            and not status.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
 
 
 def _decode(buffer: bytearray, key: str) -> dict[str, np.ndarray] | None:
@@ -151,11 +192,15 @@ def _decode(buffer: bytearray, key: str) -> dict[str, np.ndarray] | None:
     return arrays
 
 
-def write_entry(key: str, arrays: dict[str, np.ndarray]) -> bool:
-    """Store ``arrays`` under ``key`` (atomically), then drop the least recently used entries
-    over the bounds; False when nothing was written (no cache, or the folder is not writable)."""
-    folder = cache_folder()
-    if folder is None:
+def write_entry(key: str, arrays: dict[str, np.ndarray], folder: Path | None = None, *, private: bool = False,
+                bounds: tuple[int, int] | None = None) -> bool:
+    """Store ``arrays`` under ``key`` in ``folder`` (default :func:`cache_folder`), atomically,
+    then drop the least recently used entries over ``bounds`` (entries, bytes; default
+    :data:`MAX_ENTRIES`, :data:`MAX_TOTAL_BYTES`); False when nothing was written (no cache, or
+    the folder is not writable). ``private``: the folder made ``0o700`` and the file ``0o600``,
+    and nothing written where :func:`read_entry` with ``private`` would not read it."""
+    folder = cache_folder() if folder is None else folder
+    if folder is None or (private and not PRIVATE_READS):
         return False
     table = []
     offset = 0
@@ -184,8 +229,12 @@ def write_entry(key: str, arrays: dict[str, np.ndarray]) -> bool:
     path = folder / (key + SUFFIX)
     temporary = folder / f".{key}.{os.getpid()}.{id(body):x}.tmp"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with open(temporary, "wb") as f:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o777)
+        if private and not _private(os.stat(folder), stat.S_ISDIR):
+            return False  # (a folder another user could write: its entries would never be read)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                     0o600 if private else 0o666)
+        with open(fd, "wb") as f:
             f.write(head + bytes(padding))
             f.write(body)
         os.replace(temporary, path)
@@ -195,11 +244,11 @@ def write_entry(key: str, arrays: dict[str, np.ndarray]) -> bool:
         except OSError:
             pass
         return False
-    _evict(folder, path)
+    _evict(folder, path, *(bounds or (MAX_ENTRIES, MAX_TOTAL_BYTES)))
     return True
 
 
-def _evict(folder: Path, kept: Path) -> None:
+def _evict(folder: Path, kept: Path, max_entries: int, max_bytes: int) -> None:
     try:
         entries = []
         stale = time.time() - STALE_TEMPORARY_S
@@ -218,7 +267,7 @@ def _evict(folder: Path, kept: Path) -> None:
     total = 0
     for number, (_, size, path) in enumerate(entries):
         total += size
-        if path != str(kept) and (number >= MAX_ENTRIES or total > MAX_TOTAL_BYTES):
+        if path != str(kept) and (number >= max_entries or total > max_bytes):
             try:
                 os.unlink(path)
             except OSError:

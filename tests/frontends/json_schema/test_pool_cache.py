@@ -1,7 +1,10 @@
 """The JSON Schema base pools on disk (pool_cache): read back equal to the built pool, missed
-when a setting or a file changes, off on request, and the masks of a format schema unchanged."""
+when a setting or a file changes, off on request, read only from a folder and files no other user
+could have written, bounded apart from the vocabularies, and the masks of a format schema unchanged."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -10,6 +13,7 @@ from leapgram import Grammar, GrammarCompiler, Matcher, Vocabulary, allocate_tok
 from leapgram.frontends.json_schema import common
 from leapgram.limits import DEFAULT_LIMITS
 from leapgram.regex.dfa import ROW_TEMPLATE, TEMPLATE_MEMBER
+from leapgram.vocab import cache
 
 
 @pytest.fixture
@@ -17,7 +21,7 @@ def cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("LEAPGRAM_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("LEAPGRAM_VOCAB_CACHE", raising=False)
     monkeypatch.delenv("LEAPGRAM_POOL_CACHE", raising=False)
-    return tmp_path / "cache" / "vocab"
+    return tmp_path / "cache" / "pools"
 
 
 def assert_same(a, b, path="pool"):
@@ -72,6 +76,54 @@ def test_another_setting_or_a_damaged_file_misses(cache_dir):
         data[-100] ^= 0xFF
         path.write_bytes(bytes(data))
     assert pool_cache.read_pool(DEFAULT_LIMITS, False, settings) is None
+
+
+def test_the_pools_have_a_folder_and_bounds_of_their_own(cache_dir, monkeypatch):
+    assert pool_cache.pool_folder() == cache_dir
+    vocab_entry = "0" * 64
+    assert cache.write_entry(vocab_entry, {"x": np.arange(3)})
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 1)  # the vocabularies' bound: pools do not count
+    monkeypatch.setattr(pool_cache, "MAX_ENTRIES", 1)
+    written_and_read(False)
+    written_and_read(True)  # the newest: the other pool goes, the vocabulary stays
+    assert len(list(cache_dir.glob("*.lgv"))) == 1
+    assert cache.read_entry(vocab_entry) is not None
+    assert (os.stat(cache_dir).st_mode & 0o777, os.stat(next(cache_dir.glob("*.lgv"))).st_mode & 0o777) == (
+        0o700, 0o600)
+
+
+@pytest.mark.skipif(not cache.PRIVATE_READS, reason="no POSIX owners: the pools are not cached")
+def test_a_folder_or_file_others_could_write_is_not_read(cache_dir):
+    _, read, settings = written_and_read(False)
+    assert read is not None
+    entry = next(cache_dir.glob("*.lgv"))
+    for path, mode, good in ((cache_dir, 0o770, 0o700), (cache_dir, 0o702, 0o700), (entry, 0o620, 0o600),
+                             (entry, 0o602, 0o600)):
+        path.chmod(mode)
+        assert pool_cache.read_pool(DEFAULT_LIMITS, False, settings) is None, (path.name, oct(mode))
+        path.chmod(good)
+        assert pool_cache.read_pool(DEFAULT_LIMITS, False, settings) is not None
+    moved = cache_dir.parent / "elsewhere.lgv"
+    entry.rename(moved)
+    entry.symlink_to(moved)  # a link, even to a good file, is not followed
+    assert pool_cache.read_pool(DEFAULT_LIMITS, False, settings) is None
+    entry.unlink()
+    cache_dir.chmod(0o770)  # nothing is written where it would not be read
+    assert not pool_cache.write_pool(common._build_base_pool(DEFAULT_LIMITS, False), DEFAULT_LIMITS, False,
+                                     settings)
+    assert not entry.exists()
+
+
+@pytest.mark.skipif(not cache.PRIVATE_READS or os.geteuid() != 0, reason="chown needs root")
+def test_a_folder_or_file_of_another_user_is_not_read(cache_dir):
+    _, read, settings = written_and_read(False)
+    assert read is not None
+    entry = next(cache_dir.glob("*.lgv"))
+    for path in (cache_dir, entry):
+        os.chown(path, 12345, -1)
+        assert pool_cache.read_pool(DEFAULT_LIMITS, False, settings) is None, path.name
+        os.chown(path, 0, -1)
+        assert pool_cache.read_pool(DEFAULT_LIMITS, False, settings) is not None
 
 
 def test_off_on_request(cache_dir, monkeypatch):
