@@ -58,6 +58,18 @@ def byte_vocab() -> Vocabulary:
     return Vocabulary.byte_vocabulary()
 
 
+@pytest.fixture
+def two_bfcl_cases(tmp_path) -> tuple[Path, Path]:
+    """A folder of links to two small JSONSchemaBench cases of ``tests/data/jsonschemabench``
+    (``BFCL_java_0``, ``BFCL_java_5``) and Llama-3's ``tokenizer.json``: the inputs of the
+    benchmark scripts' tests."""
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    for name in ("BFCL_java_0", "BFCL_java_5"):
+        (folder / f"{name}.json").symlink_to(REPO / "tests" / "data" / "jsonschemabench" / f"{name}.json")
+    return folder, tokenizer_path("llama3") / "tokenizer.json"
+
+
 SMALL_TOKENS = [
     b"a", b"b", b"c", b"ab", b"abc", b"bc", b"ca", b"1", b"2", b"12", b"123", b"0", b" ", b"  ",
     b" a", b" ab", b'"', b'",', b'":', b"{", b"}", b"{\"", b"\n", b"x", b"xyz", b"\xc3", b"\xa9",

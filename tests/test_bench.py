@@ -283,14 +283,12 @@ def test_bench_outside_a_checkout_says_what_to_do(monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.tokenizers
-def test_profile_masks_times_masks_and_splits_them_by_kind_of_state(tmp_path, capsys):
+def test_profile_masks_times_masks_and_splits_them_by_kind_of_state(two_bfcl_cases, capsys):
     import profile_masks
     from bench_schemas import LeapgramEngine, load_cases
 
-    for name in ("BFCL_java_0", "BFCL_java_5"):
-        (tmp_path / f"{name}.json").symlink_to(REPO / "tests" / "data" / "jsonschemabench" / f"{name}.json")
-    tokenizer = tokenizer_path("llama3") / "tokenizer.json"
-    cases = load_cases(tmp_path, tokenizer, None)
+    folder, tokenizer = two_bfcl_cases
+    cases = load_cases(folder, tokenizer, None)
     engine = LeapgramEngine(tokenizer)
     ttfm, tbm = profile_masks.run(cases, engine)
     assert len(ttfm) == 2 and tbm and all(t > 0 for t in tbm)

@@ -5,20 +5,18 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import REPO, tokenizer_path
+from conftest import REPO
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 
 @pytest.mark.slow
 @pytest.mark.tokenizers
-def test_gc_probe_logs_the_collections_and_the_holders(tmp_path, capsys):
+def test_gc_probe_logs_the_collections_and_the_holders(two_bfcl_cases, capsys):
     import gc_probe
 
-    for name in ("BFCL_java_0", "BFCL_java_5"):
-        (tmp_path / f"{name}.json").symlink_to(REPO / "tests" / "data" / "jsonschemabench" / f"{name}.json")
-    tokenizer = str(tokenizer_path("llama3") / "tokenizer.json")
-    assert gc_probe.main([str(tmp_path), "--tokenizer", tokenizer, "--owners", "--promotions"]) == 0
+    folder, tokenizer = two_bfcl_cases
+    assert gc_probe.main([str(folder), "--tokenizer", str(tokenizer), "--owners", "--promotions"]) == 0
     printed = capsys.readouterr().out
     assert "BFCL_java_0: " in printed and "tracked objects" in printed and "lexer._ids" in printed
     assert "| generation | where | collections |" in printed and "2 cases in" in printed

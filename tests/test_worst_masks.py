@@ -6,21 +6,20 @@ import json
 import sys
 
 import pytest
-from conftest import REPO, tokenizer_path
+from conftest import REPO
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 
 @pytest.mark.slow
 @pytest.mark.tokenizers
-def test_worst_masks_lists_every_mask_over_the_threshold(tmp_path, capsys):
+def test_worst_masks_lists_every_mask_over_the_threshold(two_bfcl_cases, tmp_path, capsys):
     import worst_masks
 
-    for name in ("BFCL_java_0", "BFCL_java_5"):
-        (tmp_path / f"{name}.json").symlink_to(REPO / "tests" / "data" / "jsonschemabench" / f"{name}.json")
-    tokenizer = str(tokenizer_path("llama3") / "tokenizer.json")
+    folder, tokenizer = two_bfcl_cases
+    tokenizer = str(tokenizer)
     out = tmp_path / "rows.json"
-    assert worst_masks.main([str(tmp_path), "--tokenizer", tokenizer, "--threshold-ms", "0", "--json", str(out)]) == 0
+    assert worst_masks.main([str(folder), "--tokenizer", tokenizer, "--threshold-ms", "0", "--json", str(out)]) == 0
     found = json.loads(out.read_text())
     counts, rows = found["counts"], found["rows"]
     assert counts["cases"] == 2 and counts["masks"] == len(rows) > 0 and not found["timed_out"]
@@ -29,5 +28,5 @@ def test_worst_masks_lists_every_mask_over_the_threshold(tmp_path, capsys):
     assert all(r["kind"] and r["gc_ms"] >= 0 for r in rows)
     printed = capsys.readouterr().out
     assert "| schema | instance | mask | cpu ms |" in printed and "BFCL_java_5" in printed
-    worst_masks.main([str(tmp_path), "--tokenizer", tokenizer, "--only", "BFCL_java_5", "--warm", "1"])
+    worst_masks.main([str(folder), "--tokenizer", tokenizer, "--only", "BFCL_java_5", "--warm", "1"])
     assert "1 cases" in capsys.readouterr().out
