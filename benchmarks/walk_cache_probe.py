@@ -23,12 +23,19 @@ The parts, all exact (no hash decides alone):
   ids) into the key's decision tree; :func:`replay_kernel` follows the tree from the chart,
   one Earley scan per question, an answer found by a hash and then compared id by id.
 Single-threaded (the record is shared); bounded by ``WalkCache.max_keys`` and ``per_key``.
+
+The probe's kernels inline leapgram's (``boundary_kernel``, ``scan_kernel``, ``table_get_kernel``
+...), but numba keys their on-disk cache by this file alone: after an edit of a kernel in
+``leapgram/_kernels`` the cached probe would run the old code. So a SHA-256 of those sources is
+kept beside the cache files, and when it changes the probe's cache indexes are flushed at import
+(:func:`flush_if_kernels_changed`): the probe compiles again, once.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import json
 import random
 import statistics
@@ -38,11 +45,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from numba.core.dispatcher import Dispatcher
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from profile_masks import run
 
+from leapgram import _kernels
 from leapgram._kernels import njit
 from leapgram._kernels.cfg_walk import DONE, MISSING_ROW, MISSING_ROW_AFTER_STEP, tables_filling
 from leapgram._kernels.earley import NEED_SPACE, NONE, OK, SET, boundary_kernel, scan_kernel
@@ -368,6 +377,40 @@ def insert_kernel(tree, lists, counts, record, acc, arena, chart, canon_of_lex, 
     return ADDED
 
 
+def flush_if_kernels_changed(stamp: Path | None = None) -> bool:
+    """Flush the cache indexes of this file's kernels when ``leapgram/_kernels/*.py`` differ from
+    the sources they were cached with (their SHA-256 in ``stamp``, by default
+    ``walk_cache_probe.kernels.sha256`` beside the cache files); True when it flushed. Nothing
+    to do while numba is disabled."""
+    kernels = probe_kernels()
+    if not kernels:
+        return False
+    digest = hashlib.sha256()
+    for source in sorted(Path(_kernels.__file__).parent.glob("*.py")):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    if stamp is None:
+        stamp = Path(kernels[0]._cache.cache_path) / f"{Path(__file__).stem}.kernels.sha256"
+    try:
+        if stamp.read_text() == digest.hexdigest():
+            return False
+    except OSError:
+        pass  # no stamp yet: the cache may predate this check
+    for kernel in kernels:
+        kernel._cache.flush()
+    try:
+        stamp.write_text(digest.hexdigest())
+    except OSError:  # a read-only cache folder: numba does not write there either
+        pass
+    return True
+
+
+def probe_kernels() -> list[Dispatcher]:
+    """This file's numba kernels (none while numba is disabled)."""
+    return [value for value in globals().values()
+            if isinstance(value, Dispatcher) and value.py_func.__module__ == __name__]
+
+
+flush_if_kernels_changed()  # before any kernel is loaded from the cache
 _RECORD_KERNEL = DirectKernel(walk_record_kernel)
 _REPLAY_KERNEL = DirectKernel(replay_kernel)
 

@@ -330,6 +330,23 @@ def test_bench_vllm_balanced_order_puts_every_backend_in_every_place_equally():
         assert places == [0, 0, 1, 1, 2, 2]
 
 
+def test_walk_cache_probe_flushes_its_cache_when_the_kernels_it_inlines_change(tmp_path, monkeypatch):
+    import walk_cache_probe
+
+    kernels = walk_cache_probe.probe_kernels()
+    stamp = tmp_path / "stamp"
+    if not kernels:  # numba disabled: nothing cached
+        assert not walk_cache_probe.flush_if_kernels_changed(stamp)
+        return
+    flushed = []
+    for kernel in kernels:
+        monkeypatch.setattr(kernel._cache, "flush", lambda kernel=kernel: flushed.append(kernel))
+    assert walk_cache_probe.flush_if_kernels_changed(stamp) and len(flushed) == len(kernels) >= 5  # no stamp yet
+    assert not walk_cache_probe.flush_if_kernels_changed(stamp) and len(flushed) == len(kernels)
+    stamp.write_text("the digest of other kernel sources")
+    assert walk_cache_probe.flush_if_kernels_changed(stamp) and len(flushed) == 2 * len(kernels)
+
+
 def test_walk_cache_probe_kernel_is_the_engine_kernel_plus_its_record():
     from walk_cache_probe import kernel_drift  # the probe's copy of walk_cfg_kernel: changes go to both
 
