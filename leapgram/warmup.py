@@ -21,9 +21,11 @@ import time
 # the CFG walk, scans, boundaries, table growth) and a Lark grammar with an ignored lexeme.
 _REGEX = r'\{"a": [0-9]+\}'
 _SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"},
-                                            "c": {"type": "array", "items": {"enum": ["x", "yz"]}}},
+                                            "c": {"type": "array", "items": {"enum": ["x", "yz"]}},
+                                            "d": {"type": "string"}},
            "required": ["a", "b"]}
-_INSTANCE = b'{"a": 12, "b": "hi \\" there", "c": ["x", "yz"]}'
+# a second string: its first mask is walked from the lexeme walk the first one made (CfgEngine._lexeme_walk)
+_INSTANCE = b'{"a": 12, "b": "hi \\" there", "c": ["x", "yz"], "d": "ok"}'
 _LARK = 'start: item ("," item)*\nitem: NAME | NUMBER\nNAME: /[a-z]+/\nNUMBER: /[0-9]+/\n%ignore " "\n'
 _LARK_TEXT = b"ab, 12,c"
 

@@ -16,7 +16,8 @@ import sys
 
 import numpy as np
 
-from .._kernels.cfg_walk import DONE, MISSING_ROW, MISSING_ROW_AFTER_STEP, advance_cfg_kernel, walk_cfg_kernel
+from .._kernels.cfg_walk import (DONE, MISSING_ROW, MISSING_ROW_AFTER_STEP, advance_cfg_kernel, lexeme_walk_kernel,
+                                walk_cfg_kernel, walk_frontier_kernel)
 from .._kernels.earley import NEED_FRESH
 from .._kernels.entry import DirectKernel
 from ..bitmask import bitmask_words
@@ -33,6 +34,13 @@ CfgState = tuple[ChartArena, int, int]
 _WALK_KERNEL = DirectKernel(walk_cfg_kernel)  # the mask walks over TokenTrie arrays: always the same types
 # CfgEngine.advance: ``bytes``, the lexer's and the arena's arrays, integers: always the same types
 _ADVANCE_KERNEL = DirectKernel(advance_cfg_kernel)
+_LEXEME_WALK = DirectKernel(lexeme_walk_kernel)  # TokenTrie arrays, a lexer's views: always the same types
+_FRONTIER_WALK = DirectKernel(walk_frontier_kernel)  # as _WALK_KERNEL
+# CfgEngine._lexeme_walks: a walk start whose lexeme walk met a row not computed, and one not kept (see _lexeme_walk)
+_SEEN, _NOT_KEPT = 1, 0
+LEXEME_WALKS = 1024  # walk starts (trie, lexer state) a grammar remembers
+LEXEME_WALK_ITEMS = 1 << 20  # tokens and frontier nodes a grammar keeps over all its lexeme walks
+LEXEME_WALK_CAP = 8192  # tokens, or frontier nodes, of one lexeme walk
 
 
 class RegexEngine:
@@ -116,6 +124,8 @@ class CfgEngine:
         self._widened: dict[int, int] = {}  # lexer.widened(state, trie.max_depth), one dict lookup per mask
         self._walks = 0  # masks walked, counted up to 2 (see new_mask)
         self._words = bitmask_words(trie.vocab_size)
+        self._lexeme_walks: dict[tuple[TokenTrie, int], tuple[np.ndarray, np.ndarray] | int] = {}  # see _lexeme_walk
+        self._lexeme_walk_items = 0
         self.slicer = None
         if slicer_source is not None:
             self.slicer = SliceChecker(ir.pool, self.lexer.slice_exprs, slicer_source)  # (no reference to self: no cycle)
@@ -241,8 +251,57 @@ class CfgEngine:
             stack = arena.walk_stack = np.zeros(self.trie.max_depth + 1, dtype=np.int64)
         kernel = _WALK_KERNEL.call
         for trie in tries:
-            self._walk(trie, arena, chart, lex, mask, stack, kernel)
+            known = None if union is None else self._lexeme_walk(trie, lex, stack)
+            if known is None:
+                self._walk(trie, arena, chart, lex, mask, stack, kernel)
+            else:
+                self._walk_frontier(trie, arena, chart, known, mask, stack)
         return mask
+
+    def _lexeme_walk(self, trie: TokenTrie, lex: int, stack: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The lexeme walk of ``lex`` over ``trie`` (:func:`lexeme_walk_kernel`: the tokens that
+        stay inside one lexeme and the frontier where lexemes end), kept when it is well under
+        the nodes it visits; else ``None``. Made the first time a mask is walked from there, and
+        once more if a row it needs was not computed then. Rows are never rewritten, so it stays
+        right for every chart. Bounded: ``LEXEME_WALKS`` walk starts, ``LEXEME_WALK_ITEMS``
+        entries in all."""
+        key = (trie, lex)
+        known = self._lexeme_walks.get(key)
+        if known.__class__ is tuple:
+            return known
+        if known == _NOT_KEPT or len(self._lexeme_walks) >= LEXEME_WALKS:
+            return None
+        tokens = np.empty(LEXEME_WALK_CAP, dtype=np.int32)
+        frontier = np.empty(2 * LEXEME_WALK_CAP, dtype=np.int64)
+        n_tokens, n_frontier, visits = _LEXEME_WALK.call(trie.node_info, trie.node_end, self.lexer.views, stack, lex,
+                                                         tokens, frontier)
+        if n_tokens < 0:  # a row not computed yet (the whole walk computes it), or an output full
+            self._lexeme_walks[key] = _NOT_KEPT if known == _SEEN else _SEEN
+            return None
+        kept = n_tokens + n_frontier
+        if visits < 2 * kept + 64 or self._lexeme_walk_items + kept > LEXEME_WALK_ITEMS:
+            self._lexeme_walks[key] = _NOT_KEPT
+            return None
+        self._lexeme_walk_items += kept
+        known = self._lexeme_walks[key] = (tokens[:n_tokens].copy(), frontier[:2 * n_frontier].copy())
+        return known
+
+    def _walk_frontier(self, trie: TokenTrie, arena: ChartArena, chart: int, known: tuple[np.ndarray, np.ndarray],
+                       mask: np.ndarray, stack: np.ndarray) -> None:
+        """Walk ``trie`` into ``mask`` from ``chart`` and the lexer state of the lexeme walk
+        ``known`` (:func:`walk_frontier_kernel`), resumed where it stopped after each thing filled."""
+        tokens, frontier = known
+        grammar, max_row, use_leo = self.tables.grammar_views, self.limits.max_earley_items, self.use_leo
+        where = np.zeros(2, dtype=np.int64)
+        while True:
+            start, code, payload = _FRONTIER_WALK.call(trie.node_info, trie.node_end, trie.dup_primary,
+                                                       trie.dup_other, self.lexer.views, grammar, arena.views,
+                                                       max_row, use_leo, stack, chart, tokens, frontier, where, mask)
+            if code == DONE:
+                if payload:
+                    arena.tidy()
+                return
+            self._fill_missing(trie, arena, stack, start, code, payload)
 
     def _walk(self, trie: TokenTrie, arena: ChartArena, chart: int, lex: int, mask: np.ndarray,
               stack: np.ndarray, kernel=walk_cfg_kernel) -> None:
@@ -263,14 +322,20 @@ class CfgEngine:
                 if payload:  # a memo table past a quarter full (the kernel's test of ChartArena.tidy)
                     arena.tidy()
                 return
-            if code == MISSING_ROW:
-                fill_rows_down(trie, lexer, start, stack.item(trie.node_depth.item(start) - 1) & 0xFFFFFFFF)
-            elif code == MISSING_ROW_AFTER_STEP:
-                fill_rows_down(trie, lexer, start, int(payload) & 0xFFFFFFFF)
-            elif code == NEED_FRESH:  # the fresh state's row is the next thing the kernel asks for
-                fill_rows_down(trie, lexer, start, arena.fresh_of(int(payload)))
-            else:
-                arena.handle(code, payload)
+            self._fill_missing(trie, arena, stack, start, code, payload)
+
+    def _fill_missing(self, trie: TokenTrie, arena: ChartArena, stack: np.ndarray, node: int, code: int,
+                      payload: int) -> None:
+        """What a walk kernel stopped at ``node`` for (``code``, ``payload``): a lexer row, a
+        fresh state or a parser request."""
+        if code == MISSING_ROW:
+            fill_rows_down(trie, self.lexer, node, stack.item(trie.node_depth.item(node) - 1) & 0xFFFFFFFF)
+        elif code == MISSING_ROW_AFTER_STEP:
+            fill_rows_down(trie, self.lexer, node, int(payload) & 0xFFFFFFFF)
+        elif code == NEED_FRESH:  # the fresh state's row is the next thing the kernel asks for
+            fill_rows_down(trie, self.lexer, node, arena.fresh_of(int(payload)))
+        else:
+            arena.handle(code, payload)
 
 
 class ArenaLease:

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leapgram import Grammar, Limits, Matcher, Vocabulary, allowed_tokens
-from leapgram._kernels.cfg_walk import walk_cfg_twin
+from leapgram import Grammar, GrammarCompiler, Limits, Matcher, Vocabulary, allowed_tokens
+from leapgram._kernels.cfg_walk import lexeme_walk_kernel, lexeme_walk_twin, walk_cfg_twin
 from leapgram.compiler import token_trie
 from tests.helpers.cfg_grammars import GRAMMARS, SENTENCES
 from tests.helpers.compiling import compile_for
@@ -72,6 +72,26 @@ def test_kernel_agrees_with_twin(small_vocab, name, seed):
     expected = np.zeros(compiled._words, dtype=np.uint32)
     walk_cfg_twin(token_trie(small_vocab), engine.lexer.step, arena.boundary, chart, lex, expected)
     assert np.array_equal(compiled._state_mask(state), expected)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(sorted(GRAMMARS)), seed=st.integers(0, 10_000))
+def test_lexeme_walk_kernel_agrees_with_twin(small_vocab, name, seed):
+    compiled = compile_for(GRAMMARS[name](), small_vocab, use_slicer=False)
+    matcher = Matcher(compiled)
+    walk_to(matcher, small_vocab, np.random.default_rng(seed), 4)
+    lex = matcher._states[-1][2]
+    lexer, trie = compiled._engine.lexer, token_trie(small_vocab)
+    tokens, frontier = lexeme_walk_twin(trie, lexer.step, lambda state: bool(lexer.accepting[state]), lex)
+    out_tokens, out_frontier = np.empty(trie.num_nodes, dtype=np.int32), np.empty(2 * trie.num_nodes, dtype=np.int64)
+    stack = np.zeros(trie.max_depth + 1, dtype=np.int64)
+    n_tokens, n_frontier, visits = lexeme_walk_kernel(trie.node_info, trie.node_end, lexer.views, stack, lex,
+                                                      out_tokens, out_frontier)
+    assert out_tokens[:n_tokens].tolist() == tokens and visits >= n_tokens + n_frontier
+    pairs = out_frontier[:2 * n_frontier]
+    assert [(int(e >> 32), int(e & 0xFFFFFFFF)) for e in pairs[0::2]] == frontier
+    assert [(int(e >> 8), int(e & 0xFF)) for e in pairs[1::2]] == [
+        (int(trie.node_end[node]), int(trie.node_byte[node])) for node, _ in frontier]
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -235,3 +255,30 @@ def test_row_emptiness_budget_is_an_error_state_naming_the_limit(small_vocab):
         mask = mask_set(matcher, small_vocab)
         assert mask == brute_force_allowed(matcher, small_vocab)
         assert matcher.consume_token(min(t for t in mask if t not in small_vocab.eos_token_ids))
+
+
+def test_masks_from_a_lexeme_walk_equal_whole_walks(llama3_vocab):
+    """A string's mask is walked from the frontier of its lexer state's lexeme walk (made once,
+    kept for every chart: ``CfgEngine._lexeme_walk``); the same masks as the whole walk, along
+    several strings, in a first matcher and in a second one on another arena."""
+    from leapgram.mask import engines
+
+    schema = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"},
+                                               "c": {"type": "array", "items": {"type": "string"}}}}
+    text = '{"a": "x y", "b": "he said \\"hi\\" é", "c": ["p", "q\\n", ""]}'
+    tokens = llama3_vocab.encode(text.encode())
+    grammar = Grammar.from_json_schema(schema)
+    memo, whole = GrammarCompiler(llama3_vocab).compile(grammar), GrammarCompiler(llama3_vocab).compile(grammar)
+    assert memo._engine is not whole._engine
+    whole._engine._lexeme_walk = lambda trie, lex, stack: None
+    for _ in range(2):
+        fast, slow = Matcher(memo), Matcher(whole)
+        for token in tokens:
+            for matcher in (fast, slow):
+                state = matcher._states[-1]
+                matcher.compiled._masks.pop(matcher.compiled._engine.mask_key(state), None)
+            assert np.array_equal(fast.compute_mask(), slow.compute_mask())
+            assert fast.consume_token(token) and slow.consume_token(token)
+    kept = [known for known in memo._engine._lexeme_walks.values() if known.__class__ is tuple]
+    assert kept and all(len(frontier) % 2 == 0 for _, frontier in kept)
+    assert len(memo._engine._lexeme_walks) <= engines.LEXEME_WALKS
