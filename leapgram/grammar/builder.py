@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from ..errors import GrammarError
 from ..limits import DEFAULT_LIMITS, Limits
 from ..regex.expr import EPSILON, INF, ExprPool
@@ -208,7 +206,7 @@ class GrammarBuilder:
             derives = start in productive
         else:
             derives = bool(found[0][start])
-            nullable = np.flatnonzero(found[1]).tolist()
+            nullable = found[1].nonzero()[0].tolist()  # (flatnonzero is a Python function around this)
         if not derives:
             raise GrammarError(f"start rule {self._nonterminals[start]} derives no string")
         ir = GrammarIR(self.pool, tuple(self._lexemes), tuple(self._nonterminals), tuple(self._rules),

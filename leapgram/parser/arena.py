@@ -24,6 +24,7 @@ from .lexer import Lexer
 
 _TABLE_GET = DirectKernel(table_get_kernel)  # ChartArena.boundary: int64 tables and an int key, always
 _RULE_TABLES = DirectKernel(rule_tables_kernel)  # int32 and int8 arrays and ints, always
+_ROOT = DirectKernel(k.root_kernel)  # ParserTables.grammar and ChartArena.arrays (fixed types) and an int
 
 
 class ParserTables:
@@ -61,6 +62,11 @@ _CHARTS_END = 2080 + 256 * k.CHART_FIELDS
 _CHAIN_END = _CHARTS_END + 3 * k.LEO_CHAIN
 _SMALL_FIXED = _CHAIN_END + 289 + 128
 _WIDE = 5760 + k.COUNT_FIELDS
+
+
+_WIDE_START = np.zeros(_WIDE, dtype=np.int64)  # what ChartArena's int64 buffer starts as (copied)
+_WIDE_START[:2560] = EMPTY_KEY  # a JSON document's charts: about 200 boundaries (no rehash below 254)
+_WIDE_START.flags.writeable = False
 
 
 def _empty_table(size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -103,8 +109,7 @@ class ChartArena:
         self.nt_gen = small[_SMALL_FIXED:_SMALL_FIXED + nonterminals]
         self.lex_gen = small[_SMALL_FIXED + nonterminals:_SMALL_FIXED + nonterminals + lexemes]
         self.tmp = small[_SMALL_FIXED + nonterminals + lexemes:]
-        wide = np.zeros(_WIDE, dtype=np.int64)
-        wide[:2560] = EMPTY_KEY  # a JSON document's charts: about 200 boundaries (no rehash below 254)
+        wide = _WIDE_START.copy()  # the tables' keys EMPTY_KEY, the rest 0
         self.bound_keys, self.child_keys = wide[:1024], wide[1024:2048]
         self.leo_keys, self.set_keys = wide[2048:2304], wide[2304:2560]
         self.bound_vals, self.child_vals = wide[2560:3584], wide[3584:4608]
@@ -116,7 +121,7 @@ class ChartArena:
         self.lock: threading.RLock | None = None  # taken by CfgEngine's calls once the arena is shared
         self._pack()
         while True:
-            status = k.root_kernel(tables.grammar, self.arrays, limits.max_earley_items)
+            status = _ROOT.call(tables.grammar, self.arrays, limits.max_earley_items)
             if status == k.OK:
                 break
             self.handle(status, 0)

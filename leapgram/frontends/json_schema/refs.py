@@ -10,6 +10,7 @@ from .dialects import SUBSCHEMA_MAPS
 from .formats import FORMATS
 
 _NOT_SCHEMAS = frozenset({"enum", "const", "default", "examples", "example"})  # values, not subschemas
+MAX_FAST_VISITS = 100_000  # containers RefResolver._index_fast visits before it walks again with cycle checks
 _INDEXED_KEYS = frozenset({"$id", "id", "$anchor", "$dynamicAnchor", "$recursiveAnchor"})  # what _index_one reads
 
 
@@ -25,7 +26,7 @@ class RefResolver:
     ignored, as every keyword beside ``$ref`` is there.
     """
 
-    def __init__(self, root: Any) -> None:
+    def __init__(self, root: Any, *, checked: bool = False) -> None:
         self.root = root
         dialect = root.get("$schema") if isinstance(root, dict) else None
         self._ref_hides_id = isinstance(dialect, str) and "draft-0" in dialect
@@ -37,8 +38,42 @@ class RefResolver:
         self._splits: dict[tuple[str, str], tuple[str, str]] = {}
         self.formats = False  # whether some subschema has a format of FORMATS (common.schema_pool)
         base = _own_id(root) or ""
-        self.root_uri = urldefrag(base)[0]
-        self._index(root, "", self.root_uri)
+        self.root_uri = urldefrag(base)[0] if base else ""  # (urllib's parsing is slow, even of "")
+        if checked:
+            self._index(root, "", self.root_uri)
+        elif not self._index_fast(root, self.root_uri):
+            self.__init__(root, checked=True)  # the index again, from nothing, checking for cycles
+
+    def _index_fast(self, root: Any, base: str) -> bool:
+        """:meth:`_index` without tracking the containers on the path (a JSON document holds
+        no cycle; the tracking was a third of the walk): the same visits in the same order,
+        so the same index. False, with the index partly made, once ``MAX_FAST_VISITS``
+        containers are visited: a Python object that holds itself, or a document of that
+        size, whose index :meth:`_index` then makes again from the start."""
+        if not isinstance(root, (dict, list)):
+            return True
+        pending: list[tuple[Any, Any, Any, bool]] = [(root, "", base, False)]
+        base_of = self.base_of
+        visits = 0
+        while pending:
+            schema, path, base, names = pending.pop()
+            visits += 1
+            if visits > MAX_FAST_VISITS:
+                return False
+            if isinstance(schema, list):  # only containers are pushed: scalars hold no subschema
+                pending.extend(reversed([(item, (path, i), base, False) for i, item in enumerate(schema)
+                                         if isinstance(item, (dict, list))]))
+                continue
+            if names:
+                base_of[id(schema)] = base
+                pending.extend(reversed([(value, (path, key), base, False) for key, value in schema.items()
+                                         if isinstance(value, (dict, list))]))
+                continue
+            base = self._index_schema(schema, path, base)
+            pending.extend(reversed([(value, (path, key), base, key in SUBSCHEMA_MAPS)
+                                     for key, value in schema.items()
+                                     if isinstance(value, (dict, list)) and key not in _NOT_SCHEMAS]))
+        return True
 
     def _index(self, root: Any, pointer: str, base: str) -> None:
         # A stack, not recursion (schemas may nest thousands deep), in document order (the first
@@ -70,16 +105,21 @@ class RefResolver:
                 children = [(value, (path, key), base, False) for key, value in schema.items()
                             if isinstance(value, (dict, list))]
             else:
-                if not self.formats and "format" in schema:
-                    name = schema["format"]
-                    self.formats = isinstance(name, str) and name in FORMATS
-                if _INDEXED_KEYS.isdisjoint(schema):  # most: no id or anchor, the parent's base
-                    base_of[id(schema)] = base
-                else:
-                    base = self._index_one(schema, _spelled(path), base)
+                base = self._index_schema(schema, path, base)
                 children = [(value, (path, key), base, key in SUBSCHEMA_MAPS) for key, value in schema.items()
                             if isinstance(value, (dict, list)) and key not in _NOT_SCHEMAS]
             pending.extend(reversed(children))
+
+    def _index_schema(self, schema: dict, path: Any, base: str) -> str:
+        """Index ``schema`` (a subschema, not a map of names) at ``path`` under ``base``; its
+        subschemas' base URI."""
+        if not self.formats and "format" in schema:
+            name = schema["format"]
+            self.formats = isinstance(name, str) and name in FORMATS
+        if _INDEXED_KEYS.isdisjoint(schema):  # most: no id or anchor, the parent's base
+            self.base_of[id(schema)] = base
+            return base
+        return self._index_one(schema, _spelled(path), base)
 
     def _index_one(self, schema: dict, pointer: str, base: str) -> str:
         """Index ``schema`` by its ``$id`` and anchors; its base URI (for its subschemas)."""
