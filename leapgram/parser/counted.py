@@ -227,6 +227,7 @@ class ProductGraph:
         self.nodes: dict[tuple[int, int], int] = {}
         self.rows: list[tuple[tuple[int, ...], np.ndarray] | None] = []
         self.ends: list[int] = []  # -1 not looked for, -2 not found
+        self.pumps_from: list[int] = []  # _pumped's m per node: -1 not looked for, -2 none
         self.member: list[int] | None = None  # None: not made, or a node added since
         self.prefix = self.period = 0
         self.broken = False  # too large to make whole: emptiness is the search's
@@ -240,6 +241,8 @@ class ProductGraph:
             self._x_classes.append((values.tolist(), index.astype(np.intp)))
         # _make_row: (pattern state's byte classes, residual) -> the classes both tell apart; at
         # most MAX_PATTERN_STATES x residuals entries
+        self._pumps: dict[int, bool] = {}  # pattern state -> _pumpable of its shortest string's end
+        self._whole_bytes: int | None = None  # the bytes X reads as a whole character
         self._combined: dict[tuple[tuple[int, ...], int], tuple[list[tuple[int, int]], np.ndarray]] = {}
 
     def node(self, pair: tuple[int, int]) -> int | None:
@@ -252,6 +255,7 @@ class ProductGraph:
             self.pairs.append(pair)
             self.rows.append(None)
             self.ends.append(-1)
+            self.pumps_from.append(-1)
             self.member = None
         return found
 
@@ -305,6 +309,8 @@ class ProductGraph:
             m = self._witness(pool, node)
             if low <= m and (m <= high or high == INF):  # (m < 0: none found)
                 return True
+            if self._pumped(pool, node, low, high):
+                return True
             found = self._search(pool, node, low, high)
             if found is not None:
                 return found
@@ -334,6 +340,47 @@ class ProductGraph:
                 self.ends[node] = entries
                 return entries
         return self._walk_to_end(pool, node)
+
+    def _pumped(self, pool: ExprPool, node: int, low: int, high: int) -> bool:
+        """Whether node ``node`` matches a string of ``low..high`` entries into ``ε`` (counts
+        shifted as in :meth:`alive`) because its pattern state's shortest string, read by ``X``
+        from the node's residual to ``ε`` in ``m`` entries, ends in a pattern state that a
+        one-byte character ``c`` pumps (``d(e, c)`` nullable and its own derivative by ``c``):
+        then every count from ``m`` on matches (an unanchored pattern's ``X*`` tail, a long
+        ``minLength``). ``False`` when that does not show it (the caller goes on)."""
+        m = self.pumps_from[node]
+        if m == -1:
+            m = self.pumps_from[node] = self._pump_entries(pool, node)
+        return m >= 0 and (high == INF or max(low, m) <= high)
+
+    def _pump_entries(self, pool: ExprPool, node: int) -> int:
+        """:meth:`_pumped`'s ``m`` for node ``node``, ``-2`` when it does not apply."""
+        j, i = self.pairs[node]
+        shortest = pool._shortest_string(self.pattern.exprs[j], WITNESS_BYTES)
+        if shortest is None:
+            return -2
+        x_rows, eps = self._x_list, self.char.eps
+        entries = 0
+        for byte in shortest:
+            i = x_rows[i][byte] - 1
+            if i < 0:
+                return -2
+            entries += i == eps
+        if i != eps:
+            return -2
+        pumps = self._pumps.get(j)
+        if pumps is None:
+            pumps = self._pumps[j] = self._pumpable(pool, pool.derivative_bytes(self.pattern.exprs[j], shortest))
+        return entries if pumps else -2
+
+    def _pumpable(self, pool: ExprPool, end: int) -> bool:
+        """Whether some byte that ``X`` reads as a whole character (``ε`` to ``ε``) pumps ``end``
+        (:meth:`ExprPool.pump_bytes`): then ``end`` matches ``c``, ``cc``, ..."""
+        whole = self._whole_bytes
+        if whole is None:
+            eps = self.char.eps
+            whole = self._whole_bytes = sum(1 << b for b, t in enumerate(self._x_list[eps]) if t - 1 == eps)
+        return next(pool.pump_bytes(end, whole), None) is not None
 
     def _walk_to_end(self, pool: ExprPool, node: int) -> int:
         """The entries into ``ε`` along a path from ``node`` to an end, each step to a target whose

@@ -18,6 +18,8 @@ INF = -1
 ALL_BYTES = (1 << 256) - 1
 TRIE_MIN = 16  # literal_set: this many strings or more are built as their trie
 MAX_TRIE_DEPTH = 64  # branch points nested in one trie (deeper: the alternation of the suffixes)
+MAX_WITHIN_DEPTH = 4  # concatenations Constructors._within_by_structure looks through
+MAX_WITHIN_MEMBERS = 16  # members of an alternation it looks among (an object's names: hundreds)
 LITERAL_WITHIN = 8  # see Constructors._literal_within_star: longer literals are not decided
 
 
@@ -466,12 +468,31 @@ class Constructors:
             a, b = b, a
         if kind[b] != K_NOT or (kind[a] != K_CONCAT and kind[a] != K_OR):
             return None
-        if self.args[b][0] == a:  # A & ~A (a key that a patternProperties prefix took, after it)
-            return EMPTY
+        if self._within_by_structure(a, self.args[b][0], MAX_WITHIN_DEPTH):  # A & ~B, A ⊆ B: A & ~A (a key
+            return EMPTY  # that a patternProperties prefix took, after it), A & ~(A | C) (a `not: pattern`
+        # whose prefix matched: S* " & ~((S* | C) "))
         if kind[a] == K_CONCAT and self.args[a][1] == b and self._is_star(self.args[a][0]):
             return None
         children = (a, b) if a < b else (b, a)
         return self._intern(K_AND, children, self.nullable[a] and self.nullable[b], True)
+
+    def _within_by_structure(self, a: int, q: int, depth: int) -> bool:
+        """Whether every string of ``a`` is one of ``q`` by their structure alone: ``a`` is
+        ``q``, a member of the alternation ``q`` (of at most ``MAX_WITHIN_MEMBERS``), or ``h T`` where ``q`` is ``g T`` (the same
+        ``T``) and ``h`` is within ``g`` so, or ``h T`` where ``q`` is ``h U`` and ``T`` is within
+        ``U`` so (at most ``depth`` concatenations deep); ``False`` when unsure."""
+        if a == q:
+            return True
+        kind, args = self.kind, self.args
+        if kind[q] == K_OR and len(args[q]) <= MAX_WITHIN_MEMBERS and a in args[q]:
+            return True
+        if depth > 0 and kind[a] == K_CONCAT and kind[q] == K_CONCAT:
+            (h, t), (g, u) = args[a], args[q]
+            if t == u:
+                return self._within_by_structure(h, g, depth - 1)
+            if h == g:
+                return self._within_by_structure(t, u, depth - 1)
+        return False
 
     def _drop_starred_supersets(self, flat: set[int]) -> None:
         """Drop from an intersection each member ``R* T`` that holds another member ``h1 … hk T``

@@ -8,12 +8,14 @@ docs/design/regex-derivatives.md).
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterator
 
 from ..errors import BudgetExceededError
 from .construction import EMPTY, INF, K_AND, K_BYTES, K_CONCAT, K_NOT, K_OR, K_REPEAT
 from .derivatives import Derivatives
 
 WITNESS_BYTES = 256  # the longest string ``Emptiness._witness`` builds before it leaves the question to the search
+MAX_PUMP_CLASSES = 8  # byte classes Emptiness.pump_bytes looks at
 UNBOUNDED = 1 << 62  # Emptiness._subset_search without that bound
 
 
@@ -137,6 +139,67 @@ class Emptiness(Derivatives):
                     found = self._shortest_string(part, room)
                     if found is not None and all(x == part or self.matches(x, found) for x in args):
                         return found
+            return self._pumped_witness(args, room)
+        return None
+
+    def _pumped_witness(self, parts: tuple[int, ...], room: int) -> bytes | None:
+        """A string ``s c^k`` of every one of ``parts`` (an intersection's) within ``room`` bytes,
+        or ``None``: ``s`` the shortest string of a part without intersection or complement whose
+        end (its derivative by ``s``) a byte ``c`` pumps (:meth:`pump_bytes`, ``c`` one that every
+        part can go on with), ``k`` the fewest ``c`` after which every part's derivative is
+        nullable (:meth:`_pump`). A ``pattern`` with a ``minLength`` longer than its shortest
+        string (``S{35,} & P``, an unanchored pattern's ``X*`` tail) is then known to match
+        something without a search over counts (each a new intersection)."""
+        for part in parts:
+            if self.has_bool[part]:
+                continue
+            start = self._shortest_string(part, room)
+            if start is None:
+                continue
+            ends = [self.derivative_bytes(x, start) for x in parts]
+            if EMPTY in ends:
+                continue
+            common = -1  # the bytes every part can go on with
+            for x in ends:
+                common &= self.first_bytes(x)
+            for c in self.pump_bytes(ends[parts.index(part)], common):
+                k = self._pump(ends, c, room - len(start))
+                if k is not None:
+                    return start + bytes([c]) * k
+        return None
+
+    def pump_bytes(self, end: int, allowed: int) -> Iterator[int]:
+        """Bytes ``c`` of ``allowed`` with ``d(end, c)`` nullable and its own derivative by ``c``
+        (``end`` matches ``c``, ``cc``, ...): the least byte of ``allowed`` in each of ``end``'s
+        byte classes, at most ``MAX_PUMP_CLASSES`` classes looked at (``end`` without
+        intersection or complement: derivatives without a search)."""
+        looked = 0
+        for byte_class in self.byte_classes(end):
+            byte_class &= allowed
+            if not byte_class:
+                continue
+            c = (byte_class & -byte_class).bit_length() - 1
+            once = self.derivative(end, c)
+            if once != EMPTY and self.nullable[once] and self.derivative(once, c) == once:
+                yield c
+            looked += 1
+            if looked >= MAX_PUMP_CLASSES:
+                return
+
+    def _pump(self, states: list[int], c: int, room: int) -> int | None:
+        """The fewest ``k <= room`` after which every one of ``states`` derived by ``c`` ``k``
+        times is nullable; ``None`` when one dies, the states repeat or ``room`` runs out."""
+        nullable, seen = self.nullable, set()
+        for k in range(room + 1):
+            if all(nullable[x] for x in states):
+                return k
+            key = tuple(states)
+            if key in seen:
+                return None
+            seen.add(key)
+            states = [self.derivative(x, c) for x in states]
+            if EMPTY in states:
+                return None
         return None
 
     def _shortest_string(self, e: int, room: int) -> bytes | None:

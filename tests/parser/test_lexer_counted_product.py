@@ -38,6 +38,8 @@ def string(pattern=None, low=None, high=None, **more) -> dict:
     string("^(ab|c)+$", 2, 8),
     string("x[é\\\\\"]+y", 2, 6),  # unanchored; escapes and UTF-8 inside the pattern's characters
     string("a.*b", 4, None),  # unanchored, a minimum only (o79409's shape)
+    string("\\d+-[A-Fa-f0-9]*-[A-Fa-f0-9]{3}", 9, None),  # o79409's trace_id, shorter: pumped past the witness
+    string("[A-z]+", 5, 12),  # the witness too short, pumped within the maximum
     string("^[a-c]+-[0-9]*$", 0, 5),  # two runs: the limits cannot move into one
     string(None, None, 9, format="email"),
 ])
@@ -50,6 +52,8 @@ LIMITS = [
     {"MAX_PATTERN_STATES": 5},  # the pattern's template too large after some rows: derivatives from there
     {"SEARCH_ENTRIES": -1, "_witness": lambda self, pool, node: -2},  # every answer from the whole graph
     {"SEARCH_STATES": 1, "WITNESS_STEPS": 1},
+    {"_pumped": lambda self, pool, node, low, high: False},  # no pumped witness: the search, the graph
+    {"SEARCH_ENTRIES": -1},  # past the pumped witness: the whole graph
 ]
 
 
@@ -57,6 +61,7 @@ LIMITS = [
 @pytest.mark.parametrize("schema", [
     string("^\\S+@\\S+$", 3, 7),
     string("a.*b", 4, None),
+    string("[0-9]+-[a-f]*-", 6, 11),
     string(None, 2, 9, format="email"),
     string("^([a-z]{2})+$", 1, 9),
 ])
@@ -82,6 +87,24 @@ def test_a_short_value_makes_a_few_pairs():
     for rows in templates.values():
         assert sum(row is not None for row in rows.rows) < 20 < len(rows.exprs) or len(rows.exprs) < 20
         assert all(graph.member is None and len(graph.pairs) < 100 for graph in rows.graphs)
+
+
+def test_a_pumped_pattern_needs_no_whole_graph():
+    """An unanchored pattern under a ``minLength`` longer than its shortest string (o79409's
+    ``trace_id``): every state along a value is alive from the shortest string pumped by one
+    character, so the graph is never made whole (no layers)."""
+    ir = lg.Grammar.from_json_schema(string("\\d+-[A-Fa-f0-9]*-[A-Fa-f0-9]{6}", 20, None)).ir
+    lexer = Lexer(ir, Limits())
+    state = lexer.start_state(frozenset(n for n, lexeme in enumerate(ir.lexemes) if lexeme.name.startswith("string")))
+    for byte in b'"1-60f6-0123':
+        lexer.fill_row(state)
+        state = int(lexer.trans[state, byte])
+        assert state >= 0
+    lexer.fill_row(state)
+    graphs = [graph for key, found in lexer.pool.memo.items() if key[0] == "counted pattern" and len(key) == 2
+              for graph in found[0].graphs]
+    assert graphs and all(graph.member is None for graph in graphs)
+    assert any(m >= 0 for graph in graphs for m in graph.pumps_from)
 
 
 def test_layers_read_the_counts():

@@ -685,6 +685,26 @@ def test_a_literal_past_the_node_budget_raises():
         pool.literal(b"abcdefghijklmnopqrstuvwxyz")
 
 
+def test_a_string_minus_a_superset_by_structure_is_nothing(pool):
+    """``A & ~B`` with ``A`` within ``B`` by structure (``Constructors._within_by_structure``): a
+    member of the alternation ``B``, or the same tail after such a head (o32451's ``not:
+    pattern`` once its prefix matched: ``S* " & ~((S* | C) ")``); a pair that is not stays an
+    intersection, and the search agrees with both."""
+    head, other = parse_regex("[a-z]*", pool), parse_regex("x[0-9]", pool)
+    quote = lit(pool, '"')
+    string = pool.concat(head, quote)
+    wider = pool.concat(pool.alt([head, other]), quote)
+    for a, q in [(string, wider), (other, pool.alt([head, other])), (pool.concat(lit(pool, "ab"), string),
+                                                                    pool.concat(lit(pool, "ab"), wider))]:
+        assert pool.intersect([a, pool.complement(q)]) == EMPTY
+        assert pool.intersect([pool.complement(q), a]) == EMPTY
+    narrower = pool.concat(pool.alt([other, lit(pool, "y")]), quote)
+    both = pool.intersect([string, pool.complement(narrower)])
+    assert pool.kind[both] == K_AND and not pool.is_empty(both)
+    both = pool.intersect([wider, pool.complement(string)])
+    assert pool.kind[both] == K_AND and not pool.is_empty(both)
+
+
 def test_alternation_of_one_and_a_string_minus_names_as_the_general_constructors_build_them(pool):
     """``alt([x])`` is ``x``, and ``A & ~Q`` (``Constructors._intersect_minus``: a key that is none
     of an object's names) is the node the general intersection builds, either order, including
