@@ -26,7 +26,6 @@ from .lexer_blocks import (
     punctuation_rows,
     segment_states,
     set_up_chains,
-    state_key,
     write_rows,
 )
 
@@ -163,50 +162,62 @@ class LiteralRows:
             if self._literals_laid_out:
                 return
             self._literals_laid_out = True
-            keys, steps, ends = self._literal_chains()
-            if keys:
-                self._lay_out_literals(keys, steps, ends)
+            chains = self._literal_chains()
+            if chains[0]:
+                self._lay_out_literals(*chains)
 
-    def _literal_chains(self) -> tuple[list[tuple[bool, Items]], list[int], list[tuple[int, int]]]:
-        """For :meth:`lay_out_literals`: the ``_ids`` keys of the states to make, each
-        literal's in a row (first the fresh state of the literal's lexeme alone, where the
-        parser allows only it: an object's ``{``, a ``,``, a key right after ``{``; then the
-        states after each byte); per state the byte that leads to it from the previous one (-1
-        for a literal's first); and ``(index, lexeme)`` of each literal's last state. At most
-        ``MAX_LITERAL_STATES`` states (and a quarter of ``Limits.max_dfa_states``), in lexeme
-        order; the literals past that are filled as reached."""
-        keys: list[tuple[bool, Items]] = []
+    def _literal_chains(self) -> tuple[list[Items], bytearray, list[Items | tuple[bool, Items]], list[int],
+                                       list[tuple[int, int]]]:
+        """For :meth:`lay_out_literals`: the states to make, each literal's in a row (first the
+        fresh state of the literal's lexeme alone, where the parser allows only it: an object's
+        ``{``, a ``,``, a key right after ``{``; then the states after each byte), as their
+        items, fresh flags and ``_ids`` keys (:func:`state_key`); per state the byte that leads
+        to it from the previous one (-1 for a literal's first); and ``(index, lexeme)`` of each
+        literal's last state. At most ``MAX_LITERAL_STATES`` states (and a quarter of
+        ``Limits.max_dfa_states``), in lexeme order; the literals past that are filled as
+        reached. Built as three flat lists, not a ``(fresh, items)`` pair per state
+        (docs/design/lexer-templates.md, "Round 26: fresh states and missing rows")."""
+        states: list[Items] = []
+        fresh_flags = bytearray()
+        keys: list[Items | tuple[bool, Items]] = []
         steps: list[int] = []
         ends: list[tuple[int, int]] = []
         pool = self.pool
         if pool.family is None:
-            return keys, steps, ends
+            return states, fresh_flags, keys, steps, ends
         size = pool.family.size
         ids = self._ids
+        byte_of = self._byte_of
         alone = not self._ignore  # the fresh state of one lexeme holds that lexeme only
         room = min(MAX_LITERAL_STATES, self.limits.max_dfa_states // 4)
-        for lex, lexeme in enumerate(self.ir.lexemes):
-            if lexeme.expr < size:
+        for lex, expr in enumerate(self._lexeme_exprs):
+            if expr < size:
                 continue
-            found = self._literal_tails(lexeme.expr)
+            found = literal_tails(pool, expr, byte_of)  # (Lexer._literal_tails)
             if found is None:  # not a literal: its rows as reached
                 continue
             tails, path = found
-            chain = [(False, ((lex, tail),)) for tail in tails]
-            if any(ids.__contains__(key[1]) for key in chain):  # reached already, in part at least: the rest as reached
+            chain = [((lex, tail),) for tail in tails]
+            if any(map(ids.__contains__, chain)):  # reached already, in part at least: the rest as reached
                 continue
-            fresh = (True, ((lex, lexeme.expr),))  # the parser's start state for this lexeme alone
+            fresh = (True, ((lex, expr),))  # the parser's start state for this lexeme alone
             if alone and fresh not in ids:
-                chain.insert(0, fresh)
+                if len(states) + len(chain) + 1 > room:
+                    break
+                states.append(fresh[1])
+                keys.append(fresh)
+                fresh_flags.append(1)
                 path.insert(0, -1)
             else:  # (its first byte leads from fresh states, made as reached)
+                if len(states) + len(chain) > room:
+                    break
                 path[0] = -1
-            if len(keys) + len(chain) > room:
-                break
+            states.extend(chain)
             keys.extend(chain)
+            fresh_flags.extend(bytes(len(chain)))
             steps.extend(path)
-            ends.append((len(keys) - 1, lex))
-        return keys, steps, ends
+            ends.append((len(states) - 1, lex))
+        return states, fresh_flags, keys, steps, ends
 
     def _literal_tails(self, expr: int) -> tuple[list[int], list[int]] | None:
         """``(tails, path)`` when ``expr`` is a literal (one byte after another: ``K_CONCAT``
@@ -214,39 +225,65 @@ class LiteralRows:
         (the derivatives, ``EPSILON`` last) and those bytes; else ``None``."""
         return literal_tails(self.pool, expr, self._byte_of)
 
-    def _lay_out_literals(self, keys: list[tuple[bool, Items]], steps: list[int], ends: list[tuple[int, int]]) -> None:
+    def _lay_out_literals(self, states: list[Items], fresh: bytearray, keys: list[Items | tuple[bool, Items]],
+                          steps: list[int], ends: list[tuple[int, int]]) -> None:
         """Make the states of :meth:`_literal_chains` (numbered from ``len(_items)``) with their
         rows and ``acc_*`` entries. No walk reaches them before some row leads to them, and
         none does yet (their keys were not in ``_ids``), so their rows are written in any
         order."""
-        count = len(keys)
+        count = len(states)
         base = len(self._items)
         if 2 * (base + count) > self.limits.max_dfa_states:  # rows as reached
             return
         if base + count > self._capacity:
             self._grow(min(max(2 * base, base + count + 32), self.limits.max_dfa_states))
         self._ready = max(self._ready, base + count)  # every entry of their rows is written below
-        self._items.extend([key[1] for key in keys])
-        self._fresh.extend([key[0] for key in keys])
-        self._ids.update(zip([state_key(*key) for key in keys], range(base, base + count)))
-        self._note_singles([(keys[index], base + index) for index, byte in enumerate(steps) if byte < 0])  # firsts
+        self._items.extend(states)
+        self._fresh.extend(fresh)
+        self._ids.update(zip(keys, range(base, base + count)))
+        self._note_singles([((bool(fresh[index]), states[index]), base + index)
+                            for index, byte in enumerate(steps) if byte < 0])  # firsts
         block = self.trans[base:base + count]  # a view: rows DEAD but for each literal's next byte
         block[...] = DEAD
         cells = [256 * index + byte for index, byte in enumerate(steps[1:]) if byte >= 0]  # a state to the next
         block.reshape(-1)[cells] = [base + 1 + (cell >> 8) for cell in cells]
-        # the acc_* entries of the last states, from the slot of acc_pool of each lexeme alone (as _mark_ended)
-        slots = self._acc_slots
-        ended = [slots.get((lex,)) or slots.setdefault((lex,), self._acc_slot([lex])) for _, lex in ends]
+        ended = self._single_slots([lex for _, lex in ends])
         accepted: list[tuple[int, ...]] = [()] * count
         for (index, _), slot in zip(ends, ended):
             accepted[index] = slot[0]
         self._accepted.extend(accepted)
-        states = [base + index for index, _ in ends]
-        self.acc_start[states] = [slot[1] for slot in ended]
-        self.acc_len[states] = [len(slot[0]) for slot in ended]
-        self.acc_id[states] = [slot[2] for slot in ended]
-        self.acc_ignore_only[states] = [slot[3] for slot in ended]
-        self.accepting[states] = 1
+        where = [base + index for index, _ in ends]
+        self.acc_start[where] = [slot[1] for slot in ended]
+        self.acc_len[where] = [len(slot[0]) for slot in ended]
+        self.acc_id[where] = [slot[2] for slot in ended]
+        self.acc_ignore_only[where] = [slot[3] for slot in ended]
+        self.accepting[where] = 1
+
+    def _single_slots(self, lexemes: list[int]) -> list[tuple[tuple[int, ...], int, int, int]]:
+        """The slots of ``acc_pool`` (``Lexer._acc_slots``) of each lexeme of ``lexemes`` alone, as
+        :meth:`Lexer._acc_slot` makes them one at a time (the same starts, list ids and growth of
+        ``acc_pool``), the new ones written to ``acc_pool`` with one numpy write."""
+        slots = self._acc_slots
+        ignore = self._ignore
+        acc_ids = self._acc_ids
+        used = start = self._acc_used
+        new: list[int] = []
+        for lex in lexemes:
+            accepted = (lex,)
+            if accepted not in slots:
+                slots[accepted] = (accepted, used, acc_ids.setdefault(accepted, len(acc_ids)), 1 if lex in ignore else 0)
+                new.append(lex)
+                used += 1
+        if new:
+            size = self.acc_pool.shape[0]
+            while used > size:  # (_acc_slot's growth, one lexeme at a time)
+                size = 2 * size + 1
+            if size > self.acc_pool.shape[0]:
+                self.acc_pool = np.concatenate([self.acc_pool, np.zeros(size - self.acc_pool.shape[0], np.int32)])
+                self._pack_views()
+            self.acc_pool[start:used] = new
+            self._acc_used = used
+        return [slots[(lex,)] for lex in lexemes]
 
     def _fill_literal(self, state: int, lex: int, expr: int, first: int) -> tuple[int, int] | None:
         """The rows of ``state`` (one byte, ``first``, can continue ``expr``) and of the states
