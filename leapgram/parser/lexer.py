@@ -98,8 +98,9 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         self._widened: dict[tuple[int, int], int] = {}
         self._byte_of: dict[int, int] = {}  # _literal_tails: a class of bytes' byte (-1: not one byte)
         self._literals_laid_out = False  # lay_out_literals
-        self._counted: dict[int, tuple[CountedShape, int, int, int]] = {}  # _fill_counted: expr -> its S(r, a, b)
-        self._shapes: dict[tuple[int, int], CountedShape | None] = {}  # _counted_of: (X, T) -> its shape
+        self._counted: dict[int, tuple[int, int, int, int]] = {}  # _fill_counted: expr -> its S(r, a, b), ints only
+        self._counted_shapes: list[CountedShape] = []  # the shapes _counted's entries name by index
+        self._shapes: dict[tuple[int, int], int] = {}  # _counted_shape_id: (X, T) -> its shape's index, -1: none
         self._splits: dict[int, int | Items] = {}  # lexeme -> its start item's expression, or items (_start_item)
         kinds = ir.pool.kind
         self._intersections = frozenset([lex for lex, expr in enumerate(exprs) if kinds[expr] == K_AND])

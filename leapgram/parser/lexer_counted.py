@@ -31,23 +31,24 @@ class CountedRows:
     """The methods of :class:`leapgram.parser.lexer.Lexer` this module holds; the state is the lexer's."""
 
     def _fill_counted(self, state: int, lex: int, expr: int,
-                      found: tuple[CountedShape, int, int, int] | None = None) -> bool:
+                      found: tuple[int, int, int, int] | None = None) -> bool:
         """The row of a state of a counted lexeme, ``S(r, a, b) = r X{a,b} T`` (a JSON string
         with ``minLength``/``maxLength``; see :mod:`leapgram.parser.counted`), from the row of
         ``r`` (or, for ``r = ε``, of ``X`` with the counts one lower) in ``X``'s row template:
         only its targets' expressions are built, no derivative is taken (but of ``T``, by its
         bytes, where ``a = 0``). ``False`` for other states. ``found``: ``expr``'s entry in
-        ``_counted``, if it has one."""
+        ``_counted``, if it has one (see :meth:`_counted_entry`)."""
         if found is None:
             found = self._counted_entry(expr)
             if found is None:
                 return False
-        shape, index, low, high = found
+        shape_id, index, low, high = found
+        shape = self._counted_shapes[shape_id]
         char = shape.char
         row_index, low_after, high_after = index, low, high
         if index == char.eps:  # X{a,b} T: X's first row, one count used
             row_index, low_after, high_after = 0, max(low - 1, 0), high if high == INF else high - 1
-        local = self._counted_targets(lex, shape, char.targets[row_index], low_after, high_after)
+        local = self._counted_targets(lex, shape_id, char.targets[row_index], low_after, high_after)
         if index == char.eps and low == 0:  # T may start: its bytes c lead to d(T, c) (none starts X)
             row = np.array(local, dtype=np.int32)[char.table[row_index]]
             self._tail_entries(row, lex, shape.tail)
@@ -70,12 +71,14 @@ class CountedRows:
                 d = pool.derivative(tail, (part & -part).bit_length() - 1)
                 row[bits_of(part)] = DEAD if d == EMPTY else self._state_of(False, ((lex, d),))
 
-    def _counted_targets(self, lex: int, shape: CountedShape, targets: tuple[int, ...], low: int, high: int) -> list[int]:
+    def _counted_targets(self, lex: int, shape_id: int, targets: tuple[int, ...], low: int, high: int) -> list[int]:
         """``local[t]``: the state of ``S(exprs[t - 1], low, high)`` for each template entry ``t`` of
-        ``targets`` (``DEAD`` elsewhere); the new ones are numbered together, as
-        :meth:`_fill_from_template` numbers its states (a row of ``X{a,b} T`` makes the states
-        after each kind of character, nine for a JSON string, and most are new)."""
+        ``targets`` (``DEAD`` elsewhere), ``S`` of the shape ``_counted_shapes[shape_id]``; the new
+        ones are numbered together, as :meth:`_fill_from_template` numbers its states (a row of
+        ``X{a,b} T`` makes the states after each kind of character, nine for a JSON string, and
+        most are new)."""
         pool = self.pool
+        shape = self._counted_shapes[shape_id]
         char = shape.char
         base = shape.base(pool, low, high)
         counted = self._counted
@@ -86,7 +89,7 @@ class CountedRows:
             i = target - 1
             e = shape.state_expr(pool, i, base)
             if e not in counted and (i != char.eps or high != 0) and e >= shared:  # (X{0,0} T is T)
-                counted[e] = (shape, i, low, high)
+                counted[e] = (shape_id, i, low, high)
             exprs.append(e)
         for target, found in zip(targets, self._number_singles(lex, exprs)):
             local[target] = found
@@ -123,34 +126,46 @@ class CountedRows:
             self._add_single_states(new_items, lex)
         return out
 
-    def _counted_entry(self, expr: int) -> tuple[CountedShape, int, int, int] | None:
-        """``(shape, index of r, a, b)`` when ``expr`` is ``S(r, a, b)`` of a shape whose rows
-        shift exactly (:func:`counted_char`, ``T`` without intersection or complement and no
-        byte starting both ``X`` and ``T``), else ``None``."""
+    def _counted_entry(self, expr: int) -> tuple[int, int, int, int] | None:
+        """``(shape id, index of r, a, b)`` when ``expr`` is ``S(r, a, b)`` of the shape
+        ``_counted_shapes[shape id]``, one whose rows shift exactly (:func:`counted_char`, ``T``
+        without intersection or complement and no byte starting both ``X`` and ``T``), else
+        ``None``. The entry holds ints only, no reference to the shape: the collector stops
+        tracking it at its first collection, where a tuple holding the shape stayed tracked and
+        reached the oldest generation (one per counted state: 7% of what moved there;
+        docs/design/performance-by-source.md, "Round 26: young collections")."""
         pool = self.pool
         split = split_counted(pool, expr)
         if split is None:
             return None
         heads, char, low, high, tail = split
-        shape = self._counted_of(char, tail)
-        if shape is None:
+        shape_id = self._counted_shape_id(char, tail)
+        if shape_id < 0:
             return None
+        shape = self._counted_shapes[shape_id]
         index = shape.char.spine_index.get(heads)
         if index is None or (index == shape.char.eps and high == 0):
             return None
         if shape.state_expr(pool, index, shape.base(pool, low, high)) != expr:  # another form: by derivatives
             return None
-        found = self._counted[expr] = (shape, index, low, high)
+        found = self._counted[expr] = (shape_id, index, low, high)
         return found
 
     def _counted_of(self, char: int, tail: int) -> CountedShape | None:
         """The :class:`CountedShape` of ``X{a,b} T`` in this lexer, or ``None`` (see
-        :meth:`_counted_entry`). ``X``'s :class:`CountedChar` is kept with its row template: in
-        the pool family's memo for a family expression (a JSON string character), else in the
-        pool's memo."""
+        :meth:`_counted_entry`)."""
+        shape_id = self._counted_shape_id(char, tail)
+        return None if shape_id < 0 else self._counted_shapes[shape_id]
+
+    def _counted_shape_id(self, char: int, tail: int) -> int:
+        """The index in ``_counted_shapes`` of the :class:`CountedShape` of ``X{a,b} T``, or -1
+        when it has none (see :meth:`_counted_entry`). ``X``'s :class:`CountedChar` is kept with
+        its row template: in the pool family's memo for a family expression (a JSON string
+        character), else in the pool's memo."""
         key = (char, tail)
-        if key in self._shapes:
-            return self._shapes[key]
+        found = self._shapes.get(key)
+        if found is not None:
+            return found
         pool = self.pool
         memo = pool.shared_memo(char)
         if memo is None:
@@ -161,11 +176,12 @@ class CountedRows:
             template = lexer_blocks.row_template(pool, char) if pool.family is not None and char < pool.family.size \
                 else lexer_blocks.make_row_template(pool, char, 1 << 62)
             found = memo[memo_key] = counted_char(pool, char, template)
-        shape = None
+        shape_id = -1
         if found is not None and not pool.has_bool[tail] and not found.first & pool.first_bytes(tail):
-            shape = CountedShape(found, tail)
-        self._shapes[key] = shape
-        return shape
+            shape_id = len(self._counted_shapes)
+            self._counted_shapes.append(CountedShape(found, tail))
+        self._shapes[key] = shape_id
+        return shape_id
 
     def _fill_product(self, state: int, lex: int, found: tuple[ProductGraph, int, int, int, int] | None) -> bool:
         """The row of a state ``(P ∩ r X{a,b}) T`` (a JSON string under a ``pattern`` or
