@@ -6,16 +6,17 @@ libraries compile and whose first valid instance all three accept, each matcher 
 instance (compact JSON, the SmolLM2 tokenizer) token by token; at each step the whole batch's rows
 are filled in one call.
 Only the fill calls are timed. Every run compiles its grammars afresh (leapgram caches masks per
-compiled grammar, so a reused grammar would time cache hits). Speed-up = 1-thread time / N-thread
+compiled grammar, so a reused grammar would time cache hits), unless ``--reuse``. Speed-up = 1-thread time / N-thread
 time, measured in the same run for each library, the repeats of 1 and N threads interleaved.
 
     .venv-vllm/bin/python benchmarks/bench_batch.py [--batch 32] [--threads 2[,4,...]] [--repeat 3]
-        [--bench FOLDER] [--model TOKENIZER_FOLDER]
+        [--bench FOLDER] [--model TOKENIZER_FOLDER] [--reuse]
 
-``--reuse`` times walks on grammars compiled and walked once before (leapgram's masks computed
-again from known lexer rows: a server's repeated schema). ``--threads 2,4,8,16`` measures each count against 1 thread in the same run (a machine with that
+``--threads 2,4,8,16`` measures each count against 1 thread in the same run (a machine with that
 many cores: docs/design/generation.md, "On a GPU", has a 16-core run); ``--bench`` takes another
-folder of JSONSchemaBench files (``tests/data/jsonschemabench`` where ../shared is missing).
+folder of JSONSchemaBench files (``tests/data/jsonschemabench`` where ../shared is missing);
+``--reuse`` times walks on grammars compiled and walked once before (leapgram's masks computed
+again from known lexer rows and charts: a server's repeated schema).
 
 (needs llguidance, xgrammar and torch: the vLLM venv has all three.)
 """

@@ -56,6 +56,23 @@ def walk(engine, compiled, instances, times: list[int] | None = None, drop: bool
                 break
 
 
+def cfg_cases(engine, cases):
+    """``(number, case, compiled)`` for each case (``number`` its place in ``cases``) that
+    compiles to a context-free engine, after its first mask; a schema leapgram does not take, or
+    one compiled to a regex engine, is skipped."""
+    from leapgram.mask import engines
+
+    for number, case in enumerate(cases):
+        engine.prepare()
+        try:
+            compiled = engine.compile(case.schema)
+            engine.fill(engine.matcher(compiled))
+        except Exception:  # noqa: BLE001, S112 - a schema leapgram does not take is skipped
+            continue
+        if isinstance(compiled._engine, engines.CfgEngine):
+            yield number, case, compiled
+
+
 def consume_times(engine, compiled, instances, times: list[int]) -> None:
     """``consume_token`` alone along the valid ``instances``."""
     for valid, tokens in instances:
@@ -128,15 +145,7 @@ def main() -> int:
         kernel["calls"] += 1
         return result
 
-    for number, case in enumerate(cases):
-        engine.prepare()
-        try:
-            compiled = engine.compile(case.schema)
-            engine.fill(engine.matcher(compiled))
-        except Exception:  # noqa: BLE001, S112 - a schema leapgram does not take is skipped
-            continue
-        if not isinstance(compiled._engine, engines.CfgEngine):
-            continue
+    for number, case, compiled in cfg_cases(engine, cases):
         walk(engine, compiled, case.instances, first if number >= 8 else None)  # the first 8 warm up
         if number < 8:
             continue

@@ -35,7 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_schemas import LeapgramEngine, load_cases, resolve_tokenizer
-from mask_path import walk
+from mask_path import cfg_cases, walk
 
 _clock = time.thread_time_ns
 FIELDS = ("visits", "live", "dead", "skipped below dead", "boundary tried", "boundary from last key",
@@ -167,15 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         masks[kind] += start == 1
         return result
 
-    for number, case in enumerate(cases):
-        engine.prepare()
-        try:
-            compiled = engine.compile(case.schema)
-            engine.fill(engine.matcher(compiled))
-        except Exception:  # noqa: BLE001, S112 - a schema leapgram does not take is skipped
-            continue
-        if not isinstance(compiled._engine, engines.CfgEngine):
-            continue
+    for number, case, compiled in cfg_cases(engine, cases):
         if real is None:  # the direct entry exists after the kernel's first call
             real = engines._WALK_KERNEL.call
         if not args.first or number < 3:
