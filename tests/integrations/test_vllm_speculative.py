@@ -16,6 +16,8 @@ import pytest
 pytest.importorskip("vllm", reason="needs vLLM: bash scripts/setup_vllm.sh, then run with .venv-vllm/bin/python")
 jsonschema = pytest.importorskip("jsonschema")
 
+from leapgram import Grammar
+from leapgram.remote.bytes import ByteMatcher
 from tests.helpers.vllm_server import offline_engine
 
 pytestmark = pytest.mark.slow
@@ -68,8 +70,15 @@ def test_ngram_drafts_are_validated_and_outputs_stay_valid(llm, validated) -> No
     params = [SamplingParams(max_tokens=80, temperature=t, seed=s, structured_outputs=so)
               for t, s in [(0.1, 0), (0.1, 1), (0.3, 2), (0.3, 3), (0.7, 4), (0.7, 5), (1.0, 6), (1.0, 7)]]
     outputs = llm.generate([PROMPT] * len(params), params, use_tqdm=False)
-    for output in outputs:
+    prefix = ByteMatcher.for_grammar(Grammar.from_json_schema(RECORD))
+    for sampled, output in zip(params, outputs):
         completion = output.outputs[0]
+        if completion.finish_reason == "length" and sampled.temperature > 0.5:
+            # At temperature 0.7-1.0 the small model may spend its 80 tokens on the whitespace the
+            # schema allows (up to 20 bytes around each separator): what it wrote must still be a
+            # prefix the grammar accepts. The low-temperature rows copy the prompt and must finish.
+            assert prefix.accepts(completion.text.encode()), completion.text
+            continue
         assert completion.finish_reason == "stop", completion.text
         jsonschema.validate(json.loads(completion.text), RECORD)
     drafted = counter(llm, "vllm:spec_decode_num_draft_tokens")
