@@ -276,15 +276,16 @@ class CompiledGrammar:
         spare = tuple(getattr(engine, "_spare", ()))
         pool = len(self.grammar.ir.pool)
         signature = (automaton.num_states, pool, len(self._masks), len(spare))
+        walks = getattr(engine, "lexeme_walk_bytes", 0)  # the lexeme walks kept (grows apart from the states)
         last = self._bytes_seen
         if last is not None and last[0] == signature:
-            return last[1]
+            return last[1] + walks
         parts = (automaton, getattr(engine, "tables", None), *spare)
         arrays = sum(_array_bytes(part) for part in parts if part is not None) - getattr(automaton, "unwritten_bytes", 0)
         found = (arrays + signature[0] * _STATE_BYTES + pool * _EXPRESSION_BYTES
                  + signature[2] * _MASK_ENTRY_BYTES)
         self._bytes_seen = (signature, found)
-        return found
+        return found + walks
 
     def _row_ids(self) -> tuple[frozenset[int], int]:
         """The ``id`` of each distinct row of the mask cache now (a snapshot, taken under the lock)

@@ -126,6 +126,7 @@ class CfgEngine:
         self._words = bitmask_words(trie.vocab_size)
         self._lexeme_walks: dict[tuple[TokenTrie, int], tuple[np.ndarray, np.ndarray] | int] = {}  # see _lexeme_walk
         self._lexeme_walk_items = 0
+        self.lexeme_walk_bytes = 0  # of the walks kept: memory_of counts them
         self.slicer = None
         if slicer_source is not None:
             self.slicer = SliceChecker(ir.pool, self.lexer.slice_exprs, slicer_source)  # (no reference to self: no cycle)
@@ -284,6 +285,7 @@ class CfgEngine:
             return None
         self._lexeme_walk_items += kept
         known = self._lexeme_walks[key] = (tokens[:n_tokens].copy(), frontier[:2 * n_frontier].copy())
+        self.lexeme_walk_bytes += known[0].nbytes + known[1].nbytes
         return known
 
     def _walk_frontier(self, trie: TokenTrie, arena: ChartArena, chart: int, known: tuple[np.ndarray, np.ndarray],

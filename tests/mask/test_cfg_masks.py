@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from leapgram import Grammar, GrammarCompiler, Limits, Matcher, Vocabulary, allowed_tokens
 from leapgram._kernels.cfg_walk import lexeme_walk_kernel, lexeme_walk_twin, walk_cfg_twin
-from leapgram.compiler import token_trie
+from leapgram.compiler import memory_of, token_trie
 from tests.helpers.cfg_grammars import GRAMMARS, SENTENCES
 from tests.helpers.compiling import compile_for
 from tests.helpers.masks import brute_force_allowed, mask_set, masks_along, walk_to
@@ -282,3 +282,8 @@ def test_masks_from_a_lexeme_walk_equal_whole_walks(llama3_vocab):
     kept = [known for known in memo._engine._lexeme_walks.values() if known.__class__ is tuple]
     assert kept and all(len(frontier) % 2 == 0 for _, frontier in kept)
     assert len(memo._engine._lexeme_walks) <= engines.LEXEME_WALKS
+    walks = sum(tokens.nbytes + frontier.nbytes for tokens, frontier in kept)
+    assert memo._engine.lexeme_walk_bytes == walks > 0  # memory_of counts them beside the grammar's tables
+    counted = memory_of([memo])
+    memo._engine.lexeme_walk_bytes = 0
+    assert counted - memory_of([memo]) == walks  # memory_of holds them
