@@ -2,8 +2,9 @@
 
 Kernels are compiled with ``cache=True``. numba invalidates a cached kernel when its own source
 file changes, not when a kernel it calls from another module does (the trie walk in
-``cfg_walk.py`` calls the Earley kernels of ``earley.py``): after editing a kernel, delete
-``leapgram/_kernels/__pycache__/*.nb*`` or the walk keeps running the old code.
+``cfg_walk.py`` calls the Earley kernels of ``earley.py``), so a cached walk would keep running an
+edited Earley kernel's old code. Each kernel's cache is therefore stamped with the SHA-256 of every
+kernel module's source together (:func:`_kernels_stamp`): editing one recompiles them all.
 
 The cache files' names hold numba's version (``...py311-numba0.68.1.nbi``): numba names them by
 function and Python version only, and discards an index written by another numba version, so
@@ -14,8 +15,10 @@ every kernel (over 40 s) each time the other environment had run.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import os
+import sys
 import threading
 from collections.abc import Callable
 
@@ -41,6 +44,7 @@ _FIRST_USED = (("rule_tables", "productive_nullable_kernel"), ("rule_tables", "r
                ("earley", "root_kernel"),
                ("cfg_walk", "walk_cfg_kernel"), ("rows", "row_hash_kernel"), ("cfg_walk", "advance_cfg_kernel"),
                ("tables", "table_get_kernel"), ("rows", "rows_equal_kernel"), ("trie_walk", "walk_trie_kernel"))
+_FOLDER = os.path.dirname(os.path.abspath(__file__))  # the kernel modules' (their caches share one stamp)
 _LOADED = threading.Event()  # set once the thread is done (or when it does not start)
 _THREADS: list[threading.Thread] = []  # the threads started
 
@@ -77,8 +81,27 @@ def njit(**options) -> Callable[[Callable], Callable]:
 
 
 class _PerVersionCacheImpl(CompileResultCacheImpl):
+    def __init__(self, py_func) -> None:
+        super().__init__(py_func)
+        locator, source = self._locator, getattr(self._locator, "_py_file", None)
+        if source and not getattr(sys, "frozen", False) and os.path.dirname(os.path.abspath(source)) == _FOLDER:
+            locator.get_source_stamp = _kernels_stamp  # numba's own: this file's alone
+
     def get_filename_base(self, fullname: str, abiflags: str) -> str:
         return f"{super().get_filename_base(fullname, abiflags)}-numba{numba.__version__}"
+
+
+@functools.cache
+def _kernels_stamp() -> str:
+    """The SHA-256 of the kernel modules' sources (this package's ``*.py``, by name), read once a
+    process: a cached kernel is stale when any of them changed, as it may have inlined another
+    module's kernel. About 0.1 ms for the ~100 KB."""
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(_FOLDER)):
+        if name.endswith(".py"):
+            with open(os.path.join(_FOLDER, name), "rb") as source:
+                digest.update(name.encode() + b"\0" + source.read() + b"\0")
+    return digest.hexdigest()
 
 
 class PerVersionCache(FunctionCache):

@@ -58,3 +58,26 @@ def test_two_numba_versions_keep_each_others_cache(tmp_path):
     assert run("0.68.1") == ["1", "0"]  # the first version's cache is still there
     names = sorted(path.name for path in (tmp_path / "cache").rglob("*.nbi"))
     assert [name.rsplit("-numba", 1)[1] for name in names] == ["0.65.0.nbi", "0.68.1.nbi"]
+
+
+def test_every_kernel_is_stamped_with_all_kernel_sources():
+    """A cached kernel may have inlined another module's kernel: editing any kernel module must make
+    every cache stale, not only the edited file's."""
+    kernels = [kernel for module in _kernels._MODULES
+               for kernel in vars(importlib.import_module(f"leapgram._kernels.{module}")).values()
+               if isinstance(kernel, Dispatcher)]
+    stamp = _kernels._kernels_stamp()
+    assert len(stamp) == 64
+    for kernel in kernels:
+        assert kernel._cache._cache_file._source_stamp == stamp, kernel
+
+
+def test_a_kernel_outside_the_package_keeps_its_own_files_stamp(tmp_path):
+    (tmp_path / "outside.py").write_text("from leapgram._kernels import njit\n\n@njit(cache=True)\ndef f(x):\n"
+                                         "    return x\n", encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        outside = importlib.import_module("outside")
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert outside.f._cache._cache_file._source_stamp != _kernels._kernels_stamp()
