@@ -152,17 +152,26 @@ class _EcmaParser(RegexParser):
 
     def parse(self) -> int:
         self.parse_leading_flags()
-        branches = []
+        groups: dict[tuple[bool, bool], list[int]] = {}  # the branches by (free start, free end)
         while True:
-            branches.append(self.parse_branch())
+            free_start, expr, free_end = self.parse_branch()
+            groups.setdefault((free_start, free_end), []).append(expr)
             if self.peek() != "|":
                 break
             self.pos += 1
         if not self.at_end():
             raise self.error("unbalanced parenthesis ')'")
-        return self.pool.alt(branches)
+        # branches searched the same way share their free ends: any (X | Y) any, not any X any |
+        # any Y any, whose derivatives step every branch's leading search (docs/design/json-schema-values.md)
+        pool = self.pool
+        anything = any_text(pool)
+        return pool.alt([pool.concat_all(([anything] if free_start else []) + [pool.alt(exprs)]
+                                         + ([anything] if free_end else []))
+                         for (free_start, free_end), exprs in groups.items()])
 
-    def parse_branch(self) -> int:
+    def parse_branch(self) -> tuple[bool, int, bool]:
+        """``(free start, expr, free end)``: the branch is ``any expr any`` without the ends that
+        an anchor holds (any text alone when a free end finds the empty match)."""
         start = self.pos
         carets_before = len(self.carets)
         expr, dollar_at = self.parse_sequence(at_start=True)
@@ -172,15 +181,12 @@ class _EcmaParser(RegexParser):
                 raise self.unsupported("anchor ^ inside a group", "put ^ at the start of the pattern", at)
         if dollar_at is not None and dollar_at != self.pos - 1:
             raise self.unsupported("anchor $ inside a group", "put $ at the end of the pattern", dollar_at)
-        anything = any_text(self.pool)
         if (not carets or dollar_at is None) and self.pool.nullable[expr]:
             # a search at a free end finds the empty match in every string (``.*``, ``^a*``,
             # ``x?$``): the branch is any text, the node string_universe is built from, so the
             # keys of patternProperties ``.*`` are that universe, found not empty with no search
-            return anything
-        head = [] if carets else [anything]
-        tail = [] if dollar_at is not None else [anything]
-        return self.pool.concat_all(head + [expr] + tail)
+            return False, any_text(self.pool), False
+        return not carets, expr, dollar_at is None
 
     def parse_atom(self, at_start: bool) -> tuple[int, int | None]:
         if self.peek() == "." and not self.dotall:

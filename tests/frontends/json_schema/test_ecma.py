@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from leapgram.errors import GrammarError, UnsupportedError
-from leapgram.frontends.json_schema.ecma import ecma_pattern_expr
-from leapgram.regex.expr import ExprPool
+from leapgram.frontends.json_schema.ecma import any_text, ecma_pattern_expr
+from leapgram.regex.expr import K_OR, ExprPool
 
 
 def found(pattern: str, text: str) -> bool:
@@ -87,7 +87,8 @@ def test_malformed_patterns_have_a_caret(pattern, column):
 
 
 ALPHABET = "ab-. \n"
-simple_patterns = st.sampled_from(["a", "a+b", "^a", "b$", "^a.b$", "[ab]-", "(a|b)(a|b)", "^[^a]*$", r"\.", "a{2}"])
+simple_patterns = st.sampled_from(["a", "a+b", "^a", "b$", "^a.b$", "[ab]-", "(a|b)(a|b)", "^[^a]*$", r"\.", "a{2}",
+                                   "a|b-", "^a|b|.b$", "a$|^b|a.", "^a$|b|-a*"])
 
 
 @settings(max_examples=200, deadline=None)
@@ -95,3 +96,23 @@ simple_patterns = st.sampled_from(["a", "a+b", "^a", "b$", "^a.b$", "[ab]-", "(a
 def test_agrees_with_python_search_where_the_dialects_agree(pattern, text):
     assert found(pattern, text) is (re.search(pattern, text) is not None and not (
         pattern.endswith("$") and text.endswith("\n") and re.search(pattern, text[:-1] + "x") is None))
+
+
+@pytest.mark.parametrize("pattern", ["UTC|(Africa/[A-Za-z]+)|(Asia/[A-Za-z]+)", "^a|b|c$|^d$|e", "ab|^a?|c"])
+def test_branches_share_their_free_ends(pattern):
+    """``any (X | Y) any`` is ``any X any | any Y any``: the branches searched the same way are
+    grouped (one leading search to derive, not one per branch), the language unchanged."""
+    pool = ExprPool()
+    grouped = ecma_pattern_expr(pattern, pool)
+    anything = any_text(pool)
+    branches = []
+    for branch in pattern.split("|"):
+        parts = [] if branch.startswith("^") else [anything]
+        parts.append(ecma_pattern_expr(f"^{branch.lstrip('^').rstrip('$')}$", pool))
+        parts += [] if branch.endswith("$") else [anything]
+        branches.append(pool.concat_all(parts))
+    separate = pool.alt(branches)
+    assert pool.is_empty(pool.intersect([grouped, pool.complement(separate)]))
+    assert pool.is_empty(pool.intersect([separate, pool.complement(grouped)]))
+    if pattern.startswith("UTC"):
+        assert pool.kind[grouped] != K_OR  # one search: any (UTC | ...) any
