@@ -459,7 +459,7 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
             self._fill_single(state, *items[0])
             return
         starts = [self.pool.first_bytes(expr) for _, expr in items]
-        if self._fill_composed(state, items, starts):
+        if self._fill_composed(state, items, starts) or self._fill_minus_beside(state, items, starts):
             return
         parts, starts, by_byte = self._byte_classes(items)
         targets = [self._target(items, starts, part, by_byte) for part in parts]  # may grow self.trans

@@ -4,7 +4,7 @@ byte class (docs/design/earley-walk.md). A part of :class:`leapgram.parser.lexer
 
 from __future__ import annotations
 
-from ..regex.dfa import DEAD, UNKNOWN
+from ..regex.dfa import DEAD, UNKNOWN, publish_row
 from ..regex.expr import (
     BY_FIRST_MIN,
     EMPTY,
@@ -160,6 +160,53 @@ class OtherKeyRows:
         trans = self.trans  # read after the targets: a new state may grow (replace) the table
         trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
         trans[state, 0] = row[0]
+        return True
+
+    def _fill_minus_beside(self, state: int, items: Items, starts: list[int]) -> bool:
+        """The row of a state of several items, one of them ``P ∩ ¬Q1 ∩ ...`` and every other
+        able to start only with bytes some ``Qi`` starts with (a key in a ``patternProperties``
+        pattern ``Q`` beside the other keys' ``S* " ∩ ¬Q``, at each count of a counted pattern);
+        ``False`` for other states (``starts``: the items' first bytes). As in
+        :meth:`_fill_minus_some`, a byte no ``Qi`` starts with leaves the others dead and
+        ``P ∩ ¬Q1 ∩ ...`` derived to ``P``'s derivative: the target of the state ``{P}``, whose
+        row is computed once. Only the byte classes that meet the ``Qi``'s first bytes are
+        derived here, where every byte class was for each count."""
+        pool = self.pool
+        kind, args, has_bool = pool.kind, pool.args, pool.has_bool
+        minus = -1
+        for index, (lex, expr) in enumerate(items):
+            if lex < 0:  # a shadow: _target_of decides it against its item
+                return False
+            if kind[expr] == K_AND:
+                if minus >= 0:
+                    return False
+                minus = index
+        if minus < 0:
+            return False
+        lex, expr = items[minus]
+        positive = -1
+        cut = 0
+        for child in args[expr]:
+            if kind[child] == K_NOT:
+                cut |= pool.first_bytes(args[child][0])
+            elif positive >= 0 or has_bool[child]:
+                return False
+            else:
+                positive = child
+        others = 0
+        for index, first in enumerate(starts):
+            if index != minus:
+                others |= first
+        if positive < 0 or others & ~cut or not starts[minus] & ~cut:
+            return False
+        alone = self._state_of(False, ((lex, positive),))
+        if self.trans[alone, 0] == UNKNOWN:
+            self._fill_single(alone, lex, positive)  # no intersection in P
+        row = self.trans[alone].copy()
+        parts, starts, by_byte = self._byte_classes(items)  # (every item's target is one per class)
+        targets = [self._target(items, starts, part, by_byte) if part & cut else int(row[(part & -part).bit_length() - 1])
+                   for part in parts]
+        publish_row(self.trans, state, parts, targets)  # (trans read after the targets: they may grow it)
         return True
 
     def _minus_derivative(self, expr: int, derived: int, names: list[int], byte: int) -> int:

@@ -28,6 +28,9 @@ SCHEMA = {  # declared keys next to the pattern of other keys, enums, numbers, w
 IRS = {name: (lambda make=make: make().ir) for name, make in GRAMMARS.items()}
 IRS["schema"] = lambda: lg.Grammar.from_json_schema(SCHEMA).ir
 IRS["schema_any_key"] = lambda: lg.Grammar.from_json_schema({**SCHEMA, "patternProperties": {}}).ir
+IRS["counted_pattern_keys"] = lambda: lg.Grammar.from_json_schema({  # a key in [a-z_-]{1,6} beside the other keys
+    "type": "object", "properties": {"Id": {"type": "string"}},
+    "patternProperties": {"^[a-z_-]{1,6}$": {"type": "boolean"}}}).ir
 IRS["patterns"] = lambda: lg.Grammar.from_json_schema({"anyOf": [  # intersections that die at some byte
     {"type": "string", "pattern": "^a+b$", "maxLength": 3}, {"type": "string", "pattern": "^ab*$", "minLength": 2},
     {"type": "string", "pattern": "b", "maxLength": 2}]}).ir
@@ -97,24 +100,46 @@ TEXTS = (b'"', b'"n', b'"na', b'"nam', b'"name', b'"name"', b'"names"', b'"x', b
          b'"coun', b'"count"')
 
 
+def _noted_calls(monkeypatch, method: str) -> list:
+    """What each call of ``Lexer.<method>`` returns from now on (the method wrapped)."""
+    calls = []
+    original = getattr(Lexer, method)
+
+    def noted(self, *args):
+        found = original(self, *args)
+        calls.append(found)
+        return found
+
+    monkeypatch.setattr(Lexer, method, noted)
+    return calls
+
+
 def test_rows_of_a_key_that_is_none_of_the_names_come_from_the_string_row(monkeypatch):
     """An extra-key lexeme ``"(S & ~names & ~pattern)"`` takes the row of ``S`` alone and
     derives only by the bytes a name or the pattern can continue with
     (``Lexer._fill_minus_some``); the rows equal those built one derivative per byte class (the
     path turned off)."""
-    calls = []
-    original = Lexer._fill_minus_some
-
-    def counted(self, state, lex, expr):
-        done = original(self, state, lex, expr)
-        calls.append(done)
-        return done
-
-    monkeypatch.setattr(Lexer, "_fill_minus_some", counted)
+    calls = _noted_calls(monkeypatch, "_fill_minus_some")
     with_shortcut = _key_rows("schema", 5, TEXTS)  # the three names, the pattern's keys, any other key
     assert any(calls), "the shortcut was never taken"
     monkeypatch.setattr(Lexer, "_fill_minus_some", lambda self, state, lex, expr: False)
     assert with_shortcut == _key_rows("schema", 5, TEXTS)
+
+
+COUNTED_TEXTS = (b'"', b'"a', b'"ab', b'"abcdef', b'"abcdefg', b'"ab"', b'"I', b'"Id', b'"Id"', b'"Iden', b'"A',
+                 b'"a\xc3', b'"a\\', b'"a-_')
+
+
+def test_rows_beside_a_key_that_is_none_of_the_patterns_come_from_the_string_row(monkeypatch):
+    """A state of a counted pattern's key ``P`` beside the other keys' ``S & ~P`` takes the
+    row of ``S`` alone on the bytes ``P`` cannot start with and derives only the byte classes
+    it can (``Lexer._fill_minus_beside``); the rows equal those built one derivative per byte
+    class (the path turned off)."""
+    calls = _noted_calls(monkeypatch, "_fill_minus_beside")
+    with_shortcut = _key_rows("counted_pattern_keys", 3, COUNTED_TEXTS)  # Id, the pattern's keys, any other key
+    assert sum(calls) >= 4, "the shortcut was not taken at the counts"
+    monkeypatch.setattr(Lexer, "_fill_minus_beside", lambda self, state, items, starts: False)
+    assert with_shortcut == _key_rows("counted_pattern_keys", 3, COUNTED_TEXTS)
 
 
 @pytest.mark.parametrize("name, count, allowed", [
@@ -127,15 +152,7 @@ def test_keys_other_than_the_names_with_a_shadow_have_the_rows_of_their_expressi
     names as a shadow: the rows, their live items and the lexemes that end in each target
     equal those of the lexeme's expression (the shadow turned off), whichever names the parser
     still allows beside it."""
-    calls = []
-    original = Lexer._shadow_split
-
-    def counted(self, expr):
-        found = original(self, expr)
-        calls.append(found)
-        return found
-
-    monkeypatch.setattr(Lexer, "_shadow_split", counted)
+    calls = _noted_calls(monkeypatch, "_shadow_split")
     shadowed = _key_rows(name, count, TEXTS, allowed)
     assert any(calls), "no shadow was made"
     monkeypatch.setattr(Lexer, "_shadow_split", lambda self, expr: None)
