@@ -60,12 +60,19 @@ def make_base(root: Path, commit: str) -> None:
     init.write_text(init.read_text().replace('"leapgram.', '"leapgram_base.'))
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def tree_parser(description: str) -> argparse.ArgumentParser:
+    """A parser with the arguments every old-against-new script takes: the folder, the base
+    tree (``--base-root``, ``--base``), the tokenizer."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("folder")
     parser.add_argument("--base-root", required=True, help="the folder holding leapgram_base")
     parser.add_argument("--base", help="the base commit, to make leapgram_base from when it is missing")
     parser.add_argument("--tokenizer", default="llama3")
+    return parser
+
+
+def main() -> int:
+    parser = tree_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--sample", type=int, default=100)
     parser.add_argument("--seed", type=int, default=21)
     parser.add_argument("--rounds", type=int, default=3)
