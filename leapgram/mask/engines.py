@@ -16,8 +16,15 @@ import sys
 
 import numpy as np
 
-from .._kernels.cfg_walk import (DONE, MISSING_ROW, MISSING_ROW_AFTER_STEP, advance_cfg_kernel, lexeme_walk_kernel,
-                                walk_cfg_kernel, walk_frontier_kernel)
+from .._kernels.cfg_walk import (
+    DONE,
+    MISSING_ROW,
+    MISSING_ROW_AFTER_STEP,
+    advance_cfg_kernel,
+    lexeme_walk_kernel,
+    walk_cfg_kernel,
+    walk_frontier_kernel,
+)
 from .._kernels.earley import NEED_FRESH
 from .._kernels.entry import DirectKernel
 from ..bitmask import bitmask_words
