@@ -16,7 +16,7 @@ from ...errors import BudgetExceededError, GrammarError
 from ...grammar.analysis import productive_nonterminals
 from ...grammar.ir import Rule
 from ...regex.expr import EMPTY
-from .strings import STRING_KEYWORDS, literal_string, string_universe
+from .strings import STRING_KEYWORDS, literal_string, literal_text, string_universe
 from .values import count_keyword, json_text, mapping_keyword
 
 OBJECT_KEYWORDS = frozenset({"properties", "required", "additionalProperties", "patternProperties",
@@ -36,6 +36,14 @@ def key_text(name: str) -> bytes:
     return json_text(name).encode("utf-8")
 
 
+@functools.lru_cache(maxsize=4096)
+def key_spelling(name: str) -> tuple[bytes, bool]:
+    """``key_text(name)``, and whether it is the name's one offered spelling: then
+    :func:`literal_string` of the name is the literal of that text (most names)."""
+    encoded = key_text(name)
+    return encoded, encoded == literal_text(name)
+
+
 class ObjectKeywords:
     """The object keywords of :class:`SchemaTranslator` (a mixin: ``self`` is the translator)."""
 
@@ -46,7 +54,7 @@ class ObjectKeywords:
         low = count_keyword(schema, "minProperties", pointer, 0)
         high = count_keyword(schema, "maxProperties", pointer, None)
         names_expr = self.property_names_expr(schema, pointer)
-        patterns = self.pattern_properties(schema, pointer)
+        patterns = self.pattern_properties(schema, pointer) if "patternProperties" in schema else []
         members: list[tuple[int, bool]] = []  # (member symbol, required)
         declared = list(props)
         for name in required:
@@ -177,17 +185,20 @@ class ObjectKeywords:
 
     def declared_member(self, schema: dict, name: str, props: dict, names_expr: int | None,
                         patterns: list[tuple[str, int, Any]], pointer: str) -> int | None:
-        encoded = key_text(name)
+        encoded, single = key_spelling(name)
         if names_expr is not None and not self.pool.matches(names_expr, encoded):
             return None
         key = self.pool.literal(encoded)
+        if single:  # the name's string for extra_member, found without building it again
+            self._name_strings[name] = key
         at = f"{pointer}/properties/{name.replace('~', '~0').replace('/', '~1')}"
-        parts = [props[name]] if name in props else []
-        matched = [sub for _, expr, sub in patterns if self.pool.matches(expr, encoded)]
-        parts += matched
+        if patterns:
+            parts = [props[name]] if name in props else []
+            parts += [sub for _, expr, sub in patterns if self.pool.matches(expr, encoded)]
+        else:
+            parts = [props[name]] if name in props else None
         if not parts:  # required but undeclared: an additional property
-            additional = schema.get("additionalProperties", True)
-            parts = [additional]
+            parts = [schema.get("additionalProperties", True)]
         value_schema = parts[0] if len(parts) == 1 else {"allOf": parts}
         value = self.value(value_schema, at)
         if value is None:
@@ -198,10 +209,15 @@ class ObjectKeywords:
     def extra_member(self, schema: dict, declared: list[str], names_expr: int | None,
                      patterns: list[tuple[str, int, Any]], pointer: str) -> int | None:
         """Members with keys the schema does not declare, or ``None`` when none are allowed."""
+        additional = schema.get("additionalProperties", True)
+        if additional is False and not patterns:  # (a quarter of objects: no key set to make)
+            return None
         pool = self.pool
         keys = anything = string_universe(pool)  # a declared name is cut in every spelling (see string_universe)
         if declared:
-            keys = pool.difference(keys, pool.alt([literal_string(pool, n) for n in declared]))
+            strings = self._name_strings
+            keys = pool.difference(keys, pool.alt([strings[n] if n in strings else literal_string(pool, n)
+                                                   for n in declared]))
         if names_expr is not None:
             keys = pool.intersect([keys, names_expr])
         alternatives = []
@@ -210,7 +226,6 @@ class ObjectKeywords:
             lexeme = self.string_lexeme(pool.intersect([keys, expr]), f"key:{at}", check_empty=True)
             if value is not None and lexeme is not None:
                 alternatives.append([lexeme, *self.punct(":"), value])
-        additional = schema.get("additionalProperties", True)
         value = self.value(additional, f"{pointer}/additionalProperties")
         if value is not None:
             rest = keys

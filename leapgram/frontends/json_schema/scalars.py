@@ -75,7 +75,10 @@ class ScalarKeywords:
         """``string_expr``/``number_expr``, memoized by the keywords they read (schemas repeat
         ``{"type": "string"}`` and the like many times, and building a Unicode class is slow)."""
         names = STRING_SET if kind == "string" else NUMBER_SET
-        key = (kind, repr(sorted([(k, v) for k, v in schema.items() if k in names])))
+        if names.isdisjoint(schema):  # (the key below, without building it)
+            key = (kind, "[]")
+        else:
+            key = (kind, repr(sorted([(k, v) for k, v in schema.items() if k in names])))
         found = self._scalar_exprs.get(key)
         if found is None:
             warnings = len(self.ctx.warnings)

@@ -84,10 +84,17 @@ def string_universe(pool: ExprPool) -> int:
 
 def literal_string(pool: ExprPool, text: str) -> int:
     """Every offered spelling of the JSON string ``text`` (``json.dumps``'s among them)."""
+    found = literal_text(text)
+    if found is not None:  # the node the encoder would build, without building it
+        return pool.literal(found)
+    return encoded_string(pool, pool.literal(text.encode("utf-8", "surrogatepass")))
+
+
+def literal_text(text: str) -> bytes | None:
+    """The one offered spelling of the JSON string ``text``, quotes included, when it has one
+    (most names: printable ASCII but ``ESCAPED_PRINTABLE``); else ``None``."""
     data = text.encode("utf-8", "surrogatepass")
-    if _ONE_SPELLING.fullmatch(data):  # most names (printable ASCII but ESCAPED_PRINTABLE): one spelling
-        return pool.literal(b'"' + data + b'"')  # the node the encoder would build, without building it
-    return encoded_string(pool, pool.literal(data))
+    return b'"' + data + b'"' if _ONE_SPELLING.fullmatch(data) else None
 
 
 def value_expr(ctx: SchemaContext, parts: list[int], low: int, high: int, pointer: str) -> int:

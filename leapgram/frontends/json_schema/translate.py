@@ -25,7 +25,7 @@ from .negation import CONDITIONAL_KEYWORDS, Negation
 from .numbers import number_expr
 from .objects import ObjectKeywords
 from .refs import RefResolver
-from .scalars import ScalarKeywords
+from .scalars import NUMBER_SET, STRING_SET, ScalarKeywords
 from .unevaluated import Unevaluated
 
 TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
@@ -35,6 +35,9 @@ _TYPE_SET = frozenset(TYPES)
 _ROUTED = ("allOf", "anyOf", "oneOf", "not", "$ref", "$dynamicRef", "$recursiveRef", "unevaluatedProperties",
            "unevaluatedItems", *CONDITIONAL_KEYWORDS)
 _ROUTED_SET = frozenset(_ROUTED)
+# A schema of one scalar type with none of these is a leaf: SchemaTranslator._leaf translates it.
+_LEAF_TYPES = frozenset({"string", "number", "integer", "boolean", "null"})
+_NOT_LEAF = _ROUTED_SET | {"const", "enum", "nullable", "$leapgram:and", "$leapgram:exclude", "$leapgram:not"}
 
 # Keywords with a validation meaning that this front end does not translate.
 REFUSED = {
@@ -103,6 +106,8 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
         self._any: int | None = None
         self._any_string: int | None = None
         self._scalar_exprs: dict[tuple[str, str], int] = {}
+        self._plain_leaves: dict[str, int | None] = {}  # _leaf: a type's symbol without its keywords
+        self._name_strings: dict[str, int] = {}  # declared_member: a one-spelling name's string
         self._enum_symbols: dict[tuple[str, tuple[str, ...]], list[int]] = {}
         self._ref_overrides = self.draft is not None and self.draft <= 7
         self.negations: dict[int, tuple[Any, Any]] = {}
@@ -187,7 +192,11 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
             found = memo[key] = self._by_content[same]
             return found
         warnings = len(self.ctx.warnings)
-        found = memo[key] = self._translated(schema, key, pointer)
+        kind = schema.get("type")
+        if kind.__class__ is str and kind in _LEAF_TYPES and _NOT_LEAF.isdisjoint(schema):
+            found = memo[key] = self._leaf(kind, schema, pointer)
+        else:
+            found = memo[key] = self._translated(schema, key, pointer)
         if same is not None and len(self.ctx.warnings) == warnings:  # a warning names its pointer: not shared
             self._by_content[same] = found
         return found
@@ -212,6 +221,26 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
         for symbol in alternatives:
             self.builder.rule(nt, [symbol])
         return nt
+
+    def _leaf(self, kind: str, schema: dict, pointer: str) -> int | None:
+        """:meth:`_translated` of a schema of one scalar type and no keyword that routes it
+        elsewhere (no reference, combinator, ``const``/``enum`` or ``nullable``: most property
+        values), straight to :meth:`_of_type`; nothing inside reaches another subschema. Without
+        the keywords of its type (``{"type": "string"}`` with annotations) it is the same lexeme
+        each time: :meth:`string_lexeme` finds the expression's lexeme made the first time."""
+        if kind == "boolean" or kind == "null":
+            return self._of_type(kind, schema, pointer)
+        plain = (STRING_SET if kind == "string" else NUMBER_SET).isdisjoint(schema)
+        if plain and kind in self._plain_leaves:
+            return self._plain_leaves[kind]
+        try:
+            found = self._of_type(kind, schema, pointer)
+        except RecursionError:
+            self.note_overflow(pointer)
+            raise
+        if plain:
+            self._plain_leaves[kind] = found
+        return found
 
     def _same_content(self, schema: dict) -> tuple[str, int] | None:
         """A key that two subschemas of the document share when they are equal JSON under the

@@ -16,7 +16,7 @@ from leapgram.frontends.json_schema.enums import _MEMO_TEXT
 from leapgram.frontends.json_schema.strings import string_universe
 from leapgram.frontends.json_schema.values import json_text
 from leapgram.limits import DEFAULT_LIMITS
-from leapgram.regex.expr import ExprPool
+from leapgram.regex.expr import K_NOT, ExprPool
 from leapgram.regex.utf8 import normalize, ranges_to_expr
 
 TEXTS = ["", "a", "\n", "\r\n", "x\u2028y", "é", "abc\n", "\nabc", "b" * 40]
@@ -147,3 +147,40 @@ def test_any_value_writes_the_rules_of_builder_calls(schema, whitespace, monkeyp
     direct = ir_of()
     monkeypatch.setattr(SchemaTranslator, "any_value", _any_value_by_builder_calls)
     assert ir_of() == direct
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {
+        "a": {"type": "string"}, "b": {"type": "string", "description": "x"}, "c": {"type": "integer"},
+        "d": {"type": "integer", "minimum": 0}, "e": {"type": "boolean"}, "f": {"type": "null"},
+        "g": {"type": "number"}, "h": {"type": "string", "maxLength": 3}, "i": {"type": "integer", "title": "i"}},
+     "required": ["a", "e"]},
+    {"properties": {"a/b": {"type": "string"}, "é": {"type": "number"}, "q\"": {"type": "boolean"}},
+     "additionalProperties": {"type": "string"}},
+    {"type": "array", "items": {"type": "string", "format": "date"}},
+    {"properties": {"x": {"type": "string", "contentEncoding": "base64"}, "y": {"type": "string"}}},
+    {"anyOf": [{"type": "string"}, {"type": "string", "minLength": 2}, {"type": "integer", "nullable": True}]},
+])
+def test_leaves_translate_as_the_general_path(schema, monkeypatch):
+    """``SchemaTranslator._leaf`` (and its one lexeme per plain type) writes what ``_translated``
+    writes: the same rules, nonterminals, lexemes and warnings."""
+    from leapgram.frontends.json_schema.translate import SchemaTranslator
+
+    def ir_of():
+        grammar = Grammar.from_json_schema(schema)
+        ir = grammar.ir
+        return (ir.rules, ir.nonterminals, [(x.name, x.expr) for x in ir.lexemes], ir.start, len(ir.pool),
+                grammar.warnings)
+
+    direct = ir_of()
+    monkeypatch.setattr(SchemaTranslator, "_leaf",
+                        lambda self, kind, schema, pointer: self._translated(schema, self.schema_key(schema), pointer))
+    assert ir_of() == direct
+
+
+def test_a_closed_object_makes_no_key_set_for_other_keys():
+    grammar = Grammar.from_json_schema({"type": "object", "properties": {"a": {"type": "string"}},
+                                        "additionalProperties": False})
+    assert [x.name for x in grammar.ir.lexemes if x.name.startswith("key:")] == ["key:a"]
+    base = len(schema_pool(DEFAULT_LIMITS))
+    assert K_NOT not in grammar.ir.pool.kind[base:]  # no complement of the names built
