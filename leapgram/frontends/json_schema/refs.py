@@ -11,6 +11,7 @@ from .formats import FORMATS
 
 _NOT_SCHEMAS = frozenset({"enum", "const", "default", "examples", "example"})  # values, not subschemas
 MAX_FAST_VISITS = 100_000  # containers RefResolver._index_fast visits before it walks again with cycle checks
+_URL_DROPPED = frozenset("\t\r\n")  # what urllib's parsing removes from anywhere in a URL (RefResolver._split)
 _INDEXED_KEYS = frozenset({"$id", "id", "$anchor", "$dynamicAnchor", "$recursiveAnchor"})  # what _index_one reads
 
 
@@ -200,7 +201,10 @@ class RefResolver:
         document repeats its references, and urllib's parsing is slow)."""
         found = self._splits.get((base, ref))
         if found is None:
-            found = self._splits[(base, ref)] = tuple(urldefrag(_join(base, ref) if base else ref))
+            if not base and ref[:1] == "#" and _URL_DROPPED.isdisjoint(ref):  # most: urllib's answer, without urllib
+                found = self._splits[(base, ref)] = ("", ref[1:])
+            else:
+                found = self._splits[(base, ref)] = tuple(urldefrag(_join(base, ref) if base else ref))
         return found
 
     def _walk(self, node: Any, at: str, fragment: str, ref: str, pointer: str) -> tuple[Any, str]:

@@ -43,3 +43,11 @@ def test_a_document_that_holds_itself_is_refused_at_its_pointer():
     with pytest.raises(GrammarError) as err:
         RefResolver(document)
     assert err.value.pointer == "/properties/a/items/0"
+
+
+@pytest.mark.parametrize("ref", ["#", "#/definitions/a", "#/a#b", "#a b", "#/%7Efoo", "#/x?y=1", "#//x", "#anchor",
+                                 "#/a\tb", "#/a\nb", "#\r", "#/é", "other.json#/a", "/abs#x", "#/a;b?c"])
+def test_a_fragment_under_no_base_splits_as_urllib_does(ref):
+    from urllib.parse import urldefrag
+
+    assert RefResolver({})._split("", ref) == tuple(urldefrag(ref))
