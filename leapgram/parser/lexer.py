@@ -18,8 +18,8 @@ the fresh state of that lexeme alone where the lexer has it, and last that of no
 This module holds the lexer's state and its core: numbering states, fresh states, the table's
 growth and the rows of composed and single-lexeme states. The row builders of the special shapes
 are mixed in from their own modules: :mod:`.lexer_literals` (punctuation and key literals laid out
-in batches), :mod:`.lexer_counted` (counted and pattern ∩ length rows), :mod:`.lexer_keys` (an
-object's other keys); :mod:`.lexer_blocks` holds what the lexers of a pool family share (blocks,
+in batches), :mod:`.lexer_counted` (counted and pattern ∩ length rows), :mod:`.lexer_shifted`
+(rows shifted from another count), :mod:`.lexer_keys` (an object's other keys); :mod:`.lexer_blocks` holds what the lexers of a pool family share (blocks,
 row templates, punctuation rows).
 """
 
@@ -52,6 +52,7 @@ from .lexer_blocks import BLOCKS_LOCK, Items, split_off, write_rows
 from .lexer_counted import CountedRows
 from .lexer_keys import OtherKeyRows
 from .lexer_literals import LiteralRows
+from .lexer_shifted import ShiftedRows
 
 _EXPR_OF = attrgetter("expr")  # a lexeme's expression
 
@@ -70,7 +71,7 @@ def new_items(items: Items) -> Items:
     return tuple([(lex, expr) for lex, expr in items])
 
 
-class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
+class Lexer(LiteralRows, CountedRows, ShiftedRows, OtherKeyRows, LazyRows):
     """Lexer DFA for the lexemes of ``ir``; grows on demand within ``Limits.max_dfa_states``."""
 
     def __init__(self, ir: GrammarIR, limits: Limits) -> None:
@@ -101,6 +102,9 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
         self._counted: dict[int, tuple[int, int, int, int]] = {}  # _fill_counted: expr -> its S(r, a, b), ints only
         self._counted_shapes: list[CountedShape] = []  # the shapes _counted's entries name by index
         self._shapes: dict[tuple[int, int], int] = {}  # _counted_shape_id: (X, T) -> its shape's index, -1: none
+        self._shifted_refs: dict[tuple, tuple[int, int]] = {}  # _fill_shifted: shape -> (state, count) it shifts
+        self._shifted_of: dict[int, tuple[tuple, int]] = {}  # _fill_shifted: target expr -> (shape, count)
+        self._repeats_in: dict[int, frozenset] = {}  # _repeats: expr -> its repeats
         self._splits: dict[int, int | Items] = {}  # lexeme -> its start item's expression, or items (_start_item)
         kinds = ir.pool.kind
         self._intersections = frozenset([lex for lex, expr in enumerate(exprs) if kinds[expr] == K_AND])
@@ -567,6 +571,9 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
             return
         if pool.kind[expr] == K_OR and self._lay_out_trie(state, lex, expr):  # an enum's trie, at once
             return
+        shifted = None if pool.has_bool[expr] else self._fill_shifted(state, lex, expr)
+        if shifted is True:
+            return
         parts = pool.byte_classes(expr)
         derivative = pool.derivative
         has_bool = pool.has_bool
@@ -581,6 +588,8 @@ class Lexer(LiteralRows, CountedRows, OtherKeyRows, LazyRows):
             found = ids.get(items)
             targets.append(self._new_state(False, items) if found is None else found)
         publish_row(self.trans, state, parts, targets)
+        if shifted is not None:
+            self._note_shifted(state, shifted, expr)
 
     def _add_numbered_states(self, new_items: list[Items], lex: int, capacity: int) -> None:
         """:meth:`_add_single_states`, the table grown to ``capacity`` first when they do not fit
