@@ -94,8 +94,9 @@ simple_patterns = st.sampled_from(["a", "a+b", "^a", "b$", "^a.b$", "[ab]-", "(a
 @settings(max_examples=200, deadline=None)
 @given(simple_patterns, st.text(ALPHABET, max_size=8))
 def test_agrees_with_python_search_where_the_dialects_agree(pattern, text):
-    assert found(pattern, text) is (re.search(pattern, text) is not None and not (
-        pattern.endswith("$") and text.endswith("\n") and re.search(pattern, text[:-1] + "x") is None))
+    # Python's $ also matches before a final newline, ECMA's only at the end: Python's \Z (the
+    # patterns hold $ only as an anchor; ^ and . agree without flags over this alphabet)
+    assert found(pattern, text) is (re.search(pattern.replace("$", r"\Z"), text) is not None)
 
 
 @pytest.mark.parametrize("pattern", ["UTC|(Africa/[A-Za-z]+)|(Asia/[A-Za-z]+)", "^a|b|c$|^d$|e", "ab|^a?|c"])
