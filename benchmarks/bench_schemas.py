@@ -150,6 +150,7 @@ class LeapgramEngine:
         self.compiler = leapgram.GrammarCompiler(self.vocab) if hasattr(leapgram, "GrammarCompiler") else None
         self.eos = list(self.vocab.eos_token_ids)
         self.bitmask = leapgram.allocate_token_bitmask(1, self.vocab.size)
+        self.precompute_ms = 0.0  # --precompute-ms: masks computed ahead at compile, inside the TTFM (set by the worker)
         self.warm_up()
 
     def warm_up(self) -> None:
@@ -192,7 +193,12 @@ class LeapgramEngine:
         except AttributeError:
             raise FrontEndMissing("leapgram.Grammar.from_json_schema is not in this version") from None
         document = json.loads(schema)
-        return self.bind(make(document, any_order=self.any_order) if self.any_order else make(document))
+        compiled = self.bind(make(document, any_order=self.any_order) if self.any_order else make(document))
+        if self.precompute_ms > 0:
+            from leapgram.precompute import precompute_masks
+
+            precompute_masks(compiled, max_ms=self.precompute_ms)
+        return compiled
 
     def matcher(self, compiled):
         return self.lg.Matcher(compiled)
@@ -578,7 +584,8 @@ def _then(engine, state, text: bytes, data: bytes, budget: list[int]):
         yield after, text + data
 
 
-def worker_main(conn, engine_name: str, tokenizer_json: str, trace_slow_ms: float | None = None) -> None:
+def worker_main(conn, engine_name: str, tokenizer_json: str, trace_slow_ms: float | None = None,
+                precompute_ms: float | None = None) -> None:
     """Worker process: build the engine, then answer one case per message until ``None``.
 
     The objects a forked worker inherits (the parent's loaded cases and results so far: tens of
@@ -588,7 +595,8 @@ def worker_main(conn, engine_name: str, tokenizer_json: str, trace_slow_ms: floa
     start-up. A full collection during a timed mask then scans what the engine made for the
     grammars it is serving (0.2 ms for leapgram), not the whole process (7 to 24 ms), whose size
     depends on what else the process imported. With ``trace_slow_ms``, masks are traced
-    (:class:`MaskTracer`)."""
+    (:class:`MaskTracer`). With ``precompute_ms``, leapgram computes masks ahead at each compile
+    (``leapgram.precompute_masks``), inside the time to first mask."""
     gc.freeze()
     try:
         engine = ENGINES[engine_name](Path(tokenizer_json))
@@ -596,6 +604,8 @@ def worker_main(conn, engine_name: str, tokenizer_json: str, trace_slow_ms: floa
         conn.send(("unavailable", f"{type(exc).__name__}: {exc}"))
         return
     gc.freeze()
+    if precompute_ms:
+        engine.precompute_ms = precompute_ms
     if trace_slow_ms is not None:
         engine.tracer = MaskTracer(trace_slow_ms)
         engine.tracer.install()
@@ -617,9 +627,10 @@ class Worker:
     """One engine's worker process, restarted after a timeout or a crash."""
 
     def __init__(self, engine_name: str, tokenizer_json: Path, startup_timeout_s: float,
-                 trace_slow_ms: float | None = None) -> None:
+                 trace_slow_ms: float | None = None, precompute_ms: float | None = None) -> None:
         self.engine_name = engine_name
         self.trace_slow_ms = trace_slow_ms
+        self.precompute_ms = precompute_ms
         self.tokenizer_json = tokenizer_json
         self.startup_timeout_s = startup_timeout_s
         self.context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
@@ -630,7 +641,7 @@ class Worker:
     def start(self) -> bool:
         parent, child = self.context.Pipe()
         self.process = self.context.Process(target=worker_main, args=(child, self.engine_name, str(self.tokenizer_json),
-                                                                           self.trace_slow_ms),
+                                                                           self.trace_slow_ms, self.precompute_ms),
                                             daemon=True)
         self.process.start()
         child.close()
@@ -893,11 +904,15 @@ def run_bench(args) -> int:
     print(f"{len(cases)} cases from {folder}, tokenizer {tokenizer_json.parent.name}, "
           f"timeout {args.timeout_s:g} s per case, leapgram properties in "
           f"{getattr(args, 'property_order', 'declared')} order")
+    precompute = getattr(args, "precompute_ms", None)
+    if precompute:
+        print(f"leapgram computes masks ahead for up to {precompute:g} ms per schema, inside its TTFM")
     names = ["leapgram", *peers]
     order = getattr(args, "property_order", "declared")
     ours = "leapgram" if order == "declared" else f"leapgram-{order}-order"
     trace = getattr(args, "trace_slow_ms", None)
-    workers = {n: Worker(ours if n == "leapgram" else n, tokenizer_json, max(STARTUP_TIMEOUT_S, args.timeout_s), trace)
+    workers = {n: Worker(ours if n == "leapgram" else n, tokenizer_json, max(STARTUP_TIMEOUT_S, args.timeout_s), trace,
+                         precompute if n == "leapgram" else None)
                for n in names}
     results: dict[str, list[CaseResult]] = {n: [] for n in names}
     try:
@@ -977,6 +992,7 @@ def report(args, folder: Path, tokenizer_json: Path, workers: dict[str, Worker],
         print_trace(results, args.trace_slow_ms)
     if args.json:
         data = {"folder": str(folder), "tokenizer": str(tokenizer_json), "limit": args.limit, "property_order": getattr(args, "property_order", "declared"),
+                "precompute_ms": getattr(args, "precompute_ms", None),
                 "timeout_s": args.timeout_s,
                 "engines": {n: {"unavailable": workers[n].unavailable, "summary": summaries[n],
                                 "cases": [_case_json(r) for r in results[n]]} for n in results},
@@ -1049,6 +1065,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--property-order", choices=["declared", "any", "auto"], default="declared",
                         help="leapgram's object properties: in the declared order (default), any order "
                              "(any_order=True), or any order where tracked exactly (any_order='auto')")
+    parser.add_argument("--precompute-ms", type=float, default=None, metavar="N",
+                        help="leapgram computes masks ahead at compile for up to N ms per schema "
+                             "(leapgram.precompute_masks, for servers that reuse a grammar), counted in its TTFM")
     parser.add_argument("--timeout-s", type=float, default=10.0, help="time budget per case and engine")
     parser.add_argument("--trace-slow-ms", type=float, default=None, metavar="N",
                         help="trace every mask: collections inside masks per 1,000 masks, and each mask over N ms of "

@@ -28,6 +28,7 @@ with _collections_deferred():  # numpy, numba and leapgram's modules: no collect
     if TYPE_CHECKING:
         from .batch import fill_next_token_bitmasks
         from .frontends.structural_tag import Tag
+        from .precompute import precompute_masks
         from .vocab.partial import heal_prompt
         from .warmup import warm_up
 
@@ -53,6 +54,7 @@ __all__ = [
     "apply_token_bitmask",
     "fill_next_token_bitmasks",
     "heal_prompt",
+    "precompute_masks",
     "unpack_bitmask",
     "warm_up",
 ]
@@ -62,6 +64,7 @@ _LAZY = {
     "fill_next_token_bitmasks": "leapgram.batch",
     "Tag": "leapgram.frontends.structural_tag",
     "heal_prompt": "leapgram.vocab.partial",
+    "precompute_masks": "leapgram.precompute",
     "warm_up": "leapgram.warmup",
 }
 

@@ -113,6 +113,21 @@ def test_bench_splits_valid_rejected_by_key_order(tmp_path, capsys):
         assert f"properties in {order} order" in capsys.readouterr().out
 
 
+@pytest.mark.tokenizers
+def test_bench_with_masks_computed_ahead(tmp_path, capsys):
+    tokenizer = str(tokenizer_path("llama3"))
+    tests = [{"description": "valid", "valid": True, "data": {"a": 1, "b": 2}},
+             {"description": "invalid", "valid": False, "data": {"a": "x", "b": 2}}]
+    (tmp_path / "pair.json").write_text(json.dumps({"schema": PAIR, "tests": tests, "meta": {}}))
+    out = tmp_path / "report.json"
+    assert main(["bench", str(tmp_path), "--tokenizer", tokenizer, "--json", str(out), "--timeout-s", "30",
+                 "--precompute-ms", "200"]) == 0
+    report = json.loads(out.read_text())
+    assert report["precompute_ms"] == 200
+    assert report["engines"]["leapgram"]["summary"]["passing"] == 1
+    assert "computes masks ahead for up to 200 ms per schema" in capsys.readouterr().out
+
+
 class _SpinningEngine:
     """A fake engine for the tracer: mask 1 runs a full collection and spins for 30 ms."""
 

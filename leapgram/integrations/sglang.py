@@ -23,6 +23,8 @@ from leapgram.integrations.vllm import (
     cache_budget,
     cache_count,
     grammar_for,
+    precompute_budget,
+    precompute_for_server,
     trim_cache,
     vocabulary_for,
     warm_first_masks,
@@ -142,6 +144,7 @@ def _make_classes() -> dict[str, type]:
             self.cache_size = cache_size or cache_count("LEAPGRAM_SGLANG_CACHE_SIZE", DEFAULT_CACHE_SIZE)
             self.max_bytes = (cache_budget("LEAPGRAM_SGLANG_CACHE_MB", DEFAULT_CACHE_MB) if max_bytes is None
                               else max_bytes or None)  # max_bytes=0: no memory bound
+            self.precompute_ms = precompute_budget("LEAPGRAM_SGLANG_PRECOMPUTE_MS")
             warm_up(self.compiler)
 
         def compile_key(self, key_type: str, key_string: str) -> Any:
@@ -152,6 +155,8 @@ def _make_classes() -> dict[str, type]:
             except (LeapgramError, ValueError, TypeError, RecursionError) as exc:  # any malformed request: its own 400
                 logger.error("leapgram: invalid %s grammar: %s", key_type, exc)
                 return InvalidGrammarObject(f"leapgram: {exc}")
+            if self.precompute_ms > 0:  # in SGLang's compile threads too
+                precompute_for_server(compiled, self.precompute_ms, compact=self.compact)
             matcher = Matcher(compiled)
             warm_first_masks(matcher)  # in SGLang's compile threads, not on the first step
             return LeapgramSglangGrammar(matcher, self.stop_ids)

@@ -412,11 +412,13 @@ class GrammarCache:
     they keep more than ``max_bytes`` together (:func:`leapgram.compiler.memory_of`, checked at
     each insert; the newest always stays); thread-safe (vLLM compiles grammars in a thread pool)."""
 
-    def __init__(self, compiler: Any, size: int, *, compact: bool = False, max_bytes: int | None = None) -> None:
+    def __init__(self, compiler: Any, size: int, *, compact: bool = False, max_bytes: int | None = None,
+                 precompute_ms: float = 0.0) -> None:
         self.compiler = compiler
         self.size = size
         self.compact = compact
         self.max_bytes = max_bytes
+        self.precompute_ms = precompute_ms  # > 0: masks computed ahead for a grammar compiled here
         self._entries: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -431,6 +433,8 @@ class GrammarCache:
         if grammar is None:
             grammar = grammar_for(request_type, spec, compact=self.compact)
         compiled = self.compiler.compile(grammar)
+        if self.precompute_ms > 0:
+            precompute_for_server(compiled, self.precompute_ms, compact=self.compact)
         with self._lock:
             self._entries[key] = compiled
             trim_cache(self._entries, self.size, self.max_bytes)
@@ -474,6 +478,22 @@ def cache_budget(variable: str, default_mb: float) -> int | None:
         return None
     megabytes = _setting_number(variable, setting, default_mb)
     return int(megabytes * 2**20) if megabytes > 0 else None
+
+
+def precompute_budget(variable: str) -> float:
+    """Milliseconds of masks computed ahead per grammar compiled, from the environment ``variable``
+    (unset or ``0``: none; a setting that is no finite, non-negative number is logged and ignored)."""
+    return _setting_number(variable, os.environ.get(variable, "").strip(), 0.0)
+
+
+def precompute_for_server(compiled: Any, max_ms: float, *, compact: bool) -> None:
+    """:func:`leapgram.precompute_masks` for a grammar a server just compiled, in the layout its JSON
+    takes (compact when the server turned flexible whitespace off); logged at debug level."""
+    from leapgram.precompute import precompute_masks
+
+    done = precompute_masks(compiled, max_ms=max_ms, separators=() if compact else (", ", ": "))
+    logger.debug("leapgram: %d masks computed ahead (%d states, %.1f ms, %s)", done.masks, done.states,
+                 done.seconds * 1e3, "complete" if done.complete else f"stopped by {done.stopped_by}")
 
 
 def cache_count(variable: str, default: int) -> int:
@@ -585,7 +605,8 @@ def _make_backend_class() -> type:
             size = cache_count("LEAPGRAM_VLLM_CACHE_SIZE", DEFAULT_CACHE_SIZE)
             self.cache = GrammarCache(_compiler_for(vocab), size,
                                       compact=bool(getattr(config, "disable_any_whitespace", False)),
-                                      max_bytes=cache_budget("LEAPGRAM_VLLM_CACHE_MB", DEFAULT_CACHE_MB))
+                                      max_bytes=cache_budget("LEAPGRAM_VLLM_CACHE_MB", DEFAULT_CACHE_MB),
+                                      precompute_ms=precompute_budget("LEAPGRAM_VLLM_PRECOMPUTE_MS"))
             warm_up(self.cache.compiler)
             mode = _prefetch_mode(self.vllm_config)
             self.prefetcher = (MaskPrefetcher((vocab.size + 31) // 32, idle=mode == "idle",

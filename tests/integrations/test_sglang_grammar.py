@@ -279,6 +279,15 @@ def test_sglangs_max_bytes_zero_means_no_memory_bound(tokenizer, monkeypatch) ->
     assert lg.LeapgramGrammarBackend(tokenizer, VOCAB, {EOS}).max_bytes == 2**20
 
 
+def test_a_precompute_budget_computes_masks_at_compile(tokenizer, monkeypatch) -> None:
+    spec = json.dumps({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": False})
+    monkeypatch.setenv("LEAPGRAM_SGLANG_PRECOMPUTE_MS", "10000")
+    ahead = lg.LeapgramGrammarBackend(tokenizer, VOCAB, {EOS}).dispatch_json(spec)
+    monkeypatch.delenv("LEAPGRAM_SGLANG_PRECOMPUTE_MS")
+    plain = lg.LeapgramGrammarBackend(tokenizer, VOCAB, {EOS}).dispatch_json(spec)
+    assert len(ahead.matcher.compiled._masks) > max(10, len(plain.matcher.compiled._masks))
+
+
 def test_import_leapgram_integrations_sglang_imports_neither_sglang_nor_torch() -> None:
     import subprocess
     import sys

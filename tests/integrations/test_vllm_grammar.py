@@ -26,6 +26,7 @@ from leapgram.integrations.vllm import (
     cache_count,
     choice_regex,
     grammar_for,
+    precompute_budget,
     trim_cache,
     warm_first_masks,
 )
@@ -166,6 +167,35 @@ def test_cache_is_bounded_by_memory_too(vocab: Vocabulary) -> None:
     for pattern in "abc":
         two.get("REGEX", pattern)
     assert len(two) == 2 and two.memory_bytes() <= two.max_bytes
+
+
+def test_a_cache_with_a_precompute_budget_computes_masks_ahead_once(vocab: Vocabulary) -> None:
+    spec = json.dumps({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": False})
+    plain = GrammarCache(_compiler_for(vocab), size=8).get("JSON", spec)
+    ahead = GrammarCache(_compiler_for(vocab), size=8, precompute_ms=10_000)
+    compiled = ahead.get("JSON", spec)
+    assert len(plain._masks) == 0 and len(compiled._masks) > 10
+    filled = len(compiled._masks)
+    assert ahead.get("JSON", spec) is compiled and len(compiled._masks) == filled  # a hit: nothing again
+    grammar = LeapgramGrammar(Matcher(compiled), (EOS,))
+    for token in b'{"a": 12}':  # json.dumps's layout: every mask was computed ahead
+        allowed(grammar)
+        assert grammar.accept_tokens("r", [token])
+    assert len(compiled._masks) == filled
+    compact = GrammarCache(_compiler_for(vocab), size=8, compact=True, precompute_ms=10_000).get("JSON", spec)
+    grammar = LeapgramGrammar(Matcher(compact), (EOS,))
+    before = len(compact._masks)
+    for token in b'{"a":12}':  # --disable-any-whitespace: the compact layout
+        allowed(grammar)
+        assert grammar.accept_tokens("r", [token])
+    assert len(compact._masks) == before
+
+
+@pytest.mark.parametrize(("setting", "expected"), [("", 0.0), ("0", 0.0), ("25", 25.0), ("2.5", 2.5),
+                                                   ("-3", 0.0), ("soon", 0.0), ("inf", 0.0)])
+def test_the_precompute_budget_setting(monkeypatch: pytest.MonkeyPatch, setting: str, expected: float) -> None:
+    monkeypatch.setenv("LEAPGRAM_VLLM_PRECOMPUTE_MS", setting)
+    assert precompute_budget("LEAPGRAM_VLLM_PRECOMPUTE_MS") == expected
 
 
 def test_trim_cache_skips_values_without_a_grammar(vocab: Vocabulary) -> None:
