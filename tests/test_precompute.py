@@ -3,6 +3,8 @@ it explores, its budgets, and its errors."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -109,3 +111,17 @@ def test_bad_arguments(byte_vocab, kwargs, error):
 def test_it_takes_a_compiled_grammar():
     with pytest.raises(TypeError, match="CompiledGrammar"):
         precompute_masks(Grammar.from_regex("a"))
+
+
+def test_it_runs_beside_matchers_of_the_same_grammar(byte_vocab):
+    grammar = Grammar.from_json_schema({"type": "array", "items": SCHEMA})
+    texts = [b'[{"a": 1}, {"a": 22, "b": "x"}]', b'[{"a": -5, "c": true}]', b"[]"]
+    expected = {text: masks_along(_compiled(byte_vocab, grammar), text) for text in texts}
+    compiled = _compiled(byte_vocab, grammar)
+    with ThreadPoolExecutor(4) as pool:
+        ahead = pool.submit(precompute_masks, compiled, max_ms=10_000, max_states=400)
+        walks = [pool.submit(masks_along, compiled, text) for text in texts * 3]
+        assert ahead.result().states > 50
+        for text, walk in zip(texts * 3, walks):
+            for mine, theirs in zip(walk.result(), expected[text], strict=True):
+                np.testing.assert_array_equal(mine, theirs)
