@@ -169,10 +169,18 @@ class GrammarBuilder:
         required = [sym for _ in range(low) for sym in items]
         if high == INF:
             return self.sequence([*required, self.star(items, hint=hint)], hint=hint)
-        tail: list[int] = []
-        for _ in range(high - low):
-            tail = [self.optional([*items, *tail], hint=hint)]
-        return self.sequence([*required, *tail], hint=hint)
+        span = high - low
+        if not span:
+            return self.sequence(required, hint=hint)
+        # the nested optionals X_k -> items X_(k-1) | ε, each a fresh nonterminal with its own two
+        # rules: written at once (the nonterminals and rules that one optional() per k would add)
+        names = self.fresh_nonterminals(hint, span)
+        items = tuple(items)
+        rules: list[Rule] = [(names[0], items), (names[0], ())]
+        for k in range(1, span):
+            rules += [(names[k], (*items, names[k - 1])), (names[k], ())]
+        self.fresh_rules(rules)
+        return self.sequence([*required, names[-1]], hint=hint)
 
     def ignore(self, expr: int, name: str = "%ignore") -> None:
         """Allow ``expr`` between any two lexemes, invisible to the parser."""
