@@ -261,16 +261,24 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
         and lists, each made once from its items' (a scalar by its type and ``repr``: ``1``,
         ``1.0`` and ``True`` differ, and so do ``0.0`` and ``-0.0``). Kept with the object, so
         an id is never taken for another object's."""
-        found = self._content_ids.get(id(value))
+        ids = self._content_ids
+        found = ids.get(id(value))
         if found is not None and found[0] is value:
             return found[1]
-        item = self._content_item
-        if type(value) is dict:
-            shape = ("{", *[part for k, v in value.items() for part in (k, item(v))])
-        else:
-            shape = ("[", *[item(v) for v in value])
-        content = self._contents.setdefault(shape, len(self._contents))
-        self._content_ids[id(value)] = (value, content)
+        is_dict = isinstance(value, dict)
+        parts = []  # each item: a string itself, a dict or list its id, another scalar (type, repr)
+        for v in (value.values() if is_dict else value):
+            kind = type(v)
+            if kind is str:
+                parts.append(v)
+            elif kind is dict or kind is list:
+                parts.append(self._content_id(v))
+            else:
+                parts.append(self._content_item(v))
+        shape = ("{", tuple(value), *parts) if is_dict else ("[", *parts)  # a dict: its keys, then its values
+        contents = self._contents
+        content = contents.setdefault(shape, len(contents))
+        ids[id(value)] = (value, content)
         return content
 
     def _content_item(self, value: Any) -> Any:

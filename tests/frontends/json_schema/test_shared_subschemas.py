@@ -63,6 +63,21 @@ def test_scalars_of_other_types_are_not_equal(byte_vocab):
     assert not accepts(compiled, '{"s": 1}') and not accepts(compiled, '{"o": "1"}')
 
 
+def test_content_ids_tell_keys_values_and_kinds_apart():
+    from collections import OrderedDict
+
+    from leapgram.limits import DEFAULT_LIMITS
+
+    translator = translate.SchemaTranslator({}, limits=DEFAULT_LIMITS)
+    values = [{"a": "b"}, {"b": "a"}, {"a": {"b": "c"}}, {"a": ["b", "c"]}, ["a", "b"], ["b", "a"], [["a"], "b"],
+              {"a": 1}, {"a": 1.0}, {"a": True}, {"a": "1"}, {"a": None}, {"a": "b", "c": "d"},
+              {"c": "d", "a": "b"}, {}, [], [{}], [[]], {"a": {}}, {"a": []}, OrderedDict([("a", 1)])]
+    ids = [translator._content_id(v) for v in values]
+    assert len(set(ids[:-1])) == len(ids) - 1  # key order, nesting and scalar types all count
+    assert ids[-1] == ids[values.index({"a": 1})]  # a dict subclass is read as a dict
+    assert translator._content_id(json.loads(json.dumps(values[2]))) == ids[2]  # equal content, another object
+
+
 def test_each_copy_keeps_its_warning(monkeypatch):
     encoded = {"type": "string", "contentEncoding": "base64"}
     schema = padded({"properties": {"a": dict(encoded), "b": dict(encoded)}})
