@@ -54,9 +54,13 @@ class ArrayKeywords:
             body = self.item_sequence(elements, rest_symbol, low, high, pointer)
         if body is None:
             return None
-        builder = self.builder
-        return builder.sequence([builder.literal("["), *self.ows(), *body, *self.ows(), builder.literal("]")],
-                                hint="array")
+        key = tuple(body)
+        found = self._arrays.get(key)
+        if found is None:  # arrays of the same items (and bounds): one nonterminal
+            builder = self.builder
+            found = self._arrays[key] = builder.sequence(
+                [builder.literal("["), *self.ows(), *body, *self.ows(), builder.literal("]")], hint="array")
+        return found
 
     def item_sequence(self, elements: list[int], rest: int | None, low: int, high: int,
                       pointer: str) -> list[int] | None:
@@ -90,7 +94,16 @@ class ArrayKeywords:
                                       f"{keyword} {int(count)} at {pointer}/{keyword} repeats too many elements")
 
     def repeated_items(self, element: int, low: int, high: int, lead: bool) -> list[int]:
-        """``element{low,high}`` separated by commas; ``lead``: a comma before the first too."""
+        """``element{low,high}`` separated by commas; ``lead``: a comma before the first too. Made
+        once per translator for each ``(element, low, high, lead)``: the symbols derive the same
+        strings wherever they stand (``maxItems: 1000`` is a thousand nested rules)."""
+        key = (element, low, high, lead)
+        found = self._repeated_items.get(key)
+        if found is None:
+            found = self._repeated_items[key] = self._new_repeated_items(element, low, high, lead)
+        return list(found)
+
+    def _new_repeated_items(self, element: int, low: int, high: int, lead: bool) -> list[int]:
         builder = self.builder
         comma = self.punct(",")
 

@@ -109,6 +109,8 @@ class SchemaTranslator(ObjectKeywords, ArrayKeywords, Combinators, Negation, Une
         self._plain_leaves: dict[str, int | None] = {}  # _leaf: a type's symbol without its keywords
         self._name_strings: dict[str, int] = {}  # declared_member: a one-spelling name's string
         self._enum_symbols: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+        self._repeated_items: dict[tuple[int, int, float, bool], list[int]] = {}  # repeated_items by its arguments
+        self._arrays: dict[tuple[int, ...], int] = {}  # array_symbol's nonterminal by its body
         self._ref_overrides = self.draft is not None and self.draft <= 7
         self.negations: dict[int, tuple[Any, Any]] = {}
         self._overflow: str | None = None

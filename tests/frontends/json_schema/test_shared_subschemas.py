@@ -104,3 +104,19 @@ def test_recursive_schemas_keep_their_nonterminal(byte_vocab, schema):
         assert accepts(compiled, "[1, [2, [[3]]], []]") and not accepts(compiled, '[1, "x"]')
     else:
         assert accepts(compiled, '{"next": {"next": {"v": 2}}, "v": 1}') and not accepts(compiled, '{"next": 1}')
+
+
+def test_arrays_of_the_same_items_and_bounds_are_one_nonterminal(byte_vocab):
+    ids = {"type": "array", "items": {"type": "string", "pattern": "^[a-f0-9]{4}$"}, "maxItems": 300}
+    schema = {"type": "object", "properties": {"a": dict(ids), "b": dict(ids), "c": {**ids, "maxItems": 2},
+                                               "d": {**ids, "minItems": 1}}}
+    grammar = Grammar.from_json_schema(schema)
+    one = Grammar.from_json_schema({"type": "object", "properties": {"a": ids}})
+    two = Grammar.from_json_schema({"type": "object", "properties": {"a": ids, "b": dict(ids)}})
+    assert len(one.ir.rules) > 600 and len(two.ir.rules) < len(one.ir.rules) + 10  # b's 300 optionals are a's
+    compiled = compile_for(grammar, byte_vocab)
+    assert accepts(compiled, json.dumps({"a": ["abcd"] * 300, "b": ["0000"], "c": ["1111", "2222"], "d": ["dddd"]}))
+    assert not accepts(compiled, json.dumps({"b": ["abcd"] * 301}))
+    assert not accepts(compiled, json.dumps({"c": ["abcd"] * 3}))
+    assert not accepts(compiled, json.dumps({"d": []}))
+    assert accepts(compiled, json.dumps({"a": [], "b": []}))
