@@ -55,7 +55,7 @@ class ObjectKeywords:
         high = count_keyword(schema, "maxProperties", pointer, None)
         names_expr = self.property_names_expr(schema, pointer)
         patterns = self.pattern_properties(schema, pointer) if "patternProperties" in schema else []
-        members: list[tuple[int, bool]] = []  # (member symbol, required)
+        members: list[tuple[tuple[int, ...], bool]] = []  # (member's symbols, required)
         declared = list(props)
         for name in required:
             if name not in props:
@@ -184,7 +184,10 @@ class ObjectKeywords:
     # ----- members ------------------------------------------------------------------------
 
     def declared_member(self, schema: dict, name: str, props: dict, names_expr: int | None,
-                        patterns: list[tuple[str, int, Any]], pointer: str) -> int | None:
+                        patterns: list[tuple[str, int, Any]], pointer: str) -> tuple[int, ...] | None:
+        """A declared property's member as the symbols the member states write in place: its
+        key, the colon, its value (no nonterminal and rule of its own: one fewer per property,
+        and one completion fewer per member in the parser); ``None`` when no value fits."""
         encoded, single = key_spelling(name)
         if names_expr is not None and not self.pool.matches(names_expr, encoded):
             return None
@@ -203,8 +206,7 @@ class ObjectKeywords:
         value = self.value(value_schema, at)
         if value is None:
             return None
-        return self.builder.sequence([self.builder.lexeme(f"key:{name}", key), *self.punct(":"), value],
-                                     hint="member")
+        return (self.builder.lexeme(f"key:{name}", key), *self.punct(":"), value)
 
     def extra_member(self, schema: dict, declared: list[str], names_expr: int | None,
                      patterns: list[tuple[str, int, Any]], pointer: str) -> int | None:
@@ -240,7 +242,7 @@ class ObjectKeywords:
                 alternatives.append([lexeme, *self.punct(":"), value])
         return self.builder.choice(alternatives, hint="extra") if alternatives else None
 
-    def members_in_order(self, members: list[tuple[int, bool]], extra: int | None, low: int,
+    def members_in_order(self, members: list[tuple[tuple[int, ...], bool]], extra: int | None, low: int,
                          high: int | None, pointer: str) -> int | None:
         """``N(0, 0)``: the members, declared ones in order, then extras, with counts."""
         required_count = sum(1 for _, is_required in members if is_required)
@@ -255,7 +257,7 @@ class ObjectKeywords:
             return self.uncounted_member_rules(members, extra)
         return self.counted_members(_in_order_moves(members, extra, low), low, high)
 
-    def members_any_order(self, members: list[tuple[int, bool]], extra: int | None, low: int,
+    def members_any_order(self, members: list[tuple[tuple[int, ...], bool]], extra: int | None, low: int,
                           high: int | None, pointer: str) -> int | None:
         """Members in any order. With at most ``MAX_TRACKED`` declared properties the states are the
         sets of properties written so far (each at most once), with the count when bounds ask for
@@ -275,9 +277,9 @@ class ObjectKeywords:
                                      "order, or any_order='auto' to keep only such objects in declared order")
             return self.members_in_order(members, extra, low, high, pointer)
         free = [members[k][0] for k in range(len(members)) if k not in tracked]
-        repeatable = [*free, *([extra] if extra is not None else [])]
+        repeatable = [*free, *([(extra,)] if extra is not None else [])]
         if len(repeatable) > 1:  # one alternative: a chart where a member may follow holds one item for them all
-            repeatable = [self.builder.choice([[symbol] for symbol in repeatable], hint="member")]
+            repeatable = [(self.builder.choice([list(items) for items in repeatable], hint="member"),)]
         needed = sum(1 << j for j, k in enumerate(tracked) if members[k][1])
 
         def moves(state: State, sep: list[int], after: int | None) -> list[list[Any]]:
@@ -286,8 +288,8 @@ class ObjectKeywords:
             if after is not None:
                 for j, k in enumerate(tracked):
                     if not used >> j & 1:
-                        alternatives.append([*sep, members[k][0], (used | 1 << j, after)])
-                alternatives += [[*sep, symbol, (used, after)] for symbol in repeatable]
+                        alternatives.append([*sep, *members[k][0], (used | 1 << j, after)])
+                alternatives += [[*sep, *items, (used, after)] for items in repeatable]
             if used & needed == needed and c >= low:
                 alternatives.append([])
             return alternatives
@@ -345,7 +347,7 @@ class ObjectKeywords:
         return names[root]
 
 
-    def uncounted_member_rules(self, members: list[tuple[int, bool]], extra: int | None) -> int:
+    def uncounted_member_rules(self, members: list[tuple[tuple[int, ...], bool]], extra: int | None) -> int:
         """:meth:`member_rules` of ``_expand(_uncounted_step(members, extra, punct))`` (members in
         declared order, no count bounds: most objects), written without listing each state's
         alternatives first. The same nonterminals and rules in the same order: the states are
@@ -371,7 +373,7 @@ class ObjectKeywords:
             before = comma if c else ()
             if i < last:
                 member, is_required = members[i]
-                add((nt, (*before, member, names[i + 1, 1])))
+                add((nt, (*before, *member, names[i + 1, 1])))
                 if not is_required:
                     add((nt, (names[i + 1, c],)))
             elif extra is None:
@@ -388,7 +390,7 @@ class ObjectKeywords:
         return names[0, 0]
 
 
-def _uncounted_states(members: list[tuple[int, bool]], extras: bool) -> list[State]:
+def _uncounted_states(members: list[tuple[tuple[int, ...], bool]], extras: bool) -> list[State]:
     """The states ``_expand(_uncounted_step(members, extra, punct))`` reaches, in its order
     (depth first, the last target pushed popped first): the states ``(i, 0)`` up to the first
     required member ``r``, then ``(i, 1)`` from ``r + 1`` up to the last, then ``(i, 1)`` from
@@ -436,7 +438,7 @@ def _counter(low: int, high: int | None):
     return bump
 
 
-def _in_order_moves(members: list[tuple[int, bool]], extra: int | None, low: int):
+def _in_order_moves(members: list[tuple[tuple[int, ...], bool]], extra: int | None, low: int):
     """The ``moves`` of :meth:`ObjectKeywords.counted_members` for members in declared order."""
 
     def moves(state: State, sep: list[int], after: int | None) -> list[list[Any]]:
@@ -450,7 +452,7 @@ def _in_order_moves(members: list[tuple[int, bool]], extra: int | None, low: int
         else:
             member, is_required = members[i]
             if after is not None:
-                alternatives.append([*sep, member, (i + 1, after)])
+                alternatives.append([*sep, *member, (i + 1, after)])
             if not is_required:
                 alternatives.append([(i + 1, c)])
         return alternatives
@@ -458,7 +460,7 @@ def _in_order_moves(members: list[tuple[int, bool]], extra: int | None, low: int
     return moves
 
 
-def _uncounted_step(members: list[tuple[int, bool]], extra: int | None, punct):
+def _uncounted_step(members: list[tuple[tuple[int, ...], bool]], extra: int | None, punct):
     """The ``step`` of :meth:`ObjectKeywords.counted_members` for members in declared order
     without count bounds (``c`` is 1 once a member is written), in one call per state; the
     separator is asked for where it is written (``punct``), as there."""
@@ -471,8 +473,8 @@ def _uncounted_step(members: list[tuple[int, bool]], extra: int | None, punct):
             return [[*before, extra, (i, 1)], []] if extra is not None else [[]]
         member, is_required = members[i]
         if is_required:
-            return [[*before, member, (i + 1, 1)]]
-        return [[*before, member, (i + 1, 1)], [(i + 1, c)]]
+            return [[*before, *member, (i + 1, 1)]]
+        return [[*before, *member, (i + 1, 1)], [(i + 1, c)]]
 
     return step
 

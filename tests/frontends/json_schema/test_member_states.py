@@ -50,7 +50,7 @@ def test_members_without_counts_make_the_rules_of_the_counted_walk(required, wit
     for way in ("direct", "uncounted step", "counted"):  # the same nonterminals, rules and lexemes, in order
         translator = SchemaTranslator({}, whitespace=whitespace, limits=DEFAULT_LIMITS)
         builder = translator.builder
-        members = [(builder.literal(f"m{k}"), flag == "r") for k, flag in enumerate(required)]
+        members = [((builder.literal(f"m{k}"), k), flag == "r") for k, flag in enumerate(required)]
         extra = builder.literal("extra") if with_extra else None
         if way == "direct":
             root = translator.uncounted_member_rules(members, extra)
@@ -66,7 +66,7 @@ def test_members_without_counts_make_the_rules_of_the_counted_walk(required, wit
 @given(st.lists(st.booleans(), max_size=9), st.booleans())
 @settings(max_examples=200, deadline=None)
 def test_uncounted_states_come_in_the_order_of_the_walk(required, with_extra):
-    members = [(10 + k, flag) for k, flag in enumerate(required)]
+    members = [((10 + k,), flag) for k, flag in enumerate(required)]
     extra = 99 if with_extra else None
     assert _uncounted_states(members, with_extra) == list(_expand(_uncounted_step(members, extra, lambda text: (7,))))
 
