@@ -249,10 +249,15 @@ class CfgEngine:
             self._walks += 1
             if self._walks >= 2:  # not in the first mask: it is in the time to first mask
                 self.lexer.lay_out_literals()
-        if self.slicer is None or lex == DEAD:
-            union, tries = None, (self.trie,)
-        else:
-            union, tries = self.slicer.split(lex, self.trie)
+        union, tries = None, (self.trie,)
+        if self.slicer is not None and lex != DEAD:
+            trans = self.lexer.trans
+            if trans.item(lex, 0) == UNKNOWN:  # what the walk's first call would ask for
+                fill_rows_down(self.trie, self.lexer, 1, lex)
+                trans = self.lexer.trans
+            probe = self.slicer.probe_bytes
+            if probe is None or (trans.item(lex, probe[0]) != DEAD and trans.item(lex, probe[1]) != DEAD):
+                union, tries = self.slicer.split(lex, self.trie)  # (else no slice is contained: see probe_bytes)
         mask = np.zeros(self._words, dtype=np.uint32) if union is None else union.copy()
         stack = arena.walk_stack
         if stack.shape[0] <= self.trie.max_depth:  # every trie walked is a subset of this one

@@ -313,6 +313,7 @@ class SliceChecker:
         self.exprs_of = exprs_of
         self.get_sliced = get_sliced
         self.slices = tuple(slice_class(char_regex, count) for char_regex, count in definitions)
+        self.probe_bytes = probe_bytes(self.slices)
         self._actual: tuple[SliceClass, ...] | None = None  # bounds from the built slices
         self._contained: dict[int, tuple[bool, ...]] = {}
         self._classes_ids: dict[int, int] = {}  # id(classes) -> its number in _CLASSES_IDS
@@ -418,6 +419,26 @@ class SliceChecker:
                 found = (union, (*tries, sliced.rest))
             self._splits[state] = found
         return found
+
+
+_PROBE_ORDER = b"Q%"  # bytes JSON's punctuation, numbers, literals and whitespace never start
+
+
+@functools.lru_cache(maxsize=64)
+def probe_bytes(classes: tuple[SliceClass, ...]) -> tuple[int, int] | None:
+    """Two bytes that every slice's characters can start with (those of ``_PROBE_ORDER`` there
+    first), or ``None`` when no byte does: a lexer state whose row is dead on either contains no
+    slice, since ``Y{1,n} ⊆ P(L)`` needs every first byte of ``Y`` to continue ``L``. The row
+    test costs two reads where :meth:`SliceChecker.split` decides a new state in Python (most
+    states a walk starts from are inside a key, after punctuation or in a number)."""
+    common = (1 << 256) - 1
+    for slice_ in classes:
+        common &= slice_.first_bytes
+    if not common:
+        return None
+    found = [byte for byte in _PROBE_ORDER if common >> byte & 1]
+    found += [byte for byte in range(256) if common >> byte & 1 and byte not in found]
+    return found[0], found[min(1, len(found) - 1)]  # (made once per classes: the same tuple for every grammar)
 
 
 _CLASSES_IDS: dict[tuple[SliceClass, ...], int] = {}  # a small number per tuple of slice classes

@@ -285,3 +285,36 @@ def test_key_states_with_a_shadow_take_the_answer_of_their_expression(llama3_voc
     for state in shadowed:
         assert slicer._decide_exprs(lexer.slice_exprs(state), SLICES) == \
             plain._decide_exprs(plain.exprs_of(state), SLICES), lexer.plain_items(state)
+
+
+def test_a_row_dead_on_a_probe_byte_contains_no_slice(llama3_vocab):
+    """``probe_bytes``: a lexer state whose row is dead on either byte contains no slice (the
+    walk then skips ``SliceChecker.split``); the rule agrees with the full decision at every
+    state the instances reach, and some of those states are ruled out by it."""
+    schema = {"type": "object", "properties": {"name": {"type": "string"}, "kind": {"enum": ["Quick", "%slow"]},
+                                               "n": {"type": "number"}}, "required": ["name", "kind", "n"]}
+    compiled = compile_for(Grammar.from_json_schema(schema), llama3_vocab)
+    matcher = Matcher(compiled)
+    for token in llama3_vocab.encode(b'{"name": "Q% a quick string", "kind": "%slow", "n": -1.5e3}'):
+        matcher.compute_mask()
+        assert matcher.consume_token(token)
+    engine = compiled._engine
+    first, second = engine.slicer.probe_bytes
+    lexer = engine.lexer
+    ruled_out = 0
+    for state in range(1, lexer.num_states):
+        if lexer.trans[state, 0] < 0:  # a row not computed
+            continue
+        if lexer.trans[state, first] == 0 or lexer.trans[state, second] == 0:
+            ruled_out += 1
+            assert not any(engine.slicer.contained(state))
+    assert ruled_out > 10
+
+
+def test_probe_bytes_start_every_slice():
+    from leapgram.mask.slicer import probe_bytes
+
+    assert probe_bytes(SLICES) == (ord("Q"), ord("%"))
+    digits = (slice_class("[0-9]", 10),)
+    assert probe_bytes(digits) == (ord("0"), ord("1"))
+    assert probe_bytes((slice_class("[a]", 10), slice_class("[b]", 10))) is None  # no byte starts both
