@@ -216,16 +216,18 @@ class ObjectKeywords:
             return None
         pool = self.pool
         keys = anything = string_universe(pool)  # a declared name is cut in every spelling (see string_universe)
+        names = self._names_string(declared) if declared else EMPTY
         if declared:
-            strings = self._name_strings
-            keys = pool.difference(keys, pool.alt([strings[n] if n in strings else literal_string(pool, n)
-                                                   for n in declared]))
+            keys = pool.difference(keys, names)
         if names_expr is not None:
             keys = pool.intersect([keys, names_expr])
         alternatives = []
         for at, expr, sub in patterns:
             value = self.value(sub, at)
-            lexeme = self.string_lexeme(pool.intersect([keys, expr]), f"key:{at}", check_empty=True)
+            among = keys  # a pattern that no name's spelling matches needs no cut (nor its states)
+            if names != EMPTY and self.provably_disjoint(expr, names):
+                among = anything if names_expr is None else pool.intersect([anything, names_expr])
+            lexeme = self.string_lexeme(pool.intersect([among, expr]), f"key:{at}", check_empty=True)
             if value is not None and lexeme is not None:
                 alternatives.append([lexeme, *self.punct(":"), value])
         value = self.value(additional, f"{pointer}/additionalProperties")
@@ -241,6 +243,11 @@ class ObjectKeywords:
             if lexeme is not None:
                 alternatives.append([lexeme, *self.punct(":"), value])
         return self.builder.choice(alternatives, hint="extra") if alternatives else None
+
+    def _names_string(self, names: list[str]) -> int:
+        """The strings of ``names``, in every spelling."""
+        strings = self._name_strings
+        return self.pool.alt([strings[n] if n in strings else literal_string(self.pool, n) for n in names])
 
     def members_in_order(self, members: list[tuple[tuple[int, ...], bool]], extra: int | None, low: int,
                          high: int | None, pointer: str) -> int | None:
