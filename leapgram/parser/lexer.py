@@ -471,8 +471,9 @@ class Lexer(LiteralRows, CountedRows, ShiftedRows, OtherKeyRows, LazyRows):
 
     def _fill_composed(self, state: int, items: Items, starts: list[int]) -> bool:
         """The row of a state where at most one item can start with more than one byte (a key
-        of an object next to the pattern of its other keys; punctuation next to whitespace);
-        ``False`` for other states.
+        of an object next to the pattern of its other keys; punctuation next to whitespace),
+        or several next to each other followed by the last one's shadow; ``False`` for other
+        states.
 
         On a byte that none of the single-byte items starts with, only the wide item ``w`` can
         go on, so the target is the one of the state ``{w}`` alone: that row is computed once
@@ -483,42 +484,37 @@ class Lexer(LiteralRows, CountedRows, ShiftedRows, OtherKeyRows, LazyRows):
 
         A wide item with a shadow (see :meth:`_shadow_split`) goes with it: the state of the
         two alone, ``{P', Q'}``, has its row computed once (the shadow's bytes stepped there,
-        as single-byte items are here) and shared by every set of names beside them."""
+        as single-byte items are here) and shared by every set of names beside them. Several
+        wide items with a shadow (a ``patternProperties`` key beside the other keys, at each
+        node of the names' trie) take the row of the wide items alone, shared by the nodes,
+        and the shadow is stepped with the single-byte items."""
         if len(items) == 2 and items[1][0] == ~items[0][0] and starts[0] & (starts[0] - 1):
             self._fill_shadowed(state, items, starts)  # a wide item and its shadow alone (most key rows)
             return True
-        wide = -1
-        unit = 1  # items in the wide item's own state: 2 with its shadow
+        wide = end = shadow = -1  # the wide items are items[wide:end], then maybe the last one's shadow
         by_byte: dict[int, list[int]] = {}  # the single-byte items by their byte, in item order
         for index, first in enumerate(starts):
             lex = items[index][0]
-            if lex < 0 and index == wide + 1 and wide >= 0 and len(items) > 2:  # the wide item's shadow
-                unit = 2
+            if lex < 0 and index == end and len(items) > 2:  # the (last) wide item's shadow
+                shadow = index
             elif first & (first - 1) == 0:
                 if first:
                     by_byte.setdefault(first.bit_length() - 1, []).append(index)
             elif lex < 0:  # a shadow: a literal step by each of its bytes
                 for byte in bits_of(first):
                     by_byte.setdefault(byte, []).append(index)
-            elif wide >= 0:
-                return False
+            elif wide < 0:
+                wide, end = index, index + 1
+            elif index == end and shadow < 0:
+                end += 1
             else:
-                wide = index
-        if wide >= 0:
-            alone = self._state_of(False, items[wide:wide + unit])
-            if self.trans[alone, 0] == UNKNOWN:
-                if unit == 1:
-                    self._fill_single(alone, *items[wide])
-                else:
-                    self._fill_row(alone)
-            row = self.trans[alone].copy()
-            wide_first = starts[wide]
-        else:
-            row = np.zeros(256, dtype=np.int32)  # DEAD
-            wide_first = 0
+                return False
+        if end - wide > 1 and shadow < 0:
+            return False  # (several wide items: byte classes, or _fill_minus_beside)
+        row, wide_first = self._wide_row(items, wide, end, shadow, starts, by_byte)
         for byte, members in by_byte.items():
             known = None
-            if wide_first >> byte & 1:  # the wide item's derivative is in its own row: no new one
+            if wide_first >> byte & 1:  # the wide items' derivatives are in their own row: no new one
                 insort(members, wide)
                 alone_target = int(row[byte])
                 known = (wide, self._items[alone_target] if alone_target != DEAD else ())
@@ -527,6 +523,33 @@ class Lexer(LiteralRows, CountedRows, ShiftedRows, OtherKeyRows, LazyRows):
         trans[state, 1:] = row[1:]  # each entry written once, with its final value (walks run unlocked)
         trans[state, 0] = row[0]
         return True
+
+    def _wide_row(self, items: Items, wide: int, end: int, shadow: int, starts: list[int],
+                  by_byte: dict[int, list[int]]) -> tuple[np.ndarray, int]:
+        """For :meth:`_fill_composed`: a copy of the row of the wide items ``items[wide:end]``
+        alone (with the shadow at ``shadow`` when there is one wide item; DEAD without them)
+        and their first bytes. With several, the shadow is added to ``by_byte`` on the bytes
+        they start with, to be stepped there with the single-byte items (:meth:`_target_of`)."""
+        if wide < 0:
+            return np.zeros(256, dtype=np.int32), 0  # DEAD
+        first = 0
+        for index in range(wide, end):
+            first |= starts[index]
+        if end - wide == 1:
+            return self._row_alone(items[wide:end if shadow < 0 else shadow + 1]), first
+        for byte in bits_of(first & starts[shadow]):
+            insort(by_byte.setdefault(byte, []), shadow)
+        return self._row_alone(items[wide:end]), first
+
+    def _row_alone(self, items: Items) -> np.ndarray:
+        """A copy of the row of the state of ``items`` (filled if new)."""
+        alone = self._state_of(False, items)
+        if self.trans[alone, 0] == UNKNOWN:
+            if len(items) == 1:
+                self._fill_single(alone, *items[0])
+            else:
+                self._fill_row(alone)
+        return self.trans[alone].copy()
 
     def _fill_single(self, state: int, lex: int, expr: int) -> None:
         """The row of a state with one lexeme in progress; when one byte at most can continue it

@@ -31,6 +31,9 @@ IRS["schema_any_key"] = lambda: lg.Grammar.from_json_schema({**SCHEMA, "patternP
 IRS["counted_pattern_keys"] = lambda: lg.Grammar.from_json_schema({  # a key in [a-z_-]{1,6} beside the other keys
     "type": "object", "properties": {"Id": {"type": "string"}},
     "patternProperties": {"^[a-z_-]{1,6}$": {"type": "boolean"}}}).ir
+for _name, _pattern in (("pattern_beside_names", "x:"), ("pattern_in_names", "ou")):  # unanchored: wide beside the names
+    IRS[_name] = lambda pattern=_pattern: lg.Grammar.from_json_schema(
+        {**SCHEMA, "patternProperties": {pattern: {}}}).ir
 IRS["patterns"] = lambda: lg.Grammar.from_json_schema({"anyOf": [  # intersections that die at some byte
     {"type": "string", "pattern": "^a+b$", "maxLength": 3}, {"type": "string", "pattern": "^ab*$", "minLength": 2},
     {"type": "string", "pattern": "b", "maxLength": 2}]}).ir
@@ -144,7 +147,8 @@ def test_rows_beside_a_key_that_is_none_of_the_patterns_come_from_the_string_row
 
 @pytest.mark.parametrize("name, count, allowed", [
     *(("schema_any_key", 4, allowed) for allowed in [None, (3,), (0, 3), (1, 3), (2, 3)]),  # (3: any other key)
-    *(("schema", 5, allowed) for allowed in [None, (4,), (0, 4), (3, 4), (0, 3, 4)]),  # (3: x-..., 4: any other)
+    *((name, 5, allowed) for name in ("schema", "pattern_beside_names", "pattern_in_names")
+      for allowed in [None, (4,), (0, 4), (3, 4), (0, 3, 4)]),  # (3: the pattern's keys, 4: any other)
 ])
 def test_keys_other_than_the_names_with_a_shadow_have_the_rows_of_their_expression(monkeypatch, name, count, allowed):
     """An extra-key lexeme ``S & ~names`` kept as ``S`` with the names as a shadow
@@ -157,6 +161,36 @@ def test_keys_other_than_the_names_with_a_shadow_have_the_rows_of_their_expressi
     assert any(calls), "no shadow was made"
     monkeypatch.setattr(Lexer, "_shadow_split", lambda self, expr: None)
     assert shadowed == _key_rows(name, count, TEXTS, allowed)
+
+
+@pytest.mark.parametrize("name", ["pattern_beside_names", "pattern_in_names"])
+def test_composed_key_rows_beside_a_pattern_take_the_row_of_the_wide_items_alone(monkeypatch, name):
+    """A key state ``{names…, R', P', Q'}`` (a ``patternProperties`` key ``R'`` beside the other
+    keys ``P'`` and their shadow ``Q'``) takes the row of ``{R', P'}`` alone and steps the
+    shadow with the names (``Lexer._fill_composed``): the rows, their live items and the
+    lexemes ending in each target are those made by byte classes, for each set of names
+    allowed."""
+    widths = []
+    original = Lexer._wide_row
+
+    def noted(self, items, wide, end, *args):
+        widths.append(end - wide)
+        return original(self, items, wide, end, *args)
+
+    monkeypatch.setattr(Lexer, "_wide_row", noted)
+    several = [_key_rows(name, 5, TEXTS, allowed) for allowed in [None, (4,), (0, 3, 4)]]
+    assert max(widths) > 1, "no state had several wide items"
+    monkeypatch.setattr(Lexer, "_fill_composed", _one_wide_item(Lexer._fill_composed))
+    assert several == [_key_rows(name, 5, TEXTS, allowed) for allowed in [None, (4,), (0, 3, 4)]]
+
+
+def _one_wide_item(fill_composed):
+    """``Lexer._fill_composed`` refusing several wide items (their rows by byte classes then,
+    as before round 28)."""
+    def refusing(self, state, items, starts):
+        wide = [index for index, first in enumerate(starts) if items[index][0] >= 0 and first & (first - 1)]
+        return False if len(wide) > 1 else fill_composed(self, state, items, starts)
+    return refusing
 
 
 @pytest.mark.parametrize("limit", [10, 20, 40])
