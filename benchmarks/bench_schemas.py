@@ -141,6 +141,7 @@ class LeapgramEngine:
     name = "leapgram"
     checks_key_order = True
     any_order: bool | str = False  # properties in declared order, the front end's default
+    precompute_ms = 0.0  # --precompute-ms: masks computed ahead at compile, inside the TTFM (set by the worker)
 
     def __init__(self, tokenizer_json: Path) -> None:
         import leapgram
@@ -150,7 +151,6 @@ class LeapgramEngine:
         self.compiler = leapgram.GrammarCompiler(self.vocab) if hasattr(leapgram, "GrammarCompiler") else None
         self.eos = list(self.vocab.eos_token_ids)
         self.bitmask = leapgram.allocate_token_bitmask(1, self.vocab.size)
-        self.precompute_ms = 0.0  # --precompute-ms: masks computed ahead at compile, inside the TTFM (set by the worker)
         self.warm_up()
 
     def warm_up(self) -> None:

@@ -23,6 +23,7 @@ from bench_schemas import (
     REORDER_BUDGET,
     Case,
     CaseResult,
+    LeapgramEngine,
     MaskTracer,
     accepts_reordered,
     by_source,
@@ -126,6 +127,15 @@ def test_bench_with_masks_computed_ahead(tmp_path, capsys):
     assert report["precompute_ms"] == 200
     assert report["engines"]["leapgram"]["summary"]["passing"] == 1
     assert "computes masks ahead for up to 200 ms per schema" in capsys.readouterr().out
+
+
+def test_an_engine_built_without_leapgram_engines_init_compiles(byte_vocab):
+    """tree_ab's and worst_ab's BaseEngine set their own attributes: the defaults are class-level."""
+    import leapgram
+
+    engine = LeapgramEngine.__new__(LeapgramEngine)
+    engine.lg, engine.compiler = leapgram, leapgram.GrammarCompiler(byte_vocab)
+    assert engine.compile(json.dumps(PAIR)) is not None
 
 
 class _SpinningEngine:
