@@ -66,8 +66,12 @@ class Precomputed:
     states: int
     masks: int
     seconds: float
-    complete: bool
     stopped_by: str | None
+
+    @property
+    def complete(self) -> bool:
+        """Whether every reachable state was explored (no budget stopped it)."""
+        return self.stopped_by is None
 
 
 def single_byte_tokens(vocab: Vocabulary) -> tuple[int, ...]:
@@ -109,8 +113,7 @@ def precompute_masks(compiled: CompiledGrammar, *, max_ms: float = 50.0, max_sta
     cap = compiled.limits.max_cached_masks
     max_states = cap if max_states is None else min(max_states, cap)
     engine = compiled._engine
-    singles = single_byte_tokens(compiled.vocab)
-    ids = np.array(singles, dtype=np.int64)
+    ids = np.array(single_byte_tokens(compiled.vocab), dtype=np.int64)
     no_token = ids < 0
     words, bits = np.where(no_token, 0, ids >> 5), np.where(no_token, 0, ids & 31).astype(np.uint32)
     not_space = np.ones(256, dtype=bool)
@@ -143,11 +146,11 @@ def precompute_masks(compiled: CompiledGrammar, *, max_ms: float = 50.0, max_sta
             row = entry.row.view(np.uint32)
             successors = []
             widths = None  # how many bytes lead to each candidate's target
-            if layout and _allows(row, singles, layout[0]):
+            allowed = ((row[words] >> bits) & 1).astype(bool)
+            allowed |= no_token  # (a byte without its own token is tried)
+            if layout and allowed[layout[0]]:
                 candidates = layout[:1]
             else:
-                allowed = ((row[words] >> bits) & 1).astype(bool)
-                allowed |= no_token
                 if not layout:
                     allowed &= not_space
                 candidates = np.flatnonzero(allowed)
@@ -178,13 +181,7 @@ def precompute_masks(compiled: CompiledGrammar, *, max_ms: float = 50.0, max_sta
                                           layout[1:] if layout else after.get(byte, b""), nxt))
     finally:
         del lease  # the arena goes back to the grammar's spares, with the charts explored
-    return Precomputed(explored, computed, time.thread_time() - begin, stopped is None, stopped)
-
-
-def _allows(row, singles: tuple[int, ...], byte: int) -> bool:
-    """Whether ``row`` allows the single-byte token of ``byte`` (or there is none to tell)."""
-    token = singles[byte]
-    return token < 0 or bool((int(row[token >> 5]) >> (token & 31)) & 1)
+    return Precomputed(explored, computed, time.thread_time() - begin, stopped)
 
 
 def _lexer_state(state) -> int:
